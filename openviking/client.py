@@ -1,0 +1,480 @@
+"""OpenViking: the facade every CLI command and every SDK user calls.
+
+It owns the configuration, opens the store lazily (reads need an existing store, writes
+create it), builds the embedder on first use and checks that it is the one the store was
+built with. Arguments are validated here, before any model is loaded or anything written.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .config import Config, load_config
+from .errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    InvalidURIError,
+    NotFoundError,
+)
+from .tags import normalize_tags
+from .timefilter import parse_time_range
+from .types import AddResult, FindResult
+from .uri import CONTEXT_TYPES, VikingURI, parse
+
+if TYPE_CHECKING:
+    from .models.embedder import Embedder
+    from .store.fs import VikingFS
+    from .store.lance import LanceStore
+
+__all__ = ["OpenViking"]
+
+ProgressCallback = Callable[[int, int], None]
+WarningCallback = Callable[[str], None]
+MAX_LIMIT = 10_000
+
+
+class OpenViking:
+    """An embedded OpenViking over one local LanceDB store.
+
+    Args:
+        path: the store directory; else ``OPENVIKING_STORE``, ``storage.workspace`` or
+            ``~/.openviking/data``.
+        config: an already loaded :class:`Config` (tests, embedding applications).
+        config_file: an ``ov.conf`` to read instead of the default one.
+        warn: called with a one-line message when something degrades (never for errors).
+
+    Example::
+
+        import openviking as ov
+        with ov.OpenViking(path="./store") as client:
+            client.add_resource("docs/", to="viking://resources/docs")
+            for ctx in client.find("how do I authenticate users").resources:
+                print(ctx.uri, ctx.score)
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        config: Config | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        warn: WarningCallback | None = None,
+    ) -> None:
+        self._path_arg = path
+        self._config = config
+        self._config_file = config_file
+        self._warn = warn
+        self._store: LanceStore | None = None
+        self._embedder: Embedder | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def initialize(self) -> None:
+        """Load the configuration now (it is otherwise loaded on first use)."""
+        _ = self.config
+
+    @property
+    def config(self) -> Config:
+        """The configuration in effect."""
+        if self._config is None:
+            self._config = load_config(self._config_file)
+        return self._config
+
+    @property
+    def store_path(self) -> str:
+        """Where the store lives."""
+        return self.config.store_path(self._path_arg)
+
+    @property
+    def user(self) -> str:
+        """The user whose space ``viking://~`` and ``viking://user/memories`` name."""
+        return self.config.user
+
+    def close(self) -> None:
+        """Release the store handle."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> OpenViking:
+        self.initialize()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _open(self, *, create: bool = False) -> LanceStore:
+        if self._store is None:
+            from .store.lance import LanceStore
+
+            self._store = LanceStore.open(self.store_path, create=create)
+        return self._store
+
+    def _fs(self) -> VikingFS:
+        from .store.fs import VikingFS
+
+        return VikingFS(self._open(), self.user)
+
+    def embedder(self) -> Embedder:
+        """The configured embedder (built once)."""
+        if self._embedder is None:
+            from .models.embedder import make_embedder
+
+            self._embedder = make_embedder(self.config.embedding, warn=self._warn)
+        return self._embedder
+
+    def _checked_embedder(self, store: LanceStore, *, writing: bool) -> Embedder:
+        embedder = self.embedder()
+        meta = store.meta()
+        built_with = meta.get("embedder")
+        if built_with and built_with != embedder.identity:
+            raise FailedPreconditionError(
+                f"This store was built with the embedder '{built_with}'; the configured one is "
+                f"'{embedder.identity}'",
+                hint="Configure the original embedder again, or re-embed everything with: openviking reindex",
+                details={"store_embedder": built_with, "configured_embedder": embedder.identity},
+            )
+        if writing and not built_with:
+            store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
+        return embedder
+
+    def _uri(self, text: str, field: str = "uri") -> VikingURI:
+        return parse(text, user=self.user, field=field)
+
+    # ------------------------------------------------------------------ ingest
+    def add_resource(
+        self,
+        path: str | os.PathLike[str],
+        to: str | None = None,
+        parent: str | None = None,
+        *,
+        tags: Iterable[str] | str | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        progress: ProgressCallback | None = None,
+    ) -> AddResult:
+        """Mirror a local file or folder under a ``viking://`` URI and index it.
+
+        Args:
+            path: the local file or directory.
+            to: the exact URI of the new resource (a folder's or the file's own URI).
+            parent: a directory URI to put it in, under its own name.
+            tags: ``key=value`` retrieval tags for everything added.
+            include: only files matching one of these gitignore-style globs.
+            exclude: leave out files and folders matching these globs.
+            progress: called with (bytes done, bytes total) while embedding.
+
+        Raises:
+            NotFoundError: ``path`` does not exist.
+            InvalidArgumentError: nothing to add, or both ``to`` and ``parent``.
+        """
+        source = Path(path).expanduser()
+        if not source.exists():
+            raise NotFoundError(f"Path not found: {path}", details={"path": str(path)})
+        source = source.absolute()
+        tag_list = normalize_tags(tags)
+        root = self._target(source, to, parent)
+        self._check_has_text(source, include, exclude)
+        from .ingest.pipeline import IngestLimits, ingest_tree
+
+        store = self._open(create=True)
+        embedder = self._checked_embedder(store, writing=True)
+        limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
+        return ingest_tree(
+            store,
+            embedder,
+            source,
+            root,
+            tags=tag_list,
+            include=include,
+            exclude=exclude,
+            limits=limits,
+            progress=progress,
+        )
+
+    def _target(self, source: Path, to: str | None, parent: str | None) -> VikingURI:
+        if to and parent:
+            raise InvalidArgumentError("Use just one of --to or --parent", details={"to": to, "parent": parent})
+        from .ingest.naming import resource_name
+
+        if to:
+            target = self._uri(to, "to")
+            if target.depth <= 1:  # a scope root is where the resource goes, not its name
+                target = self._writable(target).join(resource_name(source))
+            return self._writable(target)
+        if parent:
+            base = self._writable(self._uri(parent, "parent"))
+            if base.depth > 1:
+                from .store.lance import store_exists
+
+                node = None
+                if store_exists(self.store_path):
+                    node = self._open().get_node(str(base), columns=["uri", "is_dir"])
+                if node is None:
+                    raise NotFoundError(
+                        f"Parent not found: {base}",
+                        hint="Create it first with openviking mkdir, or give the exact target with --to",
+                        details={"uri": str(base)},
+                    )
+                if not node["is_dir"]:
+                    raise FailedPreconditionError(f"Parent is a file, not a directory: {base}")
+            return base.join(resource_name(source))
+        return VikingURI(("resources",)).join(resource_name(source))
+
+    def _writable(self, uri: VikingURI) -> VikingURI:
+        if uri.is_root:
+            raise InvalidURIError(str(uri), "cannot add to the root; name a scope such as viking://resources")
+        if uri.scope == "user" and uri.depth == 1:
+            return VikingURI(("user", self.user, "resources"))
+        return uri
+
+    @staticmethod
+    def _check_has_text(source: Path, include: Sequence[str], exclude: Sequence[str]) -> None:
+        from .ingest.walk import walk
+
+        walked = walk(source, include, exclude)
+        for item in walked.files:
+            try:
+                with open(item.path, "rb") as handle:
+                    head = handle.read(8192)
+            except OSError:
+                continue
+            if b"\x00" not in head:
+                return
+        if source.is_file():
+            if walked.skipped:
+                raise InvalidArgumentError(f"Cannot add {source}: {walked.skipped[0][1]}", details={"path": str(source)})
+            raise InvalidArgumentError(
+                f"{source} is a binary file; only text can be added", details={"path": str(source)}
+            )
+        skipped = len(walked.skipped) + len(walked.files)
+        raise InvalidArgumentError(
+            f"Nothing to add: {source} holds no text files" + (f" ({skipped} skipped)" if skipped else ""),
+            hint="Hidden files, .gitignore'd paths and binary files are left out; check --include/--exclude.",
+            details={"path": str(source), "skipped": skipped},
+        )
+
+    # ------------------------------------------------------------------ retrieval
+    def find(
+        self,
+        query: str,
+        target_uri: str | Sequence[str] = "",
+        limit: int = 10,
+        node_limit: int | None = None,
+        score_threshold: float | None = None,
+        filter: dict[str, Any] | str | None = None,  # noqa: A002 - the brief's name
+        since: str | None = None,
+        until: str | None = None,
+        time_field: str | None = None,
+        level: int | str | Sequence[int | str] | None = None,
+        context_type: str | Sequence[str] | None = None,
+        tags: Iterable[str] | str | None = None,
+        *,
+        mode: str | None = None,
+        explain: bool = False,
+    ) -> FindResult:
+        """Semantic search without session context (the brief's ``find()``).
+
+        Args:
+            query: what to look for.
+            target_uri: a URI or a list of URIs to search under; default: resources, the
+                user's space and agent skills.
+            limit: the most hits to return (``node_limit`` overrides it).
+            score_threshold: keep hits scoring strictly above this (default
+                ``rerank.threshold``, 0.1).
+            filter: the filter DSL, as a dict or JSON text.
+            since: lower time bound (``2h``, ``7d``, ``YYYY-MM-DD``, ISO 8601).
+            until: upper time bound, same forms.
+            time_field: ``updated_at`` (default) or ``created_at``.
+            level: 0, 1 and/or 2 (``"0,2"`` or ``[0, 2]``).
+            context_type: ``memory``, ``resource`` and/or ``skill``.
+            tags: ``key=value`` tags every hit must carry.
+            mode: ``hybrid`` (default), ``vector`` or ``keyword``.
+            explain: attach the parts of each score to each hit.
+        """
+        from .retrieve.retriever import retrieve, to_matched
+
+        request = self._find_request(
+            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field,
+            level, context_type, tags, mode,
+        )
+        from .store.lance import store_exists
+
+        if not store_exists(self.store_path):
+            raise NotFoundError(
+                f"No store at {self.store_path}",
+                hint="Add something first: openviking add-resource PATH (or pass --store / set OPENVIKING_STORE)",
+                details={"store": self.store_path},
+            )
+        store = self._open()
+        embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
+        hits = retrieve(
+            store,
+            embedder,
+            request.query,
+            request.scope,
+            limit=request.limit,
+            threshold=request.threshold,
+            mode=request.mode,
+        )
+        result = FindResult.from_hits([to_matched(h, explain=explain) for h in hits])
+        if explain and result.total == 0:
+            from .retrieve.diagnose import diagnose
+
+            result.diagnostics = diagnose(store, embedder, request)
+        return result
+
+    def _find_request(
+        self,
+        query: str,
+        target_uri: str | Sequence[str],
+        limit: int,
+        node_limit: int | None,
+        score_threshold: float | None,
+        filter_: dict[str, Any] | str | None,
+        since: str | None,
+        until: str | None,
+        time_field: str | None,
+        level: int | str | Sequence[int | str] | None,
+        context_type: str | Sequence[str] | None,
+        tags: Iterable[str] | str | None,
+        mode: str | None,
+    ) -> FindRequest:
+        from .retrieve.retriever import MODES
+        from .store.filters import Scope, filter_to_sql, levels_from, parse_filter
+
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidArgumentError("Search query must not be empty.", details={"query": query})
+        effective = node_limit if node_limit is not None else limit
+        if isinstance(effective, bool) or not isinstance(effective, int) or effective < 0:
+            raise InvalidArgumentError(f"limit must be an integer >= 0 (got {effective})", details={"limit": effective})
+        threshold = self.config.rerank.threshold if score_threshold is None else score_threshold
+        if not isinstance(threshold, int | float) or not math.isfinite(threshold):
+            raise InvalidArgumentError(f"score_threshold must be a number (got {threshold})")
+        chosen_mode = mode or self.config.retrieval.mode
+        if chosen_mode not in MODES:
+            raise InvalidArgumentError(
+                f"mode must be one of: {', '.join(MODES)} (got '{chosen_mode}')", details={"mode": chosen_mode}
+            )
+        time_range = parse_time_range(since, until, time_field)
+        parsed_filter = parse_filter(filter_)
+        if parsed_filter:
+            filter_to_sql(parsed_filter, user=self.user)  # validate before anything is opened
+        scope = Scope(
+            targets=self._targets(target_uri),
+            context_types=context_types_from(context_type),
+            levels=levels_from(level),
+            tags=normalize_tags(tags),
+            time_range=time_range,
+            filter=parsed_filter,
+            user=self.user,
+        )
+        return FindRequest(query.strip(), scope, min(effective, MAX_LIMIT), float(threshold), chosen_mode)
+
+    def _targets(self, target_uri: str | Sequence[str] | None) -> tuple[VikingURI, ...]:
+        items = [target_uri] if isinstance(target_uri, str) or target_uri is None else list(target_uri)
+        targets: list[VikingURI] = []
+        for item in items:
+            if item is None:
+                continue
+            if not isinstance(item, str):
+                raise InvalidURIError(str(item), "target_uri must be a string or a list of strings")
+            if item.strip() in ("", "/", "viking://") and len(items) == 1:
+                continue
+            uri = self._uri(item, "target_uri")
+            if uri.is_root:
+                continue
+            if uri not in targets:
+                targets.append(uri)
+        if not targets:
+            return (
+                VikingURI(("resources",)),
+                VikingURI(("user", self.user)),
+                VikingURI(("agent", "skills")),
+            )
+        return tuple(targets)
+
+    # ------------------------------------------------------------------ reading
+    def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
+        """A file's content (L2); ``offset``/``limit`` count lines."""
+        return self._fs().read(self._uri(uri), offset, limit)
+
+    def abstract(self, uri: str) -> str:
+        """A directory's L0 abstract, or a file's summary."""
+        return self._fs().abstract(self._uri(uri))
+
+    def overview(self, uri: str) -> str:
+        """A directory's L1 overview; a file falls back to its directory's."""
+        return self._fs().overview(self._uri(uri))
+
+    def ls(
+        self,
+        uri: str = "viking://",
+        *,
+        recursive: bool = False,
+        simple: bool = False,
+        show_hidden: bool = False,
+        node_limit: int | None = None,
+        abs_limit: int = 256,
+    ) -> list[Any]:
+        """Entries of a directory: ``{uri, size, isDir, modTime, abstract}``; URIs only with ``simple``."""
+        _check_limit(node_limit, "node_limit")
+        entries = self._fs().ls(
+            self._uri(uri), recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
+        )
+        return [e["uri"] for e in entries] if simple else entries
+
+    def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[dict[str, Any]]:
+        """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
+        _check_limit(node_limit, "node_limit")
+        if isinstance(level_limit, bool) or not isinstance(level_limit, int) or level_limit < 0:
+            raise InvalidArgumentError(f"level_limit must be an integer >= 0 (got {level_limit})")
+        return self._fs().tree(self._uri(uri), level_limit=level_limit, node_limit=node_limit)
+
+    def stat(self, uri: str) -> dict[str, Any]:
+        """Metadata of one file or directory."""
+        return self._fs().stat(self._uri(uri))
+
+
+class FindRequest:
+    """A validated find: the query, its scope, and how to rank."""
+
+    __slots__ = ("limit", "mode", "query", "scope", "threshold")
+
+    def __init__(self, query: str, scope: Any, limit: int, threshold: float, mode: str) -> None:
+        self.query = query
+        self.scope = scope
+        self.limit = limit
+        self.threshold = threshold
+        self.mode = mode
+
+
+def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``"memory,skill"`` or a list -> a tuple of distinct, known context types."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    seen: list[str] = []
+    for item in items:
+        for part in str(item).split(","):
+            text = part.strip().lower()
+            if not text:
+                continue
+            if text not in CONTEXT_TYPES:
+                raise InvalidArgumentError(
+                    f"context_type must be one or more of: {', '.join(CONTEXT_TYPES)} (got '{part.strip()}')",
+                    details={"context_type": str(item)},
+                )
+            if text not in seen:
+                seen.append(text)
+    return tuple(seen)
+
+
+def _check_limit(value: int | None, name: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"{name} must be an integer >= 0 (got {value})", details={name: value})

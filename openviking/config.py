@@ -1,0 +1,287 @@
+"""Configuration: ``~/.openviking/ov.conf`` (strict JSON, ``$VAR`` expanded), upstream key names.
+
+Where a value comes from, first match wins: a flag, an environment variable, the config file,
+the default. The file is found through ``--config``, then ``OPENVIKING_CONFIG_FILE``, then
+``$OPENVIKING_HOME/ov.conf`` (``OPENVIKING_HOME`` defaults to ``~/.openviking``).
+API keys are kept in the objects but never appear in ``repr`` or in :func:`redacted`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, NotFoundError
+
+__all__ = [
+    "Config",
+    "EmbeddingConfig",
+    "LLMConfig",
+    "RerankConfig",
+    "RetrievalConfig",
+    "config_home",
+    "load_config",
+    "redacted",
+]
+
+CONFIG_ENV = "OPENVIKING_CONFIG_FILE"
+STORE_ENV = "OPENVIKING_STORE"
+HOME_ENV = "OPENVIKING_HOME"
+SECRET_KEYS = frozenset({"api_key", "ak", "sk", "token", "password", "secret"})
+TOP_LEVEL_KEYS = frozenset(
+    {
+        "storage",
+        "embedding",
+        "vlm",
+        "query_planner",
+        "rerank",
+        "retrieval",
+        "grep",
+        "semantic",
+        "default_user",
+        "default_account",
+        "log",
+        "server",
+    }
+)
+
+
+def config_home() -> Path:
+    """``$OPENVIKING_HOME``, else ``~/.openviking``."""
+    home = os.environ.get(HOME_ENV)
+    return Path(home).expanduser() if home else Path.home() / ".openviking"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingConfig:
+    """``embedding.dense`` plus the top-level ``embedding.max_input_tokens``.
+
+    ``provider`` is ``local`` (the bundled multilingual-e5-small, falling back to ``hash``
+    where it cannot load), ``hash`` (feature hashing, no model) or ``openai`` (any
+    OpenAI-compatible ``/v1/embeddings`` server).
+    """
+
+    provider: str = "local"
+    model: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    api_base: str | None = None
+    dimension: int | None = None
+    batch_size: int = 32
+    query_param: str | None = None
+    document_param: str | None = None
+    max_input_tokens: int | None = None
+    timeout: float = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class LLMConfig:
+    """``vlm`` / ``query_planner``: an OpenAI-compatible chat model."""
+
+    provider: str = "openai"
+    model: str = ""
+    api_key: str | None = field(default=None, repr=False)
+    api_base: str | None = None
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    timeout: float = 60.0
+    max_retries: int = 2
+
+    @property
+    def is_configured(self) -> bool:
+        """True when a model or an endpoint was given."""
+        return bool(self.model or self.api_base)
+
+
+@dataclass(frozen=True, slots=True)
+class RerankConfig:
+    """``rerank``: an OpenAI-compatible ``/rerank`` endpoint or Cohere."""
+
+    provider: str | None = None
+    model: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    api_base: str | None = None
+    threshold: float = 0.1
+    timeout: float = 30.0
+    max_input_tokens: int = 0
+
+    @property
+    def resolved_provider(self) -> str | None:
+        """The provider, auto-detected as upstream does when unset."""
+        if self.provider:
+            return self.provider
+        if self.api_key and self.api_base:
+            return "openai"
+        if self.api_key:
+            return "cohere"
+        return None
+
+    @property
+    def is_available(self) -> bool:
+        """True when the provider has what it needs to be called."""
+        provider = self.resolved_provider
+        if provider == "cohere":
+            return bool(self.api_key)
+        if provider == "openai":
+            return bool(self.api_base)
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """``retrieval``: intent analysis switch and the default find mode."""
+
+    enable_intent: bool = True
+    mode: str = "hybrid"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The whole configuration, after defaults and environment were applied."""
+
+    path: Path | None = None
+    workspace: str | None = None
+    user: str = "default"
+    embedding: EmbeddingConfig = EmbeddingConfig()
+    vlm: LLMConfig = LLMConfig()
+    query_planner: LLMConfig = LLMConfig()
+    rerank: RerankConfig = RerankConfig()
+    retrieval: RetrievalConfig = RetrievalConfig()
+    abstract_max_chars: int = 256
+    overview_max_chars: int = 4000
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def planner(self) -> LLMConfig:
+        """The model for intent analysis: ``query_planner`` when set, else ``vlm``."""
+        return self.query_planner if self.query_planner.is_configured else self.vlm
+
+    def store_path(self, explicit: str | os.PathLike[str] | None = None) -> str:
+        """The store location: the flag, ``OPENVIKING_STORE``, ``storage.workspace``, the default."""
+        for candidate in (explicit, os.environ.get(STORE_ENV), self.workspace):
+            if candidate:
+                text = os.fspath(candidate)
+                return text if "://" in text else str(Path(text).expanduser())
+        return str(config_home() / "data")
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Read the config file (see the module docstring for where it is looked for).
+
+    Raises:
+        NotFoundError: an explicitly named file does not exist.
+        ConfigError: the file is not valid JSON or holds invalid values.
+    """
+    explicit = path or os.environ.get(CONFIG_ENV)
+    if explicit:
+        file = Path(explicit).expanduser()
+        if not file.is_file():
+            raise NotFoundError(
+                f"Config file not found: {file}",
+                hint=f"Check --config or {CONFIG_ENV}, or remove it to use the defaults.",
+                details={"path": str(file)},
+            )
+    else:
+        file = config_home() / "ov.conf"
+        if not file.is_file():
+            return Config()
+    try:
+        text = file.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ConfigError(f"Cannot read config file {file}: {exc.strerror}", details={"path": str(file)}) from exc
+    try:
+        raw = json.loads(os.path.expandvars(text))
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"Config file {file} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            hint="ov.conf is strict JSON: no comments, no trailing commas.",
+            details={"path": str(file)},
+        ) from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"Config file {file} must hold a JSON object", details={"path": str(file)})
+    return config_from_dict(raw, path=file)
+
+
+def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config:
+    """Build a :class:`Config` from an already parsed ``ov.conf`` object."""
+    unknown = sorted(set(raw) - TOP_LEVEL_KEYS)
+    if unknown:
+        raise ConfigError(
+            f"Unknown config key(s): {', '.join(unknown)}",
+            hint=f"Known keys: {', '.join(sorted(TOP_LEVEL_KEYS))}",
+            details={"keys": unknown},
+        )
+    storage = _section(raw, "storage")
+    embedding = _section(raw, "embedding")
+    dense = _section(embedding, "dense", prefix="embedding.")
+    semantic = _section(raw, "semantic")
+    dense = {**dense}
+    if "max_input_tokens" in embedding and "max_input_tokens" not in dense:
+        dense["max_input_tokens"] = embedding["max_input_tokens"]
+    if "backend" in dense and "provider" not in dense:
+        dense["provider"] = dense.pop("backend")
+    config = Config(
+        path=path,
+        workspace=_optional_str(storage.get("workspace"), "storage.workspace"),
+        user=_optional_str(raw.get("default_user"), "default_user") or "default",
+        embedding=_build(EmbeddingConfig, dense, "embedding.dense"),
+        vlm=_build(LLMConfig, _section(raw, "vlm"), "vlm"),
+        query_planner=_build(LLMConfig, _section(raw, "query_planner"), "query_planner"),
+        rerank=_build(RerankConfig, _section(raw, "rerank"), "rerank"),
+        retrieval=_build(RetrievalConfig, _section(raw, "retrieval"), "retrieval"),
+        abstract_max_chars=int(semantic.get("abstract_max_chars", 256)),
+        overview_max_chars=int(semantic.get("overview_max_chars", 4000)),
+        raw=raw,
+    )
+    if config.embedding.provider not in ("local", "hash", "openai"):
+        raise ConfigError(
+            f"embedding.dense.provider '{config.embedding.provider}' is not supported",
+            hint="Use 'local' (the bundled model), 'hash' or 'openai' (any OpenAI-compatible server).",
+        )
+    if config.retrieval.mode not in ("hybrid", "vector", "keyword"):
+        raise ConfigError(f"retrieval.mode must be hybrid, vector or keyword (got '{config.retrieval.mode}')")
+    return config
+
+
+def redacted(value: Any) -> Any:
+    """A copy of a config object with every secret replaced by ``"***"``."""
+    if isinstance(value, dict):
+        return {k: ("***" if k.lower() in SECRET_KEYS and v else redacted(v)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redacted(v) for v in value]
+    return value
+
+
+def _section(raw: dict[str, Any], key: str, *, prefix: str = "") -> dict[str, Any]:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict):
+        raise ConfigError(f"Config key '{prefix}{key}' must be a JSON object")
+    return value
+
+
+def _optional_str(value: Any, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"Config key '{name}' must be a string")
+    return value
+
+
+def _build(kind: type[Any], values: dict[str, Any], name: str) -> Any:
+    known = {f.name: f for f in fields(kind)}
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        target = "model" if key == "model_name" and "model" in known else key
+        if target not in known:
+            continue  # upstream keys we do not use (credentials, extra_headers...) are accepted
+        expected = known[target].type
+        if value is not None and expected in ("int", "int | None") and not isinstance(value, int):
+            raise ConfigError(f"Config key '{name}.{key}' must be an integer")
+        if value is not None and expected in ("float",) and not isinstance(value, int | float):
+            raise ConfigError(f"Config key '{name}.{key}' must be a number")
+        if value is not None and expected == "bool" and not isinstance(value, bool):
+            raise ConfigError(f"Config key '{name}.{key}' must be true or false")
+        kwargs[target] = float(value) if expected == "float" else value
+    return kind(**kwargs)

@@ -1,0 +1,121 @@
+"""Errors raised on purpose by openviking, with upstream OpenViking's codes.
+
+* OpenVikingError                                   INTERNAL
+  x InvalidArgumentError(..., ValueError)           INVALID_ARGUMENT   bad query, limit, time, filter, regex...
+  x InvalidURIError(..., ValueError)                INVALID_URI        bad scheme or scope
+  x PermissionDeniedError                           PERMISSION_DENIED  `.`/`..`/backslash segments
+  x NotFoundError(..., LookupError)                 NOT_FOUND          missing store, URI, session, path
+  x AlreadyExistsError                              ALREADY_EXISTS     mv/mkdir onto an existing URI
+  x FailedPreconditionError                         FAILED_PRECONDITION store/embedder mismatch, rm dir without -r
+    + ConfigError                                   FAILED_PRECONDITION unreadable or invalid config file
+  x UnavailableError                                UNAVAILABLE        a model server could not be reached
+  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out
+  x InternalError                                   INTERNAL
+
+Every error carries a one-line ``message``, an optional ``hint`` (what to do next) and a
+``details`` dict that goes into the JSON error object unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AlreadyExistsError",
+    "ConfigError",
+    "DeadlineExceededError",
+    "FailedPreconditionError",
+    "InternalError",
+    "InvalidArgumentError",
+    "InvalidURIError",
+    "NotFoundError",
+    "OpenVikingError",
+    "PermissionDeniedError",
+    "UnavailableError",
+]
+
+
+class OpenVikingError(Exception):
+    """Base class of every error openviking raises on purpose."""
+
+    code: str = "INTERNAL"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON error object: ``{"code", "message", "details"}`` (plus ``hint`` when set)."""
+        payload: dict[str, Any] = {"code": self.code, "message": self.message, "details": self.details}
+        if self.hint:
+            payload["hint"] = self.hint
+        return payload
+
+
+class InvalidArgumentError(OpenVikingError, ValueError):
+    """A parameter has a value that can never work (empty query, bad time, bad filter...)."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class InvalidURIError(OpenVikingError, ValueError):
+    """A URI is not a valid ``viking://`` URI."""
+
+    code = "INVALID_URI"
+
+    def __init__(self, uri: str, reason: str, *, hint: str | None = None) -> None:
+        super().__init__(f"Invalid URI: {uri} ({reason})", hint=hint, details={"uri": uri, "reason": reason})
+
+
+class PermissionDeniedError(OpenVikingError):
+    """A URI tries to leave its space (``.``, ``..`` or a backslash in a segment)."""
+
+    code = "PERMISSION_DENIED"
+
+
+class NotFoundError(OpenVikingError, LookupError):
+    """A store, URI, session or local path does not exist."""
+
+    code = "NOT_FOUND"
+
+
+class AlreadyExistsError(OpenVikingError):
+    """The destination of a write already exists."""
+
+    code = "ALREADY_EXISTS"
+
+
+class FailedPreconditionError(OpenVikingError):
+    """The request is valid, but the state of the store does not allow it."""
+
+    code = "FAILED_PRECONDITION"
+
+
+class ConfigError(FailedPreconditionError):
+    """The config file cannot be read or holds a value that can never work."""
+
+
+class UnavailableError(OpenVikingError):
+    """A model server (embeddings, LLM, rerank) could not be reached or failed."""
+
+    code = "UNAVAILABLE"
+
+
+class DeadlineExceededError(OpenVikingError):
+    """A model server did not answer in time."""
+
+    code = "DEADLINE_EXCEEDED"
+
+
+class InternalError(OpenVikingError):
+    """Something that should not happen; please report it."""
+
+    code = "INTERNAL"

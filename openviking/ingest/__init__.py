@@ -1,0 +1,1 @@
+"""Ingestion: walk, chunk, summarise, embed, upsert."""

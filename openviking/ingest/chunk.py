@@ -1,0 +1,132 @@
+"""Split file text into chunks that keep their line span and their heading path.
+
+Markdown is cut at headings (never inside a code fence); sections smaller than
+``MIN_CHARS`` are merged with the next, sections larger than ``MAX_CHARS`` are cut at blank
+lines. Other text is cut at blank lines. Line numbers are 1-based and inclusive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["Chunk", "chunk_text", "is_markdown"]
+
+MAX_CHARS = 1800
+MIN_CHARS = 400
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a file: its text, where it sits and the headings above it."""
+
+    index: int
+    line_start: int
+    line_end: int
+    heading: str
+    text: str
+
+
+@dataclass(slots=True)
+class _Block:
+    line_start: int
+    lines: list[str]
+    heading: str
+
+    @property
+    def size(self) -> int:
+        return sum(len(line) + 1 for line in self.lines)
+
+
+def is_markdown(name: str) -> bool:
+    """True for names whose text is cut at markdown headings."""
+    return name.lower().endswith(_MARKDOWN_SUFFIXES)
+
+
+def chunk_text(text: str, *, markdown: bool, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS) -> list[Chunk]:
+    """Cut ``text`` into chunks of at most about ``max_chars`` characters."""
+    lines = text.splitlines()
+    if not lines:
+        return []
+    blocks = _sections(lines) if markdown else [_Block(1, lines, "")]
+    pieces: list[_Block] = []
+    for block in blocks:
+        pieces.extend(_split_large(block, max_chars))
+    merged = _merge_small(pieces, min_chars, max_chars)
+    chunks = []
+    for block in merged:
+        body = "\n".join(block.lines).strip("\n")
+        if not body.strip():
+            continue
+        first = block.line_start + _leading_blank(block.lines)
+        last = block.line_start + len(block.lines) - 1 - _leading_blank(list(reversed(block.lines)))
+        chunks.append(Chunk(len(chunks), first, last, block.heading, body))
+    return chunks
+
+
+def _sections(lines: list[str]) -> list[_Block]:
+    blocks: list[_Block] = []
+    path: list[tuple[int, str]] = []
+    current = _Block(1, [], "")
+    in_fence = False
+    for number, line in enumerate(lines, start=1):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        match = None if in_fence else _HEADING.match(line)
+        if match:
+            if current.lines:
+                blocks.append(current)
+            level = len(match.group(1))
+            path = [(lv, title) for lv, title in path if lv < level]
+            path.append((level, match.group(2).strip()))
+            current = _Block(number, [line], " > ".join(title for _, title in path))
+        else:
+            current.lines.append(line)
+    if current.lines:
+        blocks.append(current)
+    return blocks
+
+
+def _split_large(block: _Block, max_chars: int) -> list[_Block]:
+    if block.size <= max_chars:
+        return [block]
+    pieces: list[_Block] = []
+    current: list[str] = []
+    start = block.line_start
+    size = 0
+    in_fence = False
+    for offset, line in enumerate(block.lines):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        boundary = not in_fence and not line.strip()
+        if current and (size + len(line) + 1 > max_chars) and (boundary or size > 2 * max_chars):
+            pieces.append(_Block(start, current, block.heading))
+            current, size, start = [], 0, block.line_start + offset
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        pieces.append(_Block(start, current, block.heading))
+    return pieces
+
+
+def _merge_small(blocks: list[_Block], min_chars: int, max_chars: int) -> list[_Block]:
+    merged: list[_Block] = []
+    for block in blocks:
+        previous = merged[-1] if merged else None
+        if previous is not None and previous.size < min_chars and previous.size + block.size <= max_chars:
+            previous.lines.extend(block.lines)
+            continue
+        merged.append(_Block(block.line_start, list(block.lines), block.heading))
+    return merged
+
+
+def _leading_blank(lines: list[str]) -> int:
+    count = 0
+    for line in lines:
+        if line.strip():
+            break
+        count += 1
+    return count

@@ -1,0 +1,481 @@
+"""add-resource: walk a local tree, chunk and embed what changed, mirror it under a URI.
+
+The pipeline is idempotent and resumable. A file whose bytes did not change is not read
+twice nor embedded again; records are written before the node that carries the file's
+content hash, so a crash or Ctrl-C between the two only makes the next run redo that file.
+Directory L0/L1 are regenerated bottom-up at the end, under the write lock, from what the
+store holds then, so two processes adding side by side both end up described.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AlreadyExistsError
+from ..store.filters import path_scope_sql, sql_string
+from ..store.lance import LanceStore
+from ..types import AddResult
+from ..uri import VikingURI
+from .chunk import Chunk, chunk_text, is_markdown
+from .summary import (
+    ChildSummary,
+    directory_abstract,
+    directory_overview,
+    file_summary,
+    file_title,
+    navigation_text,
+)
+from .walk import SourceFile, walk
+
+if TYPE_CHECKING:
+    from ..models.embedder import Embedder
+
+__all__ = ["IngestLimits", "ingest_tree", "record_id", "refresh_directories"]
+
+ProgressCallback = Callable[[int, int], None]
+# Chunks embedded per commit: large enough to keep the model busy, small enough that an
+# interrupted run keeps most of its work.
+BATCH_CHUNKS = 192
+SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class IngestLimits:
+    """Sizes of generated text (``semantic.*`` in the config)."""
+
+    abstract_max_chars: int = 256
+    overview_max_chars: int = 4000
+
+
+@dataclass(slots=True)
+class _Prepared:
+    source: SourceFile
+    uri: VikingURI
+    text: str
+    content_hash: str
+    created_at: datetime
+    chunks: list[Chunk] = field(default_factory=list)
+    summary: str = ""
+    title: str = ""
+
+
+def record_id(uri: str, level: int, chunk: int = 0) -> str:
+    """Deterministic id of a record: the same URI, level and chunk always get the same id."""
+    return hashlib.md5(f"{uri}#{level}#{chunk}".encode()).hexdigest()
+
+
+def ingest_tree(
+    store: LanceStore,
+    embedder: Embedder,
+    source: Path,
+    root: VikingURI,
+    *,
+    tags: Sequence[str] = (),
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    limits: IngestLimits = IngestLimits(),
+    progress: ProgressCallback | None = None,
+) -> AddResult:
+    """Mirror ``source`` (a file or a folder) at ``root`` and index what changed."""
+    started = time.monotonic()
+    walked = walk(source, include, exclude)
+    result = AddResult(root_uri=str(root))
+    result.skipped_files = [{"path": rel, "reason": reason} for rel, reason in walked.skipped]
+    single_file = source.is_file()
+    existing = {
+        row["uri"]: row
+        for row in store.query_nodes(
+            path_scope_sql(root),
+            columns=["uri", "is_dir", "content_hash", "created_at", "source", "tags", "size", "updated_at"],
+        )
+    }
+    root_node = existing.get(str(root))
+    if root_node is not None and bool(root_node["is_dir"]) == single_file:
+        kind = "directory" if root_node["is_dir"] else "file"
+        raise AlreadyExistsError(
+            f"{root} already exists as a {kind}",
+            hint="Choose another target with --to, or remove it first with openviking rm",
+            details={"uri": str(root)},
+        )
+
+    tag_list = list(tags)
+    now = datetime.now(UTC)
+    changed: list[tuple[SourceFile, VikingURI, bytes | None]] = []
+    seen: set[str] = set()
+    for item in walked.files:
+        uri = root if single_file else root.join(_safe_rel(item.rel))
+        seen.add(str(uri))
+        node = existing.get(str(uri))
+        if node is not None and _looks_unchanged(node, item, tag_list):
+            result.unchanged += 1
+            continue
+        changed.append((item, uri, None))
+
+    total_bytes = sum(item.size for item, _, _ in changed) or 1
+    done_bytes = 0
+    if progress:
+        progress(0, total_bytes)
+    batch: list[_Prepared] = []
+    batch_chunks = 0
+    for item, uri, _ in changed:
+        prepared = _prepare(item, uri, existing.get(str(uri)), tag_list, now, limits, result)
+        if prepared is None:
+            done_bytes += item.size
+            continue
+        batch.append(prepared)
+        batch_chunks += len(prepared.chunks)
+        if batch_chunks >= BATCH_CHUNKS:
+            done_bytes += _flush(store, embedder, batch, tag_list, result)
+            if progress:
+                progress(done_bytes, total_bytes)
+            batch, batch_chunks = [], 0
+    if batch:
+        done_bytes += _flush(store, embedder, batch, tag_list, result)
+    if progress:
+        progress(total_bytes, total_bytes)
+
+    if single_file and not walked.files and result.skipped == 0:
+        result.skipped += 1
+    result.removed = _remove_vanished(store, existing, seen, source, single_file)
+    result.directories = refresh_directories(
+        store,
+        embedder,
+        root,
+        tags=tag_list,
+        source=source,
+        limits=limits,
+    )
+    if result.added or result.updated or result.removed or result.directories:
+        store.optimize()
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _safe_rel(rel: str) -> str:
+    # A local name may hold characters a URI segment cannot (`\`, `?`, `#`).
+    return "/".join(_safe_name(part) for part in rel.split("/"))
+
+
+def _safe_name(name: str) -> str:
+    cleaned = "".join("_" if ch in "\\?#" or ord(ch) < 32 else ch for ch in name)
+    if cleaned in (".", ".."):
+        cleaned = cleaned.replace(".", "_")
+    return cleaned
+
+
+def _looks_unchanged(node: dict[str, Any], item: SourceFile, tags: list[str]) -> bool:
+    if node.get("is_dir") or node.get("source") != str(item.path):
+        return False
+    if list(node.get("tags") or []) != tags or node.get("size") != item.size:
+        return False
+    stored = node.get("updated_at")
+    return stored is not None and abs(stored.timestamp() - item.mtime) < 0.002
+
+
+def _prepare(
+    item: SourceFile,
+    uri: VikingURI,
+    node: dict[str, Any] | None,
+    tags: list[str],
+    now: datetime,
+    limits: IngestLimits,
+    result: AddResult,
+) -> _Prepared | None:
+    try:
+        data = item.path.read_bytes()
+    except OSError as exc:
+        result.skipped += 1
+        result.skipped_files.append({"path": item.rel, "reason": f"cannot read: {exc.strerror}"})
+        return None
+    if b"\x00" in data[:SNIFF_BYTES]:
+        result.skipped += 1
+        result.skipped_files.append({"path": item.rel, "reason": "binary"})
+        return None
+    content_hash = hashlib.sha256(data).hexdigest()
+    if node is not None and node.get("content_hash") == content_hash and list(node.get("tags") or []) == tags:
+        if node.get("source") == str(item.path):
+            result.unchanged += 1
+            return None
+    text = data.decode("utf-8", errors="replace")
+    created = node["created_at"] if node is not None and node.get("created_at") else now
+    prepared = _Prepared(item, uri, text, content_hash, created)
+    prepared.title = file_title(text, uri.name)
+    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
+    prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+    if node is None:
+        result.added += 1
+    else:
+        result.updated += 1
+    return prepared
+
+
+def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: list[str], result: AddResult) -> int:
+    """Embed and write one batch of files; returns the bytes it covered."""
+    uris = [str(p.uri) for p in batch]
+    rows: list[dict[str, Any]] = []
+    inputs: list[str] = []
+    for prepared in batch:
+        updated = datetime.fromtimestamp(prepared.source.mtime, UTC)
+        context_type = prepared.uri.context_type
+        for chunk in prepared.chunks or [Chunk(0, 1, 1, "", prepared.summary or prepared.title)]:
+            heading = _chunk_heading(prepared.title, chunk.heading)
+            body = _without_heading_line(chunk.text)
+            embed_input = heading + "\n" + body if body else heading
+            inputs.append(embed_input)
+            rows.append(
+                {
+                    "id": record_id(str(prepared.uri), 2, chunk.index),
+                    "uri": str(prepared.uri),
+                    "depth": prepared.uri.depth,
+                    "level": 2,
+                    "chunk": chunk.index,
+                    "line_start": chunk.line_start,
+                    "line_end": chunk.line_end,
+                    "context_type": context_type,
+                    "text": heading + "\n" + chunk.text,
+                    "abstract": prepared.summary,
+                    "created_at": prepared.created_at,
+                    "updated_at": updated,
+                    "tags": list(tags),
+                }
+            )
+    result.records_embedded += _embed_rows(store, embedder, rows, inputs, uris)
+    store.replace_records(uris, rows, embedder.dimension)
+    nodes = [
+        {
+            "uri": str(p.uri),
+            "parent_uri": str(p.uri.parent) if p.uri.parent else None,
+            "name": p.uri.name,
+            "is_dir": False,
+            "context_type": p.uri.context_type,
+            "depth": p.uri.depth,
+            "content": p.text,
+            "abstract": p.summary,
+            "overview": None,
+            "size": p.source.size,
+            "created_at": p.created_at,
+            "updated_at": datetime.fromtimestamp(p.source.mtime, UTC),
+            "tags": list(tags),
+            "content_hash": p.content_hash,
+            "source": str(p.source.path),
+        }
+        for p in batch
+    ]
+    store.upsert_nodes(nodes)
+    return sum(p.source.size for p in batch)
+
+
+def _embed_rows(
+    store: LanceStore,
+    embedder: Embedder,
+    rows: list[dict[str, Any]],
+    inputs: list[str],
+    uris: Iterable[str],
+) -> int:
+    """Fill ``vector``/``text_hash`` on each row, reusing stored vectors of identical inputs."""
+    limit = embedder.max_tokens
+    texts = [embedder.truncate(text, limit) if limit else text for text in inputs]
+    hashes = [hashlib.sha1(text.encode("utf-8")).hexdigest() for text in texts]
+    reusable: dict[str, Any] = {}
+    uri_list = list(uris)
+    if uri_list and store.has_records:
+        where = "uri IN (" + ", ".join(sql_string(u) for u in uri_list) + ")"
+        for old in store.query_records(where, ["text_hash", "vector"]):
+            reusable[old["text_hash"]] = old["vector"]
+    missing = [i for i, h in enumerate(hashes) if h not in reusable]
+    if missing:
+        vectors = embedder.embed_documents([texts[i] for i in missing])
+        for i, vector in zip(missing, vectors, strict=True):
+            reusable[hashes[i]] = vector
+    for row, text_hash in zip(rows, hashes, strict=True):
+        row["text_hash"] = text_hash
+        row["vector"] = [float(x) for x in reusable[text_hash]]
+    return len(missing)
+
+
+def _chunk_heading(title: str, heading: str) -> str:
+    if not heading or heading == title:
+        return title
+    if heading.startswith(title + " > "):
+        return heading
+    return f"{title} > {heading}"
+
+
+def _without_heading_line(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    return rest.strip() if first.lstrip().startswith("#") else text.strip()
+
+
+def _remove_vanished(
+    store: LanceStore,
+    existing: dict[str, dict[str, Any]],
+    seen: set[str],
+    source: Path,
+    single_file: bool,
+) -> int:
+    """Delete files that were imported from ``source`` before and are gone from it now."""
+    if single_file:
+        return 0
+    prefix = str(source) + os.sep
+    vanished = [
+        uri
+        for uri, node in existing.items()
+        if not node["is_dir"] and uri not in seen and str(node.get("source") or "").startswith(prefix)
+    ]
+    if not vanished:
+        return 0
+    for start in range(0, len(vanished), 500):
+        part = vanished[start : start + 500]
+        where = "uri IN (" + ", ".join(sql_string(u) for u in part) + ")"
+        store.delete_records(where)
+        store.delete_nodes(where)
+    return len(vanished)
+
+
+def refresh_directories(
+    store: LanceStore,
+    embedder: Embedder,
+    top: VikingURI,
+    *,
+    tags: Sequence[str] = (),
+    source: Path | None = None,
+    limits: IngestLimits = IngestLimits(),
+) -> int:
+    """Regenerate L0/L1 of every directory in ``top``'s subtree (``top`` may be a file) and above it.
+
+    Directories that hold files but have no node yet get one; directories left empty by
+    removed files are deleted (when they came from ``source``). Returns how many
+    directories were (re)written.
+    """
+    with store.write_lock():
+        columns = ["uri", "parent_uri", "name", "is_dir", "abstract", "overview", "created_at", "updated_at",
+                   "tags", "content_hash", "source"]
+        subtree = store.query_nodes(path_scope_sql(top), columns=columns)
+        ancestors = []
+        cursor = top.parent
+        while cursor is not None and not cursor.is_root:
+            ancestors.append(cursor)
+            cursor = cursor.parent
+        if ancestors:
+            where = "parent_uri IN (" + ", ".join(sql_string(str(a)) for a in ancestors) + ")"
+            where += " OR uri IN (" + ", ".join(sql_string(str(a)) for a in ancestors) + ")"
+            subtree.extend(store.query_nodes(where, columns=columns))
+        nodes = {row["uri"]: row for row in subtree}
+        directories: set[str] = {str(a) for a in ancestors}
+        for uri_text, row in nodes.items():
+            uri = _from_text(uri_text)
+            if not uri.is_within(top):
+                continue  # a sibling listed only for an ancestor's overview
+            if row["is_dir"]:
+                directories.add(uri_text)
+            parent = uri.parent
+            while parent is not None and parent.is_within(top):
+                directories.add(str(parent))
+                parent = parent.parent
+        children: dict[str, list[dict[str, Any]]] = {}
+        for row in nodes.values():
+            if row.get("parent_uri"):
+                children.setdefault(row["parent_uri"], []).append(row)
+        now = datetime.now(UTC)
+        ordered = sorted(directories, key=lambda u: -u.count("/"))
+        new_nodes: list[dict[str, Any]] = []
+        new_records: list[dict[str, Any]] = []
+        inputs: list[str] = []
+        to_delete: list[str] = []
+        source_prefix = str(source) if source is not None else None
+        for uri_text in ordered:
+            uri = _from_text(uri_text)
+            kids = sorted(children.get(uri_text, []), key=lambda r: (not r["is_dir"], r["name"]))
+            node = nodes.get(uri_text)
+            if not kids and node is not None and source_prefix and uri.depth >= 2:
+                if str(node.get("source") or "").startswith(source_prefix):
+                    to_delete.append(uri_text)  # emptied by files that vanished from the source
+                    parent_key = node.get("parent_uri")
+                    if parent_key:
+                        children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
+                    continue
+            summaries = [ChildSummary(k["name"], bool(k["is_dir"]), k.get("abstract") or "") for k in kids]
+            abstract = directory_abstract(uri.name, summaries, limits.abstract_max_chars)
+            overview = directory_overview(uri.name, abstract, summaries, limits.overview_max_chars)
+            digest = hashlib.sha256((abstract + "\0" + overview).encode("utf-8")).hexdigest()
+            within = uri.is_within(top)
+            dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
+            changed = node is None or node.get("content_hash") != digest or list(node.get("tags") or []) != dir_tags
+            latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
+            row = {
+                "uri": uri_text,
+                "parent_uri": str(uri.parent) if uri.parent else None,
+                "name": uri.name,
+                "is_dir": True,
+                "context_type": uri.context_type,
+                "depth": uri.depth,
+                "content": None,
+                "abstract": abstract,
+                "overview": overview,
+                "size": 0,
+                "created_at": (node or {}).get("created_at") or now,
+                "updated_at": latest or (node or {}).get("updated_at") or now,
+                "tags": dir_tags,
+                "content_hash": digest,
+                "source": (node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
+            }
+            # Keep this directory's fresh summary for its parent's overview.
+            nodes[uri_text] = row
+            parent_key = row["parent_uri"]
+            if parent_key:
+                siblings = children.setdefault(parent_key, [])
+                children[parent_key] = [s for s in siblings if s["uri"] != uri_text] + [row]
+            if not changed:
+                continue
+            new_nodes.append(row)
+            if uri.depth >= 2:  # scope roots contain everything: a hit on them tells nothing
+                for level, text, embed in (
+                    (0, abstract, f"{uri.name}\n{abstract}"),
+                    (1, overview, navigation_text(uri.name, summaries)),
+                ):
+                    inputs.append(embed)
+                    new_records.append(
+                        {
+                            "id": record_id(uri_text, level),
+                            "uri": uri_text,
+                            "depth": uri.depth,
+                            "level": level,
+                            "chunk": 0,
+                            "line_start": 0,
+                            "line_end": 0,
+                            "context_type": uri.context_type,
+                            "text": text,
+                            "abstract": abstract,
+                            "created_at": row["created_at"],
+                            "updated_at": row["updated_at"],
+                            "tags": dir_tags,
+                        }
+                    )
+        if to_delete:
+            where = "uri IN (" + ", ".join(sql_string(u) for u in to_delete) + ")"
+            store.delete_records(where)
+            store.delete_nodes(where)
+        if new_records:
+            _embed_rows(store, embedder, new_records, inputs, sorted({r["uri"] for r in new_records}))
+            store.replace_records(sorted({r["uri"] for r in new_records}), new_records, embedder.dimension)
+        if new_nodes:
+            store.upsert_nodes(new_nodes)
+        return len(new_nodes)
+
+
+def _from_text(uri: str) -> VikingURI:
+    return VikingURI(tuple(part for part in uri[len("viking://") :].split("/") if part))
+
+
+def _dir_source(source: Path | None, top: VikingURI, uri: VikingURI) -> str:
+    if source is None or source.is_file():
+        return ""
+    rel = uri.relative_to(top)
+    return str(source / rel) if rel else str(source)

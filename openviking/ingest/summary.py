@@ -1,0 +1,180 @@
+"""Extractive L0/L1 text: file summaries, directory abstracts and overviews, without an LLM.
+
+A file's summary is its title and first sentences. A directory's L1 overview is a title, a
+brief paragraph and a navigation list of its children; its L0 abstract is the brief
+paragraph. Lengths follow upstream's rule: cut at the last sentence end within the limit,
+keep a first sentence whole, or cut at a word and add ``...``.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+__all__ = [
+    "ChildSummary",
+    "directory_abstract",
+    "directory_overview",
+    "file_summary",
+    "file_title",
+    "truncate_generated",
+]
+
+_FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(\n|\Z)", re.S)
+_TITLE_LINE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.M)
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
+_ANY_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+_SENTENCE_END = re.compile(r"(\.(?!\d)(?=\s|$)|[!?](?=\s|$)|[。？！])")
+_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_INLINE = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
+_HTML = re.compile(r"<[^>]+>")
+README_NAMES = ("readme", "index", "overview", "_index")
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSummary:
+    """What a directory's overview says about one child."""
+
+    name: str
+    is_dir: bool
+    summary: str
+
+
+def truncate_generated(text: str, limit: int) -> str:
+    """Shorten ``text`` to ``limit`` characters, preferring whole sentences."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    ends = [m.end() for m in _SENTENCE_END.finditer(text)]
+    within = [end for end in ends if end <= limit]
+    if within:
+        return text[: within[-1]].strip()
+    if ends:
+        return text[: ends[0]].strip()
+    cut = text[: max(limit - 3, 1)]
+    space = cut.rfind(" ")
+    if space > 0:
+        cut = cut[:space]
+    return cut.rstrip() + "..."
+
+
+def file_title(text: str, name: str) -> str:
+    """Front matter ``title``, else the first ``# `` heading, else the file name without suffix."""
+    front = _FRONTMATTER.match(text)
+    if front:
+        title = _TITLE_LINE.search(front.group(1))
+        if title:
+            return _clean(title.group(1))
+    heading = _H1.search(text[:20000])
+    if heading:
+        return _clean(heading.group(1))
+    return PurePosixPath(name).stem or name
+
+
+def first_prose(text: str, max_chars: int) -> str:
+    """The first paragraphs of running text (no headings, code, tables or lists), cleaned."""
+    body = _FRONTMATTER.sub("", text, count=1)
+    paragraphs: list[str] = []
+    current: list[str] = []
+    in_fence = False
+    size = 0
+    for raw in body.splitlines():
+        line = raw.strip()
+        if line.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            _flush(current, paragraphs)
+            continue
+        if in_fence:
+            continue
+        if not line or _ANY_HEADING.match(line) or line.startswith(("|", ">", "<!--", "---", "===")):
+            _flush(current, paragraphs)
+            size = sum(len(p) for p in paragraphs)
+            if size >= max_chars:
+                break
+            continue
+        if re.match(r"^([-*+]|\d+[.)])\s", line):
+            _flush(current, paragraphs)
+            continue
+        current.append(_clean(line))
+    _flush(current, paragraphs)
+    return " ".join(paragraphs)
+
+
+def file_summary(text: str, name: str, limit: int = 256) -> str:
+    """``Title: first sentences``, at most ``limit`` characters."""
+    title = file_title(text, name)
+    prose = first_prose(text, limit * 2)
+    if not prose:
+        return truncate_generated(title, limit)
+    if prose.lower().startswith(title.lower()):
+        return truncate_generated(prose, limit)
+    return truncate_generated(f"{title}: {prose}", limit)
+
+
+def directory_abstract(name: str, children: list[ChildSummary], limit: int = 256) -> str:
+    """The brief paragraph: a README's summary when there is one, else what the folder holds."""
+    for child in children:
+        if not child.is_dir and PurePosixPath(child.name).stem.lower() in README_NAMES and child.summary:
+            return truncate_generated(child.summary, limit)
+    files = [c for c in children if not c.is_dir]
+    dirs = [c for c in children if c.is_dir]
+    counts = []
+    if files:
+        counts.append(f"{len(files)} file{'s' if len(files) != 1 else ''}")
+    if dirs:
+        counts.append(f"{len(dirs)} folder{'s' if len(dirs) != 1 else ''}")
+    head = f"{name} holds {' and '.join(counts) or 'nothing yet'}"
+    topics = [_topic(c) for c in children]
+    topics = [t for t in topics if t]
+    text = head + (": " + "; ".join(topics) if topics else "") + "."
+    if len(text) > limit:
+        text = head + ": " + "; ".join(topics)
+        text = text[: limit - 3].rsplit(";", 1)[0].rstrip() + "..."
+    return text
+
+
+def directory_overview(name: str, abstract: str, children: list[ChildSummary], limit: int = 4000) -> str:
+    """``# name``, the brief paragraph, then ``## Contents`` with one line per child."""
+    head = f"# {name}\n\n{abstract}\n\n## Contents\n"
+    lines: list[str] = []
+    budget = limit - len(head) - 40
+    for index, child in enumerate(children):
+        label = child.name + ("/" if child.is_dir else "")
+        summary = truncate_generated(child.summary, 160) if child.summary else ""
+        line = f"- {label}: {summary}" if summary else f"- {label}"
+        if budget - len(line) - 1 < 0:
+            lines.append(f"- ... and {len(children) - index} more")
+            break
+        budget -= len(line) + 1
+        lines.append(line)
+    return head + "\n".join(lines) + "\n"
+
+
+def navigation_text(name: str, children: list[ChildSummary]) -> str:
+    """What a directory's L1 record embeds: its name and the titles of its children."""
+    titles = [_topic(child) for child in children]
+    return f"{name}: " + "; ".join(t for t in titles if t)
+
+
+def _topic(child: ChildSummary) -> str:
+    # A folder is best named by its name; a file by the title its summary starts with.
+    if child.is_dir or not child.summary:
+        return child.name if child.is_dir else PurePosixPath(child.name).stem
+    if ":" in child.summary[:80]:
+        return child.summary.split(":", 1)[0].strip()
+    return textwrap.shorten(child.summary, 60, placeholder="...")
+
+
+def _flush(current: list[str], paragraphs: list[str]) -> None:
+    if current:
+        paragraphs.append(" ".join(current))
+        current.clear()
+
+
+def _clean(line: str) -> str:
+    line = _LINK.sub(r"\1", line)
+    line = _HTML.sub("", line)
+    line = _INLINE.sub(r"\2", line)
+    return re.sub(r"\s+", " ", line).strip()

@@ -1,0 +1,142 @@
+"""Walk a local folder the way git would see it: hidden files, ``.gitignore`` and symlinks.
+
+``.gitignore`` files at any level apply to the paths below them (through pathspec's
+``GitIgnoreSpec``); names starting with ``.`` are skipped; a symlink is followed only when
+it points inside the folder being added, and a symlinked directory is never entered (it
+could loop, or pull in a second copy of the tree).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["SourceFile", "WalkResult", "walk"]
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file to import: where it is, and its path relative to the folder being added."""
+
+    path: Path
+    rel: str
+    size: int
+    mtime: float
+
+
+@dataclass(slots=True)
+class WalkResult:
+    """Files to import, and what was passed over and why."""
+
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+class _Ignores:
+    """The ``.gitignore`` rules that apply at one point of the walk."""
+
+    def __init__(self, rules: tuple[tuple[str, object], ...] = ()) -> None:
+        self.rules = rules
+
+    def extended(self, directory: Path, rel_dir: str) -> _Ignores:
+        ignore_file = directory / ".gitignore"
+        if not ignore_file.is_file():
+            return self
+        import pathspec
+
+        try:
+            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            return self
+        spec = pathspec.GitIgnoreSpec.from_lines(lines)
+        return _Ignores((*self.rules, (rel_dir, spec)))
+
+    def ignored(self, rel: str, is_dir: bool) -> bool:
+        for base, spec in self.rules:
+            local = rel[len(base) + 1 :] if base else rel
+            if spec.match_file(local + "/" if is_dir else local):  # type: ignore[attr-defined]
+                return True
+        return False
+
+
+def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> WalkResult:
+    """Everything under ``root`` (a folder, or a single file) that should be imported."""
+    import pathspec
+
+    include_spec = pathspec.GitIgnoreSpec.from_lines(include) if include else None
+    exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    result = WalkResult()
+    if root.is_file():
+        stat = root.stat()
+        result.files.append(SourceFile(root, root.name, stat.st_size, stat.st_mtime))
+        return result
+    real_root = root.resolve()
+    _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result)
+    return result
+
+
+def _walk_dir(
+    directory: Path,
+    real_root: Path,
+    rel_dir: str,
+    ignores: _Ignores,
+    include_spec: object,
+    exclude_spec: object,
+    result: WalkResult,
+) -> None:
+    ignores = ignores.extended(directory, rel_dir)
+    try:
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as exc:
+        result.skipped.append((rel_dir or ".", f"cannot list: {exc.strerror}"))
+        return
+    for entry in entries:
+        name = entry.name
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        if name.startswith("."):
+            continue
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir(follow_symlinks=False)
+        except OSError:
+            continue
+        if is_dir:
+            if ignores.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):  # type: ignore[attr-defined]
+                continue
+            _walk_dir(Path(entry.path), real_root, rel, ignores, include_spec, exclude_spec, result)
+            continue
+        if ignores.ignored(rel, False) or (exclude_spec and exclude_spec.match_file(rel)):  # type: ignore[attr-defined]
+            continue
+        if include_spec and not include_spec.match_file(rel):  # type: ignore[attr-defined]
+            continue
+        path = Path(entry.path)
+        if is_link:
+            target = path.resolve()
+            if target.is_dir():
+                result.skipped.append((rel, "symlinked directory (not followed)"))
+                continue
+            if not target.is_relative_to(real_root):
+                result.skipped.append((rel, "symlink points outside the folder (not followed)"))
+                continue
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            result.skipped.append((rel, f"cannot read: {exc.strerror}"))
+            continue
+        if not _is_regular(stat.st_mode):
+            result.skipped.append((rel, "not a regular file"))
+            continue
+        if stat.st_size > MAX_FILE_BYTES:
+            result.skipped.append((rel, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"))
+            continue
+        result.files.append(SourceFile(path, rel, stat.st_size, stat.st_mtime))
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)

@@ -1,0 +1,1 @@
+"""Models: embedders, chat LLMs and rerankers."""

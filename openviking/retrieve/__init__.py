@@ -1,0 +1,1 @@
+"""Retrieval: find, search, grep and glob."""

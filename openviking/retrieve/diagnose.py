@@ -1,0 +1,63 @@
+"""Why a find returned nothing: how many candidates each stage of the scope removed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..models.embedder import Embedder
+    from ..store.lance import LanceStore
+
+__all__ = ["diagnose"]
+
+_ADVICE = {
+    "scope": "search a wider --uri (or none)",
+    "context_type": "drop --context-type",
+    "level": "drop --level",
+    "tags": "drop or change --tags",
+    "time": "widen --after/--before, or use --time-field created_at",
+    "filter": "loosen --filter",
+    "extra": "loosen the query's restrictions",
+}
+
+
+def diagnose(store: LanceStore, embedder: Embedder | None, request: Any) -> dict[str, Any]:
+    """Count the records left after each restriction, in order, and say what to loosen.
+
+    The counts are cumulative: ``remaining`` after a stage is what survived it and every
+    stage before it. When all of them leave records, the threshold removed the rest.
+    """
+    from ..retrieve.retriever import score_candidates
+
+    stages: list[dict[str, Any]] = []
+    total = store.count_records()
+    remaining = total
+    clauses: list[str] = []
+    blocking: str | None = None
+    for name, sql in request.scope.stage_predicates():
+        clauses.append(f"({sql})")
+        left = store.count_records(" AND ".join(clauses))
+        stages.append({"stage": name, "removed": remaining - left, "remaining": left})
+        if left == 0 and blocking is None:
+            blocking = name
+        remaining = left
+    advice = None
+    threshold_info: dict[str, Any] | None = None
+    if blocking is not None:
+        advice = _ADVICE.get(blocking)
+    elif remaining > 0:
+        where = " AND ".join(clauses) if clauses else None
+        scored = score_candidates(store, embedder, request.query, where, 20, request.mode)
+        best = max((c.score for c in scored), default=0.0)
+        threshold_info = {"threshold": request.threshold, "best_score": best, "candidates": len(scored)}
+        if scored:
+            advice = f"lower --threshold below {best:.3f}"
+        else:
+            advice = "no record matches the query's words; try --mode vector or other words"
+    return {
+        "records": total,
+        "stages": stages,
+        "threshold": threshold_info,
+        "blocking_stage": blocking or ("threshold" if threshold_info and threshold_info["candidates"] else None),
+        "advice": advice,
+    }

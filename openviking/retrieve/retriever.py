@@ -1,0 +1,188 @@
+"""find: one global search per query over L0, L1 and L2 records, as the brief describes it.
+
+Modes:
+
+* ``vector``: the brief's algorithm. Score = cosine similarity of the query and the record.
+* ``keyword``: LanceDB's BM25 full-text index alone; score = BM25 / best BM25 of the query.
+* ``hybrid`` (default): both lists fused by reciprocal rank (k = 60), divided by the best
+  possible fused value, so a record ranked first on both sides scores 1.0.
+
+Then, whatever the mode: threshold (strict ``>``), dedupe by record URI keeping the best,
+sort by score (ties by URI, so results are deterministic), cut to ``limit``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..store.filters import Scope
+from ..store.lance import LanceStore
+from ..types import MatchedContext
+
+if TYPE_CHECKING:
+    from ..models.embedder import Embedder
+
+__all__ = ["MODES", "RRF_K", "Candidate", "retrieve"]
+
+MODES = ("hybrid", "vector", "keyword")
+RRF_K = 60
+RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract", "tags"]
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One record on its way to becoming a hit, with the parts of its score."""
+
+    row: dict[str, Any]
+    score: float = 0.0
+    vector_score: float | None = None
+    vector_rank: int | None = None
+    keyword_score: float | None = None
+    keyword_rank: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def uri(self) -> str:
+        return str(self.row["uri"])
+
+
+def candidate_count(limit: int) -> int:
+    """Records fetched per side: more than ``limit``, because chunks of one file collapse."""
+    return min(max(limit * 4, 40), 2000)
+
+
+def retrieve(
+    store: LanceStore,
+    embedder: Embedder | None,
+    query: str,
+    scope: Scope,
+    *,
+    limit: int,
+    threshold: float,
+    mode: str = "hybrid",
+    query_vector: Any = None,
+) -> list[Candidate]:
+    """Ranked, thresholded, deduplicated candidates (at most ``limit``)."""
+    if limit <= 0 or not store.has_records:
+        return []
+    fetch = candidate_count(limit)
+    where = scope.to_sql()
+    candidates = score_candidates(store, embedder, query, where, fetch, mode, query_vector)
+    return finish(candidates, limit=limit, threshold=threshold)
+
+
+def score_candidates(
+    store: LanceStore,
+    embedder: Embedder | None,
+    query: str,
+    where: str | None,
+    fetch: int,
+    mode: str,
+    query_vector: Any = None,
+) -> list[Candidate]:
+    """Scored candidates of one query, best first, before threshold and dedupe."""
+    by_id: dict[str, Candidate] = {}
+    if mode in ("vector", "hybrid"):
+        vector = query_vector if query_vector is not None else embedder.embed_query(query)  # type: ignore[union-attr]
+        rows = store.vector_search(vector, where, fetch, RECORD_COLUMNS)
+        for rank, row in enumerate(rows, start=1):
+            similarity = 1.0 - float(row.pop("_distance", 1.0))
+            item = by_id.setdefault(row["id"], Candidate(row))
+            item.vector_score = _finite(similarity)
+            item.vector_rank = rank
+    if mode in ("keyword", "hybrid"):
+        rows = store.keyword_search(query, where, fetch, RECORD_COLUMNS)
+        for rank, row in enumerate(rows, start=1):
+            bm25 = float(row.pop("_score", 0.0))
+            item = by_id.setdefault(row["id"], Candidate(row))
+            item.keyword_score = _finite(bm25)
+            item.keyword_rank = rank
+    candidates = list(by_id.values())
+    if mode == "vector":
+        for item in candidates:
+            item.score = max(0.0, min(1.0, item.vector_score or 0.0))
+    elif mode == "keyword":
+        best = max((c.keyword_score or 0.0 for c in candidates), default=0.0)
+        for item in candidates:
+            item.score = (item.keyword_score or 0.0) / best if best > 0 else 0.0
+    else:
+        ceiling = 2.0 / (RRF_K + 1)
+        for item in candidates:
+            fused = 0.0
+            if item.vector_rank is not None:
+                fused += 1.0 / (RRF_K + item.vector_rank)
+            if item.keyword_rank is not None:
+                fused += 1.0 / (RRF_K + item.keyword_rank)
+            item.score = fused / ceiling
+    candidates.sort(key=lambda c: (-c.score, c.uri, c.row.get("level", 2), c.row.get("chunk", 0)))
+    return candidates
+
+
+def finish(candidates: list[Candidate], *, limit: int, threshold: float) -> list[Candidate]:
+    """Threshold (strict), dedupe by record URI keeping the best, sort, cut to ``limit``."""
+    best: dict[str, Candidate] = {}
+    for item in candidates:
+        if not item.score > threshold:
+            continue
+        kept = best.get(item.uri)
+        if kept is None or item.score > kept.score:
+            best[item.uri] = item
+    ranked = sorted(best.values(), key=lambda c: (-c.score, c.uri))
+    return ranked[:limit]
+
+
+def to_matched(item: Candidate, *, explain: bool = False) -> MatchedContext:
+    """The brief's MatchedContext for a candidate (display URI with the level suffix)."""
+    row = item.row
+    level = int(row.get("level", 2))
+    uri = str(row["uri"])
+    overview = None
+    reason = ""
+    if level == 0:
+        display = uri.rstrip("/") + "/.abstract.md"
+    elif level == 1:
+        display = uri.rstrip("/") + "/.overview.md"
+        overview = row.get("text") or None
+    else:
+        display = uri
+        if row.get("line_start"):
+            reason = f"lines {row['line_start']}-{row['line_end']}"
+    hit = MatchedContext(
+        uri=display,
+        context_type=row.get("context_type") or "resource",
+        level=level,
+        score=_finite(item.score),
+        abstract=row.get("abstract") or "",
+        overview=overview,
+        match_reason=reason,
+        tags=list(row.get("tags") or []),
+    )
+    if explain:
+        hit.explain = explanation(item)
+    return hit
+
+
+def explanation(item: Candidate) -> dict[str, Any]:
+    """The parts of a hit's score, and its rank on each side."""
+    parts: dict[str, Any] = {
+        "score": item.score,
+        "vector": None
+        if item.vector_rank is None
+        else {"score": item.vector_score, "rank": item.vector_rank},
+        "keyword": None
+        if item.keyword_rank is None
+        else {"score": item.keyword_score, "rank": item.keyword_rank},
+        "record": {
+            "level": int(item.row.get("level", 2)),
+            "chunk": int(item.row.get("chunk") or 0),
+            "lines": [item.row.get("line_start"), item.row.get("line_end")],
+        },
+    }
+    parts.update(item.extra)
+    return parts
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else 0.0

@@ -1,0 +1,1 @@
+"""The store: the only code that imports lancedb."""

@@ -1,0 +1,213 @@
+"""VikingFS: the filesystem view of a store (ls, tree, read, abstract, overview, stat).
+
+Directories carry their L0 and L1 as the hidden files ``.abstract.md`` and ``.overview.md``:
+they can be read like any file and are listed only on request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidArgumentError, NotFoundError
+from ..timefilter import format_iso8601
+from ..uri import VikingURI, parse
+from .filters import path_scope_sql, sql_string
+from .lance import LanceStore
+from .schema import NODE_LISTING_COLUMNS
+
+__all__ = ["SIDECARS", "VikingFS"]
+
+SIDECARS = {".abstract.md": "abstract", ".overview.md": "overview"}
+
+
+class VikingFS:
+    """Read-side filesystem operations over one open store."""
+
+    def __init__(self, store: LanceStore, user: str = "default") -> None:
+        self.store = store
+        self.user = user
+
+    def uri(self, text: str, field: str = "uri") -> VikingURI:
+        """Parse a user URI with this store's user."""
+        return parse(text, user=self.user, field=field)
+
+    # ------------------------------------------------------------------ lookups
+    def node(self, uri: VikingURI, columns: list[str] | None = None) -> dict[str, Any]:
+        """The node at ``uri``; the root is a virtual directory.
+
+        Raises:
+            NotFoundError: nothing is stored at ``uri``.
+        """
+        if uri.is_root:
+            return {"uri": "viking://", "name": "", "is_dir": True, "size": 0, "abstract": "", "overview": "",
+                    "parent_uri": None, "context_type": "resource", "tags": [], "created_at": None,
+                    "updated_at": None, "depth": 0}
+        row = self.store.get_node(str(uri), columns=columns)
+        if row is None:
+            raise NotFoundError(
+                f"File not found: {uri}",
+                hint=f"List what exists with: openviking ls {uri.parent or 'viking://'}",
+                details={"uri": str(uri), "type": "file"},
+            )
+        return row
+
+    def read(self, uri: VikingURI, offset: int = 0, limit: int = -1) -> str:
+        """A file's text (lines ``offset`` .. ``offset+limit``); a directory reads as its overview."""
+        if offset < 0:
+            raise InvalidArgumentError("offset must be >= 0", details={"offset": offset})
+        if limit < -1:
+            raise InvalidArgumentError("limit must be >= 0 (or -1 for all)", details={"limit": limit})
+        sidecar = SIDECARS.get(uri.name)
+        if sidecar and uri.parent is not None:
+            text = self._sidecar(uri.parent, sidecar)
+        else:
+            row = self.node(uri, columns=["uri", "is_dir", "content", "overview"])
+            text = (row.get("overview") if row["is_dir"] else row.get("content")) or ""
+        if offset == 0 and limit == -1:
+            return text
+        lines = text.splitlines(keepends=True)
+        end = None if limit == -1 else offset + limit
+        return "".join(lines[offset:end])
+
+    def abstract(self, uri: VikingURI) -> str:
+        """A directory's L0, or a file's summary."""
+        row = self.node(uri, columns=["uri", "is_dir", "abstract"])
+        return row.get("abstract") or f"# {uri} [Directory abstract is not ready]"
+
+    def overview(self, uri: VikingURI) -> str:
+        """A directory's L1; a file falls back to its directory's."""
+        row = self.node(uri, columns=["uri", "is_dir", "overview", "parent_uri"])
+        if not row["is_dir"] and uri.parent is not None:
+            return self.overview(uri.parent)
+        return row.get("overview") or f"# {uri}\n\n[Directory overview is not ready]"
+
+    def _sidecar(self, directory: VikingURI, column: str) -> str:
+        row = self.node(directory, columns=["uri", "is_dir", column])
+        if not row["is_dir"]:
+            raise NotFoundError(f"File not found: {directory}/.{column}.md", details={"uri": str(directory)})
+        return row.get(column) or ""
+
+    # ------------------------------------------------------------------ listings
+    def ls(
+        self,
+        uri: VikingURI,
+        *,
+        recursive: bool = False,
+        show_hidden: bool = False,
+        node_limit: int | None = None,
+        abs_limit: int = 256,
+    ) -> list[dict[str, Any]]:
+        """Entries of a directory (or the file itself), directories first, then by name."""
+        row = self.node(uri, columns=NODE_LISTING_COLUMNS)
+        if not row["is_dir"]:
+            return [self._entry(row, abs_limit)]
+        if recursive:
+            where = path_scope_sql(uri) + f" AND uri != {sql_string(str(uri))}" if not uri.is_root else "TRUE"
+        else:
+            where = f"parent_uri = {sql_string(str(uri))}"
+        rows = self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS)
+        entries: list[dict[str, Any]] = []
+        if recursive:
+            rows.sort(key=lambda r: _path_key(r["uri"]))
+        else:
+            rows.sort(key=lambda r: (not r["is_dir"], r["name"].lower(), r["name"]))
+        for child in rows:
+            if child["is_dir"] and show_hidden:
+                entries.append(self._entry(child, abs_limit))
+                entries.extend(self._sidecar_entries(child))
+            else:
+                entries.append(self._entry(child, abs_limit))
+        if show_hidden and not uri.is_root:
+            entries[0:0] = self._sidecar_entries(row)
+        if node_limit is not None and node_limit > 0:
+            entries = entries[:node_limit]
+        return entries
+
+    def tree(self, uri: VikingURI, *, level_limit: int = 3, node_limit: int | None = None) -> list[dict[str, Any]]:
+        """Depth-first listing below ``uri``, each directory before its children, ``level_limit`` deep."""
+        row = self.node(uri, columns=NODE_LISTING_COLUMNS)
+        if not row["is_dir"]:
+            return [self._entry(row, 256, rel_path=row["name"])]
+        where = "TRUE" if uri.is_root else path_scope_sql(uri)
+        if level_limit > 0:
+            where = f"({where}) AND depth <= {uri.depth + level_limit}"
+        rows = [r for r in self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS) if r["uri"] != str(uri)]
+        rows.sort(key=lambda r: _tree_key(r))
+        entries = []
+        for child in rows:
+            rel = child["uri"][len(str(uri)) :].lstrip("/") if not uri.is_root else child["uri"][len("viking://") :]
+            entries.append(self._entry(child, 128, rel_path=rel))
+        if node_limit is not None and node_limit > 0:
+            entries = entries[:node_limit]
+        return entries
+
+    def stat(self, uri: VikingURI) -> dict[str, Any]:
+        """Everything known about one node, without its content."""
+        if uri.name in SIDECARS and uri.parent is not None:
+            text = self._sidecar(uri.parent, SIDECARS[uri.name])
+            return {"uri": str(uri), "name": uri.name, "isDir": False, "size": len(text.encode("utf-8")),
+                    "context_type": uri.context_type, "hidden": True}
+        row = self.node(uri, columns=NODE_LISTING_COLUMNS)
+        info: dict[str, Any] = {
+            "uri": str(uri),
+            "name": row.get("name") or "",
+            "isDir": bool(row["is_dir"]),
+            "size": int(row.get("size") or 0),
+            "context_type": row.get("context_type") or uri.context_type,
+            "created_at": _iso(row.get("created_at")),
+            "updated_at": _iso(row.get("updated_at")),
+            "tags": list(row.get("tags") or []),
+            "abstract": row.get("abstract") or "",
+        }
+        if not uri.is_root:
+            info["content_hash"] = row.get("content_hash") or ""
+            info["source"] = row.get("source") or ""
+            info["records"] = self.store.count_records(f"uri = {sql_string(str(uri))}")
+        if row["is_dir"]:
+            info["children"] = self.store.count_nodes(f"parent_uri = {sql_string(str(uri))}")
+        return info
+
+    def _entry(self, row: dict[str, Any], abs_limit: int, rel_path: str | None = None) -> dict[str, Any]:
+        abstract = row.get("abstract") or ""
+        if abs_limit and len(abstract) > abs_limit:
+            abstract = abstract[:abs_limit] + "..."
+        entry: dict[str, Any] = {
+            "uri": row["uri"],
+            "size": int(row.get("size") or 0),
+            "isDir": bool(row["is_dir"]),
+            "modTime": _iso(row.get("updated_at")),
+            "abstract": abstract,
+        }
+        if rel_path is not None:
+            entry["rel_path"] = rel_path
+        return entry
+
+    def _sidecar_entries(self, row: dict[str, Any]) -> list[dict[str, Any]]:
+        out = []
+        for name, column in SIDECARS.items():
+            value = row.get(column)
+            if column == "overview" and value is None:
+                # listing rows carry no overview column; a directory always has one
+                value = ""
+            out.append({"uri": f"{row['uri']}/{name}", "size": len((value or "").encode("utf-8")),
+                        "isDir": False, "modTime": _iso(row.get("updated_at")), "abstract": ""})
+        return out
+
+
+def _iso(value: Any) -> str | None:
+    return format_iso8601(value) if value is not None else None
+
+
+def _path_key(uri: str) -> tuple[str, ...]:
+    return tuple(uri[len("viking://") :].split("/"))
+
+
+def _tree_key(row: dict[str, Any]) -> tuple[tuple[int, str, str], ...]:
+    # Depth-first: compare path segment by segment; at each level directories come first.
+    parts = _path_key(row["uri"])
+    keys = []
+    for index, part in enumerate(parts):
+        last = index == len(parts) - 1
+        is_dir = row["is_dir"] if last else True
+        keys.append((0 if is_dir else 1, part.lower(), part))
+    return tuple(keys)

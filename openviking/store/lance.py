@@ -1,0 +1,375 @@
+"""LanceStore: the one place that talks to LanceDB.
+
+A store is one LanceDB directory holding three tables: ``nodes`` (the virtual filesystem,
+content included), ``records`` (what retrieval scores: vectors plus a full-text index on
+their text) and ``meta`` (format version and embedder identity). Every write goes through
+:meth:`LanceStore.write_lock`, an OS file lock, because LanceDB's concurrent ``merge_insert``
+on the same keys silently duplicates rows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import FailedPreconditionError, InternalError, NotFoundError, OpenVikingError
+from . import schema
+from .filters import sql_string
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["LanceStore", "store_exists"]
+
+LOCK_FILE = ".openviking.lock"
+# Old versions are cleaned up once they are this old, not at once: a reader in another
+# process may still be using one (LanceDB warns that 0 breaks concurrent readers).
+CLEANUP_AFTER = timedelta(minutes=10)
+FTS_TOKENIZER = "icu/split"
+
+
+def store_exists(path: str) -> bool:
+    """True when ``path`` holds an openviking store (cheap check, no lancedb import)."""
+    if "://" in path:
+        return True  # object storage: only LanceDB itself can tell
+    return (Path(path) / f"{schema.NODES}.lance").is_dir()
+
+
+class LanceStore:
+    """An open store. Create with :meth:`open`; close with :meth:`close` or ``with``."""
+
+    def __init__(self, path: str, db: Any) -> None:
+        self.path = path
+        self._db = db
+        self._tables: dict[str, Any] = {}
+        self._thread_lock = threading.RLock()
+        self._lock_depth = 0
+        self._lock_fd: int | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @classmethod
+    def open(cls, path: str, *, create: bool = False) -> LanceStore:
+        """Open the store at ``path``; with ``create`` make it when missing.
+
+        Raises:
+            NotFoundError: no store at ``path`` and ``create`` is false.
+        """
+        if not create and not store_exists(path):
+            raise NotFoundError(
+                f"No store at {path}",
+                hint="Add something first: openviking add-resource PATH (or pass --store / set OPENVIKING_STORE)",
+                details={"store": path},
+            )
+        if create and "://" not in path:
+            try:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise FailedPreconditionError(
+                    f"Cannot create the store directory {path}: {exc.strerror}", details={"store": path}
+                ) from exc
+        import lancedb
+
+        try:
+            db = lancedb.connect(path, read_consistency_interval=timedelta(0))
+        except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
+            raise _translate(exc, f"Cannot open the store at {path}") from exc
+        store = cls(path, db)
+        if create:
+            with store.write_lock():
+                store._create_base_tables()
+        elif not store._has_table(schema.NODES):
+            raise NotFoundError(
+                f"No store at {path}",
+                hint="Add something first: openviking add-resource PATH",
+                details={"store": path},
+            )
+        return store
+
+    def close(self) -> None:
+        """Forget open table handles (LanceDB holds no other resource)."""
+        self._tables.clear()
+
+    def __enter__(self) -> LanceStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _has_table(self, name: str) -> bool:
+        if name in self._tables:
+            return True
+        try:
+            self._tables[name] = self._db.open_table(name)
+        except (FileNotFoundError, ValueError):
+            return False
+        except Exception as exc:
+            if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
+                return False
+            raise _translate(exc, f"Cannot open table {name}") from exc
+        return True
+
+    def _table(self, name: str) -> Any:
+        if not self._has_table(name):
+            raise NotFoundError(f"The store at {self.path} has no {name} table", details={"table": name})
+        return self._tables[name]
+
+    def _create_base_tables(self) -> None:
+        for name, table_schema in ((schema.NODES, schema.nodes_schema()), (schema.META, schema.meta_schema())):
+            if not self._has_table(name):
+                self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
+        meta = self.meta()
+        if "format_version" not in meta:
+            self.set_meta({"format_version": schema.FORMAT_VERSION})
+
+    # ------------------------------------------------------------------ locking
+    @contextlib.contextmanager
+    def write_lock(self) -> Iterator[None]:
+        """Hold the store's write lock (re-entrant; a no-op for object storage)."""
+        with self._thread_lock:
+            if self._lock_depth == 0 and "://" not in self.path:
+                import fcntl
+
+                fd = os.open(os.path.join(self.path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                self._lock_fd = fd
+            self._lock_depth += 1
+            try:
+                yield
+            finally:
+                self._lock_depth -= 1
+                if self._lock_depth == 0 and self._lock_fd is not None:
+                    os.close(self._lock_fd)  # closing releases the flock
+                    self._lock_fd = None
+
+    # ------------------------------------------------------------------ meta
+    def meta(self) -> dict[str, str]:
+        """All key/value facts of the store."""
+        rows = self._table(schema.META).search().select(["key", "value"]).limit(None).to_list()
+        return {row["key"]: row["value"] for row in rows}
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        """Upsert key/value facts."""
+        with self.write_lock():
+            rows = [{"key": k, "value": v} for k, v in values.items()]
+            table = self._table(schema.META)
+            table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(rows)
+
+    # ------------------------------------------------------------------ nodes
+    def get_node(self, uri: str, columns: Sequence[str] | None = None) -> dict[str, Any] | None:
+        """The node at ``uri``, or None."""
+        rows = self.query_nodes(f"uri = {sql_string(uri)}", columns=columns, limit=1)
+        return rows[0] if rows else None
+
+    def query_nodes(
+        self,
+        where: str | None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Nodes matching a SQL predicate, as dicts."""
+        return self.scan_nodes(where, columns, limit).to_pylist()
+
+    def scan_nodes(
+        self,
+        where: str | None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """Nodes matching a SQL predicate, as an Arrow table (for vectorised work)."""
+        query = self._table(schema.NODES).search()
+        if where:
+            query = query.where(where)
+        query = query.select(list(columns or schema.NODE_COLUMNS)).limit(limit)
+        return _run(query.to_arrow)
+
+    def count_nodes(self, where: str | None = None) -> int:
+        """How many nodes match ``where``."""
+        return int(_run(lambda: self._table(schema.NODES).count_rows(where)))
+
+    def upsert_nodes(self, rows: list[dict[str, Any]]) -> None:
+        """Insert or replace nodes keyed by ``uri``."""
+        if not rows:
+            return
+        import pyarrow as pa
+
+        data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
+        with self.write_lock():
+            table = self._table(schema.NODES)
+            _run(lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data))
+
+    def delete_nodes(self, where: str) -> None:
+        """Delete the nodes matching ``where``."""
+        with self.write_lock():
+            _run(lambda: self._table(schema.NODES).delete(where))
+
+    # ------------------------------------------------------------------ records
+    @property
+    def has_records(self) -> bool:
+        """True once any record was written."""
+        return self._has_table(schema.RECORDS)
+
+    def replace_records(self, uris: Sequence[str], rows: list[dict[str, Any]], dimension: int) -> None:
+        """Make ``rows`` the complete set of records of ``uris``, in one commit.
+
+        Records of those URIs that are not in ``rows`` are deleted by the same merge, so a
+        crash leaves either the old or the new set, never a mix.
+        """
+        if not uris and not rows:
+            return
+        import pyarrow as pa
+
+        data = pa.Table.from_pylist(_dedupe(rows, "id"), schema=schema.records_schema(dimension))
+        with self.write_lock():
+            table = self._ensure_records(dimension)
+            merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+            if uris:
+                merge = merge.when_not_matched_by_source_delete(_in_list("uri", uris))
+            _run(lambda: merge.execute(data))
+
+    def delete_records(self, where: str) -> None:
+        """Delete the records matching ``where``."""
+        if not self.has_records:
+            return
+        with self.write_lock():
+            _run(lambda: self._table(schema.RECORDS).delete(where))
+
+    def query_records(
+        self,
+        where: str | None,
+        columns: Sequence[str],
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Records matching a SQL predicate, as dicts (no scoring)."""
+        if not self.has_records:
+            return []
+        query = self._table(schema.RECORDS).search()
+        if where:
+            query = query.where(where)
+        return _run(query.select(list(columns)).limit(limit).to_list)
+
+    def count_records(self, where: str | None = None) -> int:
+        """How many records match ``where``."""
+        if not self.has_records:
+            return 0
+        return int(_run(lambda: self._table(schema.RECORDS).count_rows(where)))
+
+    def records_dimension(self) -> int | None:
+        """The vector width of the records table, or None before any record exists."""
+        if not self.has_records:
+            return None
+        return int(self._table(schema.RECORDS).schema.field("vector").type.list_size)
+
+    def _ensure_records(self, dimension: int) -> Any:
+        if self._has_table(schema.RECORDS):
+            table = self._tables[schema.RECORDS]
+            width = table.schema.field("vector").type.list_size
+            if width != dimension:
+                raise FailedPreconditionError(
+                    f"The store holds {width}-dimensional vectors; the embedder makes {dimension}",
+                    hint="Re-embed everything with: openviking reindex",
+                )
+            return table
+        table = self._db.create_table(schema.RECORDS, schema=schema.records_schema(dimension), exist_ok=True)
+        self._tables[schema.RECORDS] = table
+        return table
+
+    # ------------------------------------------------------------------ search
+    def vector_search(
+        self,
+        vector: Sequence[float],
+        where: str | None,
+        limit: int,
+        columns: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """Nearest records by cosine distance, with ``_distance`` on each row."""
+        if not self.has_records or limit <= 0:
+            return []
+        table = self._table(schema.RECORDS)
+        query = table.search(list(vector), vector_column_name="vector").distance_type("cosine")
+        if where:
+            query = query.where(where, prefilter=True)
+        query = query.select([*columns, "_distance"]).limit(limit)
+        return _run(query.to_list)
+
+    def keyword_search(
+        self,
+        text: str,
+        where: str | None,
+        limit: int,
+        columns: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """Best BM25 matches of ``text`` on the records' text, with ``_score`` on each row."""
+        if not self.has_records or limit <= 0 or not text.strip():
+            return []
+        from lancedb.query import MatchQuery
+
+        table = self._table(schema.RECORDS)
+        query = table.search(MatchQuery(text, "text"), query_type="fts")
+        if where:
+            query = query.where(where, prefilter=True)
+        query = query.select([*columns, "_score"]).limit(limit)
+        try:
+            return _run(query.to_list)
+        except OpenVikingError as exc:
+            # A store written before its first optimize() has no FTS index yet.
+            if "no inverted index" in exc.message.lower() or "index" in exc.message.lower():
+                return []
+            raise
+
+    # ------------------------------------------------------------------ maintenance
+    def optimize(self) -> None:
+        """Compact small fragments, fold new rows into the indexes, create missing indexes."""
+        with self.write_lock():
+            for name in (schema.NODES, schema.RECORDS):
+                if not self._has_table(name):
+                    continue
+                table = self._tables[name]
+                self._ensure_indexes(name, table)
+                _run(lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
+
+    def _ensure_indexes(self, name: str, table: Any) -> None:
+        existing = {tuple(ix.columns) for ix in table.list_indices()}
+        if name == schema.RECORDS and ("text",) not in existing and table.count_rows() > 0:
+            from lancedb.index import FTS
+
+            config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
+            _run(lambda: table.create_index("text", config=config))
+        if ("uri",) not in existing and table.count_rows() > 0:
+            from lancedb.index import BTree
+
+            _run(lambda: table.create_index("uri", config=BTree()))
+
+
+def _in_list(column: str, values: Sequence[str]) -> str:
+    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
+
+
+def _dedupe(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    # merge_insert refuses two source rows for one target row; the last one wins.
+    latest: dict[Any, dict[str, Any]] = {}
+    for row in rows:
+        latest[row[key]] = row
+    return list(latest.values())
+
+
+def _run(call: Any) -> Any:
+    try:
+        return call()
+    except OpenVikingError:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        raise _translate(exc, "Store operation failed") from exc
+
+
+def _translate(exc: Exception, context: str) -> OpenVikingError:
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, FileNotFoundError):
+        return NotFoundError(f"{context}: {message}")
+    return InternalError(f"{context}: {message}", details={"error": type(exc).__name__})

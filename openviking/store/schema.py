@@ -1,0 +1,104 @@
+"""Arrow schemas of the store's tables and the columns a filter may name."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+NODES = "nodes"
+RECORDS = "records"
+META = "meta"
+FORMAT_VERSION = "1"
+
+# Columns the filter DSL may use, and their kind (how a value is turned into SQL).
+FILTER_FIELDS: dict[str, str] = {
+    "uri": "path",
+    "context_type": "string",
+    "level": "int",
+    "search_tags": "tags",
+    "tags": "tags",
+    "created_at": "time",
+    "updated_at": "time",
+}
+
+NODE_COLUMNS = [
+    "uri",
+    "parent_uri",
+    "name",
+    "is_dir",
+    "context_type",
+    "depth",
+    "content",
+    "abstract",
+    "overview",
+    "size",
+    "created_at",
+    "updated_at",
+    "tags",
+    "content_hash",
+    "source",
+]
+
+# Everything a listing needs, without the (possibly large) content column.
+NODE_LISTING_COLUMNS = [c for c in NODE_COLUMNS if c not in ("content", "overview")]
+
+
+def nodes_schema() -> pa.Schema:
+    """One row per file or directory of the virtual filesystem."""
+    import pyarrow as pa
+
+    timestamp = pa.timestamp("ms", tz="UTC")
+    return pa.schema(
+        [
+            pa.field("uri", pa.string(), nullable=False),
+            pa.field("parent_uri", pa.string()),
+            pa.field("name", pa.string()),
+            pa.field("is_dir", pa.bool_()),
+            pa.field("context_type", pa.string()),
+            pa.field("depth", pa.int32()),
+            pa.field("content", pa.large_string()),
+            pa.field("abstract", pa.string()),
+            pa.field("overview", pa.large_string()),
+            pa.field("size", pa.int64()),
+            pa.field("created_at", timestamp),
+            pa.field("updated_at", timestamp),
+            pa.field("tags", pa.list_(pa.string())),
+            pa.field("content_hash", pa.string()),
+            pa.field("source", pa.string()),
+        ]
+    )
+
+
+def records_schema(dimension: int) -> pa.Schema:
+    """One row per retrievable record: a directory's L0 and L1, each file's L2 chunks."""
+    import pyarrow as pa
+
+    timestamp = pa.timestamp("ms", tz="UTC")
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("uri", pa.string(), nullable=False),
+            pa.field("depth", pa.int32()),
+            pa.field("level", pa.int8()),
+            pa.field("chunk", pa.int32()),
+            pa.field("line_start", pa.int32()),
+            pa.field("line_end", pa.int32()),
+            pa.field("context_type", pa.string()),
+            pa.field("text", pa.large_string()),
+            pa.field("abstract", pa.string()),
+            pa.field("text_hash", pa.string()),
+            pa.field("vector", pa.list_(pa.float32(), dimension)),
+            pa.field("created_at", timestamp),
+            pa.field("updated_at", timestamp),
+            pa.field("tags", pa.list_(pa.string())),
+        ]
+    )
+
+
+def meta_schema() -> pa.Schema:
+    """Key/value facts about the store (format version, embedder identity)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])

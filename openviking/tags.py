@@ -1,0 +1,38 @@
+"""Retrieval tags: strict ``key=value`` pairs, normalised as upstream does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import InvalidArgumentError
+
+__all__ = ["normalize_tags", "split_tag_list"]
+
+
+def normalize_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
+    """Lower-case, stripped ``key=value`` tags; a repeated key keeps its last value.
+
+    Raises:
+        InvalidArgumentError: a tag without exactly one ``=`` or with an empty side.
+    """
+    if tags is None:
+        return ()
+    if isinstance(tags, str):
+        tags = split_tag_list(tags)
+    values: dict[str, str] = {}
+    for raw in tags:
+        text = str(raw).strip().lower()
+        key, sep, value = text.partition("=")
+        if not sep or "=" in value or not key.strip() or not value.strip():
+            raise InvalidArgumentError(
+                f"Invalid tag '{raw}': tags are key=value pairs",
+                hint="Example: --tags env=prod,team=search",
+                details={"tag": str(raw)},
+            )
+        values[key.strip()] = value.strip()  # a dict keeps first-seen key order
+    return tuple(f"{k}={v}" for k, v in values.items())
+
+
+def split_tag_list(text: str) -> list[str]:
+    """``"a=1, b=2"`` -> ``["a=1", "b=2"]`` (empty parts dropped)."""
+    return [part for part in (p.strip() for p in text.split(",")) if part]

@@ -1,0 +1,145 @@
+"""``since``/``until`` (CLI ``--after``/``--before``) parsing, as upstream OpenViking does it.
+
+Accepted forms, first match wins:
+
+* relative ``^\\d+[smhdw]$`` (``m`` is minutes), counted back from now for both bounds;
+* ``YYYY-MM-DD``: the whole UTC day (from 00:00:00.000 for ``since``, to 23:59:59.999 for ``until``);
+* ISO 8601; without a zone it is UTC, any other zone is converted to UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from .errors import InvalidArgumentError
+
+__all__ = [
+    "TIME_FIELDS",
+    "TimeRange",
+    "format_iso8601",
+    "parse_iso_datetime",
+    "parse_time_range",
+]
+
+TIME_FIELDS = ("updated_at", "created_at")
+_RELATIVE = re.compile(r"^(\d+)([smhdw])$")
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_FRACTION = re.compile(r"(\.\d{6})\d+")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_FORMS = "use 30m, 2h, 7d, 2w, YYYY-MM-DD or ISO 8601 such as 2026-03-11T15:18:00Z"
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """An inclusive window on ``updated_at`` or ``created_at``; a missing bound is open."""
+
+    field: str
+    gte: datetime | None
+    lte: datetime | None
+
+    def to_filter(self) -> dict[str, Any]:
+        """The upstream ``time_range`` filter node, bounds serialised with ms and ``Z``."""
+        node: dict[str, Any] = {"op": "time_range", "field": self.field}
+        if self.gte is not None:
+            node["gte"] = format_iso8601(self.gte)
+        if self.lte is not None:
+            node["lte"] = format_iso8601(self.lte)
+        return node
+
+    def contains(self, moment: datetime) -> bool:
+        """True when ``moment`` lies inside the window (both ends included)."""
+        if self.gte is not None and moment < self.gte:
+            return False
+        return not (self.lte is not None and moment > self.lte)
+
+
+def parse_iso_datetime(value: str) -> datetime:
+    """Parse ISO 8601 with a trailing ``Z`` allowed and extra fraction digits truncated.
+
+    A value without a zone is taken as UTC; the result is always an aware UTC datetime.
+    """
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    text = _FRACTION.sub(r"\1", text)
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def format_iso8601(moment: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.mmmZ`` in UTC; a naive value counts as UTC; sub-ms digits are cut."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def parse_time_range(
+    since: str | None = None,
+    until: str | None = None,
+    time_field: str | None = None,
+    *,
+    now: datetime | None = None,
+) -> TimeRange | None:
+    """Turn the user's bounds into a :class:`TimeRange`, or None when both are absent.
+
+    Raises:
+        InvalidArgumentError: an unreadable bound, an unknown ``time_field`` or ``since`` later
+            than ``until``.
+    """
+    field = (time_field or "").strip() or "updated_at"
+    if field not in TIME_FIELDS:
+        raise InvalidArgumentError(
+            f"time_field must be one of: {', '.join(TIME_FIELDS)} (got '{time_field}')",
+            details={"time_field": time_field},
+        )
+    since = (since or "").strip() or None
+    until = (until or "").strip() or None
+    if since is None and until is None:
+        return None
+    current = now if now is not None else datetime.now(UTC)
+    if current.tzinfo is None:
+        current = current.replace(tzinfo=UTC)
+    lower = _parse_bound(since, "since", upper=False, now=current) if since else None
+    upper = _parse_bound(until, "until", upper=True, now=current) if until else None
+    if lower is not None and upper is not None and lower > upper:
+        raise InvalidArgumentError(
+            "since must be earlier than or equal to until",
+            details={"since": format_iso8601(lower), "until": format_iso8601(upper)},
+            hint="Swap --after and --before, or widen the window.",
+        )
+    return TimeRange(field, lower, upper)
+
+
+def _parse_bound(value: str, label: str, *, upper: bool, now: datetime) -> datetime:
+    relative = _RELATIVE.match(value)
+    if relative:
+        amount, unit = int(relative.group(1)), relative.group(2)
+        try:
+            return now - timedelta(**{_UNITS[unit]: amount})
+        except OverflowError as exc:
+            raise InvalidArgumentError(
+                f"Invalid {label} value '{value}': too far in the past", details={label: value}
+            ) from exc
+    if _DATE_ONLY.match(value):
+        try:
+            day = datetime.strptime(value, "%Y-%m-%d").date()
+        except ValueError as exc:
+            raise InvalidArgumentError(
+                f"Invalid {label} value '{value}': {exc}", details={label: value}, hint=_FORMS
+            ) from exc
+        clock = time(23, 59, 59, 999999) if upper else time(0, 0, 0)
+        return datetime.combine(day, clock, tzinfo=now.tzinfo or UTC).astimezone(UTC)
+    try:
+        return parse_iso_datetime(value)
+    except ValueError as exc:
+        raise InvalidArgumentError(
+            f"Invalid {label} value '{value}': not a relative time, a date or an ISO 8601 time",
+            details={label: value},
+            hint=_FORMS,
+        ) from exc

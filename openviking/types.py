@@ -1,0 +1,191 @@
+"""The values the library returns. Their ``to_dict()`` is the JSON contract of the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AddResult",
+    "ContextType",
+    "FindResult",
+    "MatchedContext",
+    "QueryPlan",
+    "RelatedContext",
+    "TypedQuery",
+]
+
+
+class ContextType:
+    """The three context types, as plain strings (``"memory"``, ``"resource"``, ``"skill"``)."""
+
+    MEMORY = "memory"
+    RESOURCE = "resource"
+    SKILL = "skill"
+    ALL = ("memory", "resource", "skill")
+
+
+GROUP_OF_TYPE = {"memory": "memories", "resource": "resources", "skill": "skills"}
+
+
+@dataclass(frozen=True, slots=True)
+class RelatedContext:
+    """A link from one URI to another, with the reason it was made."""
+
+    uri: str
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"uri": self.uri, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class MatchedContext:
+    """One find/search hit, shaped as the brief's ``MatchedContext``.
+
+    ``uri`` is the display URI: a directory's L0/L1 hit ends in ``/.abstract.md`` or
+    ``/.overview.md``. ``explain`` is filled only when an explanation was asked for.
+    """
+
+    uri: str
+    context_type: str = "resource"
+    level: int = 2
+    score: float = 0.0
+    abstract: str = ""
+    overview: str | None = None
+    category: str = ""
+    match_reason: str = ""
+    relations: list[RelatedContext] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    explain: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object, keys in the brief's order plus ``tags`` (and ``explain`` if set)."""
+        data: dict[str, Any] = {
+            "context_type": self.context_type,
+            "uri": self.uri,
+            "level": self.level,
+            "score": self.score,
+            "category": self.category,
+            "match_reason": self.match_reason,
+            "relations": [r.to_dict() for r in self.relations],
+            "abstract": self.abstract,
+            "overview": self.overview,
+            "tags": list(self.tags),
+        }
+        if self.explain is not None:
+            data["explain"] = self.explain
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class TypedQuery:
+    """One query planned by intent analysis (or the raw query, untyped)."""
+
+    query: str
+    context_type: str | None = None
+    intent: str = ""
+    priority: int = 3
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "context_type": self.context_type,
+            "intent": self.intent,
+            "priority": self.priority,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """What intent analysis decided: its reasoning and 0 to 5 typed queries."""
+
+    reasoning: str = ""
+    queries: tuple[TypedQuery, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"reasoning": self.reasoning, "queries": [q.to_dict() for q in self.queries]}
+
+
+@dataclass(slots=True)
+class FindResult:
+    """Hits grouped by context type; iterating yields memories, then resources, then skills."""
+
+    memories: list[MatchedContext] = field(default_factory=list)
+    resources: list[MatchedContext] = field(default_factory=list)
+    skills: list[MatchedContext] = field(default_factory=list)
+    query_plan: QueryPlan | None = None
+    diagnostics: dict[str, Any] | None = None
+
+    @classmethod
+    def from_hits(cls, hits: list[MatchedContext], query_plan: QueryPlan | None = None) -> FindResult:
+        """Group hits (already in final order) by their context type."""
+        result = cls(query_plan=query_plan)
+        for hit in hits:
+            result.group(hit.context_type).append(hit)
+        return result
+
+    def group(self, context_type: str) -> list[MatchedContext]:
+        """The list that holds hits of ``context_type`` (unknown types count as resources)."""
+        if context_type == "memory":
+            return self.memories
+        if context_type == "skill":
+            return self.skills
+        return self.resources
+
+    @property
+    def total(self) -> int:
+        """How many hits there are in all groups."""
+        return len(self.memories) + len(self.resources) + len(self.skills)
+
+    def __iter__(self) -> Iterator[MatchedContext]:
+        yield from self.memories
+        yield from self.resources
+        yield from self.skills
+
+    def __len__(self) -> int:
+        return self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{memories, resources, skills, [query_plan], total}`` as in the brief."""
+        data: dict[str, Any] = {
+            "memories": [m.to_dict() for m in self.memories],
+            "resources": [m.to_dict() for m in self.resources],
+            "skills": [m.to_dict() for m in self.skills],
+        }
+        if self.query_plan is not None:
+            data["query_plan"] = self.query_plan.to_dict()
+        if self.diagnostics is not None:
+            data["diagnostics"] = self.diagnostics
+        data["total"] = self.total
+        return data
+
+
+@dataclass(slots=True)
+class AddResult:
+    """What an ``add-resource`` (or ``add-skill``) run did."""
+
+    root_uri: str
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    directories: int = 0
+    records_embedded: int = 0
+    skipped_files: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root_uri": self.root_uri,
+            "added": self.added,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "skipped": self.skipped,
+            "directories": self.directories,
+            "records_embedded": self.records_embedded,
+            "skipped_files": list(self.skipped_files),
+        }

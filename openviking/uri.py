@@ -1,0 +1,175 @@
+"""``viking://`` URIs: parsing, validation, canonical form and context type.
+
+The only module that knows the URI grammar. A canonical URI has no trailing slash and no
+empty segments; ``viking://~/x`` and the brief's shorthand ``viking://user/memories`` expand
+to the configured user's space; ``viking://session/{id}`` to that user's sessions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidURIError, PermissionDeniedError
+
+__all__ = [
+    "CONTEXT_TYPES",
+    "ROOT",
+    "SCHEME",
+    "VikingURI",
+    "context_type_of",
+    "parse",
+]
+
+SCHEME = "viking://"
+ROOT = SCHEME
+SCOPES = ("agent", "resources", "session", "user")
+CONTEXT_TYPES = ("memory", "resource", "skill")
+# Second segments that name a part of a user's space; `viking://user/memories` is the
+# brief's shorthand for the current user's memories (upstream rejects it; DESIGN.md keeps it).
+USER_SPACE_SEGMENTS = frozenset({"memories", "resources", "skills", "peers", "privacy", "sessions"})
+_USER_ID = re.compile(r"^[A-Za-z0-9_.@-]+$")
+_DRIVE_PREFIX = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True, slots=True)
+class VikingURI:
+    """A canonical ``viking://`` URI, held as its path segments."""
+
+    segments: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return SCHEME + "/".join(self.segments)
+
+    @property
+    def is_root(self) -> bool:
+        """True for ``viking://`` itself."""
+        return not self.segments
+
+    @property
+    def scope(self) -> str:
+        """The first segment (``resources``, ``user``, ``agent``), or ``""`` at the root."""
+        return self.segments[0] if self.segments else ""
+
+    @property
+    def name(self) -> str:
+        """The last segment, or ``""`` at the root."""
+        return self.segments[-1] if self.segments else ""
+
+    @property
+    def depth(self) -> int:
+        """Number of segments: 0 for the root, 1 for ``viking://resources``."""
+        return len(self.segments)
+
+    @property
+    def parent(self) -> VikingURI | None:
+        """The containing URI, or None at the root."""
+        return VikingURI(self.segments[:-1]) if self.segments else None
+
+    def join(self, relative: str) -> VikingURI:
+        """This URI plus a relative ``a/b/c`` path (validated like any other segment)."""
+        extra = tuple(part for part in relative.split("/") if part)
+        for part in extra:
+            _check_segment(str(self) + "/" + relative, part)
+        return VikingURI(self.segments + extra)
+
+    def is_within(self, other: VikingURI) -> bool:
+        """True when this URI equals ``other`` or lies below it (segment-aware)."""
+        return self.segments[: len(other.segments)] == other.segments
+
+    def relative_to(self, other: VikingURI) -> str:
+        """The ``a/b`` path of this URI below ``other`` (``""`` when equal)."""
+        if not self.is_within(other):
+            raise ValueError(f"{self} is not within {other}")
+        return "/".join(self.segments[len(other.segments) :])
+
+    @property
+    def context_type(self) -> str:
+        """``memory``, ``resource`` or ``skill``, from the structure of the path."""
+        return _context_type(self.segments)
+
+
+def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
+    """Validate ``uri`` and return its canonical form.
+
+    Args:
+        uri: the text as given by a user.
+        user: the configured user, for ``~`` and the ``viking://user/memories`` shorthand.
+        field: the parameter name, used in the message of an empty value.
+
+    Raises:
+        InvalidURIError: empty, wrong scheme or unknown scope.
+        PermissionDeniedError: a ``.``/``..`` segment, a backslash or a drive prefix.
+    """
+    if not isinstance(uri, str):
+        raise InvalidURIError(str(uri), f"{field} must be a string")
+    text = uri.strip()
+    if not text:
+        raise InvalidURIError(uri, f"{field} must not be empty")
+    if not text.startswith(SCHEME):
+        hint = None
+        bare = text.lstrip("/")
+        if bare.split("/", 1)[0] in SCOPES or bare.startswith("~"):
+            hint = f"Write it as {SCHEME}{bare}"
+        raise InvalidURIError(uri, f"URI must start with '{SCHEME}'", hint=hint)
+    path = text[len(SCHEME) :].split("?", 1)[0]
+    segments = [part for part in path.split("/") if part]
+    for part in segments:
+        _check_segment(uri, part)
+    if not segments:
+        return VikingURI(())
+    scope = segments[0]
+    if scope == "~":
+        segments = ["user", user, *segments[1:]]
+    elif scope == "session":
+        segments = ["user", user, "sessions", *segments[1:]]
+    elif scope not in SCOPES:
+        raise InvalidURIError(
+            uri,
+            f"Invalid scope '{scope}'. Must be one of: {', '.join(SCOPES)}",
+            hint="Use viking://resources/..., viking://user/... or viking://agent/...",
+        )
+    if segments[0] == "user" and len(segments) >= 2:
+        if segments[1] in USER_SPACE_SEGMENTS and segments[1] != user:
+            segments = ["user", user, *segments[1:]]
+        elif not _USER_ID.match(segments[1]):
+            raise InvalidURIError(uri, f"Invalid user id '{segments[1]}'")
+    return VikingURI(tuple(segments))
+
+
+def context_type_of(uri: str) -> str:
+    """Context type of an already canonical URI string."""
+    if not uri.startswith(SCHEME):
+        return "resource"
+    return _context_type(tuple(part for part in uri[len(SCHEME) :].split("/") if part))
+
+
+def _check_segment(uri: str, part: str) -> None:
+    if part in (".", ".."):
+        raise PermissionDeniedError(
+            f"Access denied: '{part}' segments are not allowed in URIs: {uri}",
+            details={"uri": uri, "segment": part},
+        )
+    if "\\" in part or _DRIVE_PREFIX.match(part):
+        raise PermissionDeniedError(
+            f"Access denied: invalid path segment '{part}' in {uri}",
+            details={"uri": uri, "segment": part},
+        )
+
+
+def _context_type(seg: tuple[str, ...]) -> str:
+    if len(seg) >= 3 and seg[0] == "user":
+        kind = seg[2]
+        if kind == "peers" and len(seg) >= 5:
+            kind = seg[4]
+        if kind == "memories":
+            return "memory"
+        if kind == "skills":
+            return "skill"
+        return "resource"
+    if len(seg) >= 2 and seg[0] == "agent":
+        if seg[1] == "skills":
+            return "skill"
+        if len(seg) >= 3 and seg[2] in ("memories", "skills"):
+            return "memory" if seg[2] == "memories" else "skill"
+    return "resource"

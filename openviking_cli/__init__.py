@@ -1,0 +1,1 @@
+"""The openviking command line (Typer + rich). Nothing is imported here on purpose."""

@@ -1,0 +1,150 @@
+"""Reading the store: ``read``, ``abstract``, ``overview``, ``ls``, ``tree``, ``stat``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from ..runtime import CliContext, Output, command
+
+app = typer.Typer()
+
+UriArgument = Annotated[str, typer.Argument(help="A viking:// URI.", show_default=False)]
+DirArgument = Annotated[str, typer.Argument(help="A viking:// URI.")]
+
+
+def _raw_text(text: str) -> Any:
+    # File content is printed as it is: no rich, no wrapping, no markup.
+    def render(_console: Any) -> None:
+        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+
+    return render
+
+
+@command(app, "read")
+def read(
+    ctx: CliContext,
+    uri: UriArgument,
+    offset: Annotated[int, typer.Option("--offset", help="First line to print (0-based).", min=0)] = 0,
+    limit: Annotated[int, typer.Option("--limit", help="Number of lines (-1: all).", min=-1)] = -1,
+) -> Output:
+    """Print a file's full content (L2); a directory prints its overview.
+
+    Example: openviking read viking://resources/docs/guides/04-authentication.md --limit 20
+    """
+    text = ctx.client().read(uri, offset=offset, limit=limit)
+    return Output(text, table=_raw_text(text), items=[{"uri": uri, "content": text}])
+
+
+@command(app, "abstract")
+def abstract(ctx: CliContext, uri: UriArgument) -> Output:
+    """Print a directory's L0 abstract (a file prints its summary)."""
+    text = ctx.client().abstract(uri)
+    return Output(text, table=_raw_text(text), items=[{"uri": uri, "abstract": text}])
+
+
+@command(app, "overview")
+def overview(ctx: CliContext, uri: UriArgument) -> Output:
+    """Print a directory's L1 overview (a file prints its directory's)."""
+    text = ctx.client().overview(uri)
+    return Output(text, table=_raw_text(text), items=[{"uri": uri, "overview": text}])
+
+
+def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    if not entries:
+        return
+    # Abstracts only where there is room for them next to whole URIs.
+    show_abstract = console.width >= 110
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("type", no_wrap=True)
+    table.add_column("size", justify="right", no_wrap=True)
+    table.add_column("modified", no_wrap=True)
+    longest = max(len(e["uri"]) for e in entries)
+    table.add_column("uri", overflow="fold", style="cyan", min_width=min(longest, max(console.width - 40, 20)))
+    if show_abstract:
+        table.add_column("abstract", overflow="ellipsis", no_wrap=True, ratio=1, style="dim")
+    for entry in entries:
+        cells = [
+            Text("dir" if entry["isDir"] else "file"),
+            Text(str(entry["size"]) if not entry["isDir"] else "-"),
+            Text((entry.get("modTime") or "")[:16].replace("T", " ")),
+            Text(entry["uri"]),
+        ]
+        if show_abstract:
+            cells.append(Text(" ".join((entry.get("abstract") or "").split())))
+        table.add_row(*cells)
+    console.print(table)
+
+
+@command(app, "ls")
+def ls(
+    ctx: CliContext,
+    uri: DirArgument = "viking://",
+    recursive: Annotated[bool, typer.Option("-r", "--recursive", help="List everything below.")] = False,
+    simple: Annotated[bool, typer.Option("-s", "--simple", help="URIs only, one per line.")] = False,
+    all_: Annotated[bool, typer.Option("-a", "--all", help="Show the hidden .abstract.md/.overview.md.")] = False,
+    node_limit: Annotated[int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0,
+                                                   show_default=False)] = None,
+    abs_limit: Annotated[int, typer.Option("-l", "--abs-limit", help="Cut abstracts to N characters.", min=0)] = 256,
+) -> Output:
+    """List a directory: type, size, modification time, URI and abstract."""
+    entries = ctx.client().ls(
+        uri, recursive=recursive, simple=simple, show_hidden=all_, node_limit=node_limit, abs_limit=abs_limit
+    )
+    if simple:
+        def render(_console: Any) -> None:
+            for item in entries:
+                sys.stdout.write(f"{item}\n")
+
+        return Output(entries, table=render, items=[{"uri": u} for u in entries])
+    return Output(entries, table=lambda console: _listing(console, entries), items=entries)
+
+
+@command(app, "tree")
+def tree(
+    ctx: CliContext,
+    uri: DirArgument = "viking://",
+    level_limit: Annotated[int, typer.Option("-L", "--level-limit", help="Depth to show (0: all).", min=0)] = 3,
+    node_limit: Annotated[int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0,
+                                                   show_default=False)] = None,
+) -> Output:
+    """Show everything below a URI as a tree, directories first."""
+    entries = ctx.client().tree(uri, level_limit=level_limit, node_limit=node_limit)
+
+    def render(console: Any) -> None:
+        from rich.text import Text
+
+        console.print(Text(uri, style="bold cyan"))
+        for entry in entries:
+            depth = entry["rel_path"].count("/")
+            name = entry["rel_path"].rsplit("/", 1)[-1] + ("/" if entry["isDir"] else "")
+            line = Text("  " * depth + "├─ ")
+            line.append(name, style="bold" if entry["isDir"] else "")
+            abstract = " ".join((entry.get("abstract") or "").split())
+            if abstract and entry["isDir"]:
+                line.append("  " + abstract[:80], style="dim")
+            console.print(line, soft_wrap=True, overflow="ellipsis", no_wrap=True)
+
+    return Output(entries, table=render, items=entries)
+
+
+@command(app, "stat")
+def stat(ctx: CliContext, uri: UriArgument) -> Output:
+    """Show what is known about one file or directory."""
+    info = ctx.client().stat(uri)
+
+    def render(console: Any) -> None:
+        from rich.text import Text
+
+        for key, value in info.items():
+            shown = ", ".join(value) if isinstance(value, list) else ("" if value is None else str(value))
+            line = Text(f"{key:<13}", style="bold")
+            line.append(" ".join(shown.split()) if key == "abstract" else shown)
+            console.print(line, soft_wrap=True)
+
+    return Output(info, table=render)

@@ -1,0 +1,139 @@
+"""``openviking find``: semantic search without session context."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..render import hit_cards, note
+from ..runtime import CliContext, Output, command, make_console
+
+app = typer.Typer()
+
+RETRIEVAL_PANEL = "Scope and ranking"
+
+UriOption = Annotated[
+    list[str] | None,
+    typer.Option("-u", "--uri", help="Search under this URI (repeatable).", rich_help_panel=RETRIEVAL_PANEL,
+                 show_default=False),
+]
+LimitOption = Annotated[
+    int,
+    typer.Option("-n", "--limit", "--node-limit", help="Maximum number of results.", rich_help_panel=RETRIEVAL_PANEL),
+]
+ThresholdOption = Annotated[
+    float | None,
+    typer.Option("-t", "--threshold", help="Keep results scoring above this [default: 0.1].",
+                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+]
+AfterOption = Annotated[
+    str | None,
+    typer.Option("--after", help="Changed since: 30m, 2h, 7d, 2w, YYYY-MM-DD or ISO 8601.",
+                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+]
+BeforeOption = Annotated[
+    str | None,
+    typer.Option("--before", help="Changed until: same forms as --after.", rich_help_panel=RETRIEVAL_PANEL,
+                 show_default=False),
+]
+TimeFieldOption = Annotated[
+    str | None,
+    typer.Option("--time-field", help="updated_at (default) or created_at.", rich_help_panel=RETRIEVAL_PANEL,
+                 show_default=False),
+]
+LevelOption = Annotated[
+    str | None,
+    typer.Option("-L", "--level", help="Levels to search: 0 abstract, 1 overview, 2 content (e.g. 0,1).",
+                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+]
+ContextTypeOption = Annotated[
+    str | None,
+    typer.Option("--context-type", help="memory, resource and/or skill (comma-separated).",
+                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+]
+TagsOption = Annotated[
+    str | None,
+    typer.Option("--tags", help="Required tags: k=v,k2=v2.", rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+]
+FilterOption = Annotated[
+    str | None,
+    typer.Option("--filter", help='Filter DSL as JSON, e.g. \'{"op":"must","field":"level","conds":[2]}\'.',
+                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+]
+ModeOption = Annotated[
+    str | None,
+    typer.Option("--mode", help="hybrid (default), vector or keyword.", rich_help_panel=RETRIEVAL_PANEL,
+                 show_default=False),
+]
+ExplainOption = Annotated[
+    bool,
+    typer.Option("--explain", help="Show each score's parts; for no results, what removed the candidates.",
+                 rich_help_panel=RETRIEVAL_PANEL),
+]
+
+
+@command(app, "find")
+def find(
+    ctx: CliContext,
+    query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],
+    uri: UriOption = None,
+    limit: LimitOption = 10,
+    threshold: ThresholdOption = None,
+    after: AfterOption = None,
+    before: BeforeOption = None,
+    time_field: TimeFieldOption = None,
+    level: LevelOption = None,
+    context_type: ContextTypeOption = None,
+    tags: TagsOption = None,
+    filter_: FilterOption = None,
+    mode: ModeOption = None,
+    explain: ExplainOption = False,
+) -> Output:
+    """Find context semantically similar to QUERY (no session, no LLM).
+
+    Example: openviking find "how do I authenticate users" --uri viking://resources/docs -n 5
+    """
+    result = ctx.client().find(
+        query,
+        target_uri=uri or "",
+        limit=limit,
+        score_threshold=threshold,
+        filter=filter_,
+        since=after,
+        until=before,
+        time_field=time_field,
+        level=level,
+        context_type=context_type,
+        tags=tags,
+        mode=mode,
+        explain=explain,
+    )
+    data = result.to_dict()
+    return Output(data, table=lambda console: render_result(console, data, limit), items=[h.to_dict() for h in result])
+
+
+def render_result(console: object, data: dict, limit: int, passes: int = 1) -> None:
+    """The ranked cards of a find or search result (or the no-result note)."""
+    total = data["total"]
+    if total == 0:
+        lines = ["No results found.", "Try a broader query, lower --threshold, or search a wider --uri."]
+        diagnostics = data.get("diagnostics")
+        if diagnostics:
+            for stage in diagnostics.get("stages", []):
+                lines.append(f"  {stage['stage']}: removed {stage['removed']}, {stage['remaining']} left")
+            if diagnostics.get("threshold"):
+                info = diagnostics["threshold"]
+                lines.append(f"  threshold {info['threshold']}: best score {info['best_score']:.3f}")
+            if diagnostics.get("advice"):
+                lines.append(f"Suggestion: {diagnostics['advice']}")
+        note(lambda: make_console(stderr=True), *lines)
+        return
+    noun = "result" if total == 1 else "results"
+    if passes > 1:
+        header = f"{total} {noun} from {passes} search passes"
+        sub = f"Ranked by relevance · limit {limit} per pass"
+    else:
+        header = f"{total} {noun}"
+        sub = f"Ranked by relevance · limit {limit} final result{'s' if limit != 1 else ''}" if limit else "Ranked by relevance"
+    hit_cards(console, data, header, sub)  # type: ignore[arg-type]

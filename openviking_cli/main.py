@@ -1,0 +1,98 @@
+"""The ``openviking`` command: one Typer app, one module per command group.
+
+``main()`` runs the app itself (not in Typer's standalone mode) so that usage errors become
+one line on stderr (a JSON error object with ``-o json``), and Ctrl-C and a closed pipe end
+the process quietly with the documented exit statuses.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+
+import typer
+
+from openviking import __version__
+from .commands import add, content, find
+from .runtime import ExitCode, silence_stdout
+
+app = typer.Typer(
+    name="openviking",
+    help=(
+        "Keep an AI agent's context (resources, memories, skills) in a local viking:// store, "
+        "and find it again with find, search, grep and glob."
+    ),
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_show_locals=False,
+    add_completion=True,
+)
+for module in (add, find, content):
+    app.add_typer(module.app)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"openviking {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version."),
+) -> None:
+    """Keep an AI agent's context in a local viking:// store and find it again."""
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    for index, arg in enumerate(argv):
+        if arg == "--json" or arg in ("-ojson", "-ojsonl", "--output=json", "--output=jsonl"):
+            return True
+        if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1] in ("json", "jsonl"):
+            return True
+    return False
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit status."""
+    # Typer vendors click since 0.26; its exception classes live in typer._click (pinned range).
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=args, prog_name="openviking", standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        return ExitCode.USAGE
+    except UsageError as exc:
+        _usage_error(exc, args)
+        return ExitCode.USAGE
+    except ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (KeyboardInterrupt, typer.Abort):
+        sys.stderr.write("\nInterrupted.\n")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()
+        return ExitCode.SUCCESS
+    return code if isinstance(code, int) else ExitCode.SUCCESS
+
+
+def _usage_error(exc: object, args: Sequence[str]) -> None:
+    message = exc.format_message()  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    command_path = ctx.command_path if ctx is not None else "openviking"
+    hint = f"Try '{command_path} --help'."
+    if _wants_json(args):
+        payload = {"status": "error", "error": {"code": "INVALID_ARGUMENT", "message": message,
+                                                "details": {}, "hint": hint}}
+        sys.stderr.write(json.dumps(payload, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"Error: {message}\nHint: {hint}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,272 @@
+"""What every command shares: the global options, the client, errors, output and exit codes.
+
+A command is a plain function ``fn(ctx, ...)`` that returns an :class:`Output`; the
+:func:`command` decorator adds ``--store``, ``--config``, ``-o/--output``, ``--json`` and
+``--debug`` to its signature, times it, prints its result in the chosen format, and turns
+every :class:`OpenVikingError` into one line on stderr and an exit status.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import json
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from openviking.errors import (
+    ConfigError,
+    InvalidArgumentError,
+    InvalidURIError,
+    OpenVikingError,
+    PermissionDeniedError,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from openviking.client import OpenViking
+
+
+class OutputFormat(str, enum.Enum):
+    """``-o/--output`` values."""
+
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class ExitCode(enum.IntEnum):
+    """Exit statuses (DESIGN.md section 6)."""
+
+    SUCCESS = 0
+    FAILURE = 1
+    USAGE = 2
+    INTERRUPTED = 130
+
+
+# Bad input of any kind exits 2; everything else that goes wrong exits 1.
+USAGE_ERRORS = (InvalidArgumentError, InvalidURIError, PermissionDeniedError, ConfigError)
+
+GLOBAL_PANEL = "Global options"
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        envvar="OPENVIKING_STORE",
+        help="The store directory (default: storage.workspace in ov.conf, else ~/.openviking/data).",
+        rich_help_panel=GLOBAL_PANEL,
+        show_default=False,
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="Config file (default: $OPENVIKING_CONFIG_FILE, else ~/.openviking/ov.conf).",
+        rich_help_panel=GLOBAL_PANEL,
+        show_default=False,
+        dir_okay=False,
+    ),
+]
+OutputOption = Annotated[
+    OutputFormat,
+    typer.Option("-o", "--output", help="Output format.", rich_help_panel=GLOBAL_PANEL, case_sensitive=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Same as -o json.", rich_help_panel=GLOBAL_PANEL)]
+DebugOption = Annotated[
+    bool,
+    typer.Option("--debug", envvar="OPENVIKING_DEBUG", help="Show tracebacks.", rich_help_panel=GLOBAL_PANEL),
+]
+
+_GLOBALS = [
+    inspect.Parameter("store", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=StoreOption),
+    inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConfigOption),
+    inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=OutputFormat.table, annotation=OutputOption),
+    inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOption),
+    inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=DebugOption),
+]
+_GLOBAL_NAMES = tuple(p.name for p in _GLOBALS)
+
+
+@dataclass
+class Output:
+    """What a command produced.
+
+    ``result`` is the JSON ``result``; ``items`` are the jsonl lines (the result itself when
+    None); ``table`` prints the human form on a console; ``exit_code`` lets a command report
+    "nothing found" where the convention asks for it.
+    """
+
+    result: Any
+    table: Callable[[Console], None] | None = None
+    items: Iterable[Any] | None = None
+    exit_code: int = ExitCode.SUCCESS
+
+
+@dataclass
+class CliContext:
+    """The global options of one invocation, and the lazily built client."""
+
+    store: str | None = None
+    config: Path | None = None
+    output: OutputFormat = OutputFormat.table
+    debug: bool = False
+    _client: OpenViking | None = field(default=None, repr=False)
+
+    @property
+    def machine(self) -> bool:
+        """True for json/jsonl output."""
+        return self.output is not OutputFormat.table
+
+    def client(self) -> OpenViking:
+        """The OpenViking client for this invocation (imports the library on first use)."""
+        if self._client is None:
+            from openviking.client import OpenViking
+
+            self._client = OpenViking(self.store, config_file=self.config, warn=self.warn)
+        return self._client
+
+    def warn(self, message: str) -> None:
+        """A one-line warning on stderr (never on stdout)."""
+        _write(sys.stderr, f"Warning: {message}\n")
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+
+def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[..., Output]], Callable[..., None]]:
+    """Register ``fn(ctx, ...)`` as command ``name`` with the global options added."""
+
+    def decorate(fn: Callable[..., Output]) -> Callable[..., None]:
+        signature = inspect.signature(fn, eval_str=True)
+        own = list(signature.parameters.values())[1:]  # drop ctx
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> None:
+            options = {key: kwargs.pop(key) for key in _GLOBAL_NAMES}
+            fmt = OutputFormat.json if options["json_"] else options["output"]
+            ctx = CliContext(store=options["store"], config=options["config"], output=fmt, debug=options["debug"])
+            code = run(ctx, lambda: fn(ctx, **kwargs))
+            if code:
+                raise typer.Exit(code)
+
+        wrapper.__signature__ = signature.replace(parameters=[*own, *_GLOBALS])  # type: ignore[attr-defined]
+        annotations = {p.name: p.annotation for p in own}
+        annotations.update({p.name: p.annotation for p in _GLOBALS})
+        wrapper.__annotations__ = annotations
+        app.command(name, **settings)(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def run(ctx: CliContext, call: Callable[[], Output]) -> int:
+    """Run a command body; print its output or its error; return the exit status."""
+    started = time.perf_counter()
+    try:
+        try:
+            outcome = call()
+            emit(ctx, outcome, time.perf_counter() - started)
+            return int(outcome.exit_code)
+        finally:
+            ctx.close()
+    except OpenVikingError as exc:
+        if ctx.debug:
+            traceback.print_exc(file=sys.stderr)
+        report_error(ctx, exc)
+        return ExitCode.USAGE if isinstance(exc, USAGE_ERRORS) else ExitCode.FAILURE
+    except KeyboardInterrupt:
+        _write(sys.stderr, "\nInterrupted. What was written is kept; run the same command again to finish.\n")
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        silence_stdout()
+        return ExitCode.SUCCESS
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as exc:  # a bug: one line, and the traceback with --debug
+        if ctx.debug:
+            traceback.print_exc(file=sys.stderr)
+        report_error(
+            ctx,
+            OpenVikingError(
+                f"Unexpected {type(exc).__name__}: {exc}",
+                hint="This is a bug; run again with --debug for the traceback and report it.",
+            ),
+        )
+        return ExitCode.FAILURE
+
+
+def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
+    """Print a command's output in the chosen format (JSON never goes through rich)."""
+    if ctx.output is OutputFormat.json:
+        envelope = {"status": "ok", "result": outcome.result, "time": round(seconds, 4)}
+        _write(sys.stdout, json.dumps(envelope, ensure_ascii=False, default=_json_default) + "\n")
+    elif ctx.output is OutputFormat.jsonl:
+        items = outcome.items if outcome.items is not None else [outcome.result]
+        for item in items:
+            _write(sys.stdout, json.dumps(item, ensure_ascii=False, default=_json_default) + "\n")
+    elif outcome.table is not None:
+        outcome.table(make_console())
+    sys.stdout.flush()
+
+
+def report_error(ctx: CliContext, exc: OpenVikingError) -> None:
+    """One line (and a hint) on stderr, or the JSON error object in json/jsonl mode."""
+    if ctx.machine:
+        payload = {"status": "error", "error": exc.to_dict()}
+        _write(sys.stderr, json.dumps(payload, ensure_ascii=False, default=_json_default) + "\n")
+        return
+    console = make_console(stderr=True)
+    from rich.text import Text
+
+    line = Text("Error: ", style="bold red")
+    line.append(exc.message)
+    console.print(line, soft_wrap=True)
+    if exc.hint:
+        hint = Text("Hint: ", style="yellow")
+        hint.append(exc.hint)
+        console.print(hint, soft_wrap=True)
+
+
+def make_console(stderr: bool = False) -> Console:
+    """A rich console that never reads data as markup and colors only a terminal."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+
+
+def silence_stdout() -> None:
+    """After EPIPE: point stdout at /dev/null so the interpreter's final flush stays quiet."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _write(stream: Any, text: str) -> None:
+    stream.write(text)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if hasattr(value, "isoformat"):
+        from openviking.timefilter import format_iso8601
+
+        return format_iso8601(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
