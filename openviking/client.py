@@ -132,8 +132,7 @@ class OpenViking:
         built_with = meta.get("embedder")
         if built_with and built_with != embedder.identity:
             raise FailedPreconditionError(
-                f"This store was built with the embedder '{built_with}'; the configured one is "
-                f"'{embedder.identity}'",
+                f"This store was built with the embedder '{built_with}'; the configured one is '{embedder.identity}'",
                 hint="Configure the original embedder again, or re-embed everything with: openviking reindex",
                 details={"store_embedder": built_with, "configured_embedder": embedder.identity},
             )
@@ -246,7 +245,9 @@ class OpenViking:
                 return
         if source.is_file():
             if walked.skipped:
-                raise InvalidArgumentError(f"Cannot add {source}: {walked.skipped[0][1]}", details={"path": str(source)})
+                raise InvalidArgumentError(
+                    f"Cannot add {source}: {walked.skipped[0][1]}", details={"path": str(source)}
+                )
             raise InvalidArgumentError(
                 f"{source} is a binary file; only text can be added", details={"path": str(source)}
             )
@@ -298,8 +299,19 @@ class OpenViking:
         from .retrieve.retriever import retrieve, to_matched
 
         request = self._find_request(
-            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field,
-            level, context_type, tags, mode,
+            query,
+            target_uri,
+            limit,
+            node_limit,
+            score_threshold,
+            filter,
+            since,
+            until,
+            time_field,
+            level,
+            context_type,
+            tags,
+            mode,
         )
         from .store.lance import store_exists
 
@@ -347,17 +359,27 @@ class OpenViking:
         from .store.filters import Scope, filter_to_sql, levels_from, parse_filter
 
         if not isinstance(query, str) or not query.strip():
-            raise InvalidArgumentError("Search query must not be empty.", details={"query": query})
+            raise InvalidArgumentError(
+                "Search query must not be empty.",
+                hint='Say what to look for, e.g. openviking find "how to authenticate users"',
+                details={"query": query},
+            )
         effective = node_limit if node_limit is not None else limit
         if isinstance(effective, bool) or not isinstance(effective, int) or effective < 0:
-            raise InvalidArgumentError(f"limit must be an integer >= 0 (got {effective})", details={"limit": effective})
+            raise InvalidArgumentError(
+                f"limit must be an integer >= 0 (got {effective})",
+                hint="Use --limit with a whole number, e.g. --limit 10",
+                details={"limit": effective},
+            )
         threshold = self.config.rerank.threshold if score_threshold is None else score_threshold
         if not isinstance(threshold, int | float) or not math.isfinite(threshold):
             raise InvalidArgumentError(f"score_threshold must be a number (got {threshold})")
         chosen_mode = mode or self.config.retrieval.mode
         if chosen_mode not in MODES:
             raise InvalidArgumentError(
-                f"mode must be one of: {', '.join(MODES)} (got '{chosen_mode}')", details={"mode": chosen_mode}
+                f"mode must be one of: {', '.join(MODES)} (got '{chosen_mode}')",
+                hint="Use --mode hybrid, --mode vector or --mode keyword",
+                details={"mode": chosen_mode},
             )
         time_range = parse_time_range(since, until, time_field)
         parsed_filter = parse_filter(filter_)
@@ -427,7 +449,9 @@ class OpenViking:
         )
         return [e["uri"] for e in entries] if simple else entries
 
-    def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[dict[str, Any]]:
+    def tree(
+        self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None
+    ) -> list[dict[str, Any]]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
         _check_limit(node_limit, "node_limit")
         if isinstance(level_limit, bool) or not isinstance(level_limit, int) or level_limit < 0:
@@ -466,6 +490,7 @@ def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
             if text not in CONTEXT_TYPES:
                 raise InvalidArgumentError(
                     f"context_type must be one or more of: {', '.join(CONTEXT_TYPES)} (got '{part.strip()}')",
+                    hint="Example: --context-type memory,skill",
                     details={"context_type": str(item)},
                 )
             if text not in seen:

@@ -96,6 +96,7 @@ def parse_time_range(
     if field not in TIME_FIELDS:
         raise InvalidArgumentError(
             f"time_field must be one of: {', '.join(TIME_FIELDS)} (got '{time_field}')",
+            hint="Use --time-field updated_at (when the source last changed) or created_at (when first added)",
             details={"time_field": time_field},
         )
     since = (since or "").strip() or None

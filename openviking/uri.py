@@ -148,11 +148,13 @@ def _check_segment(uri: str, part: str) -> None:
     if part in (".", ".."):
         raise PermissionDeniedError(
             f"Access denied: '{part}' segments are not allowed in URIs: {uri}",
+            hint="Name the path directly, without '.' or '..' segments",
             details={"uri": uri, "segment": part},
         )
     if "\\" in part or _DRIVE_PREFIX.match(part):
         raise PermissionDeniedError(
             f"Access denied: invalid path segment '{part}' in {uri}",
+            hint="URI segments are separated by '/'; backslashes and drive letters are not allowed",
             details={"uri": uri, "segment": part},
         )
 

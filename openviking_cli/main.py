@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import typer
 
 from openviking import __version__
+
 from .commands import add, content, find
 from .runtime import ExitCode, silence_stdout
 
@@ -87,8 +88,10 @@ def _usage_error(exc: object, args: Sequence[str]) -> None:
     command_path = ctx.command_path if ctx is not None else "openviking"
     hint = f"Try '{command_path} --help'."
     if _wants_json(args):
-        payload = {"status": "error", "error": {"code": "INVALID_ARGUMENT", "message": message,
-                                                "details": {}, "hint": hint}}
+        payload = {
+            "status": "error",
+            "error": {"code": "INVALID_ARGUMENT", "message": message, "details": {}, "hint": hint},
+        }
         sys.stderr.write(json.dumps(payload, ensure_ascii=False) + "\n")
     else:
         sys.stderr.write(f"Error: {message}\nHint: {hint}\n")

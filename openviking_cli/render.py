@@ -65,7 +65,9 @@ def explain_line(parts: dict[str, Any]) -> str:
     for side in ("vector", "keyword", "rerank"):
         info = parts.get(side)
         if info:
-            pieces.append(f"{side} {info['score']:.3f} (#{info['rank']})" if "rank" in info else f"{side} {info['score']:.3f}")
+            pieces.append(
+                f"{side} {info['score']:.3f} (#{info['rank']})" if "rank" in info else f"{side} {info['score']:.3f}"
+            )
         elif side != "rerank":
             pieces.append(f"{side} -")
     return " · ".join(pieces)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from openviking.client import OpenViking
 
 
-class OutputFormat(str, enum.Enum):
+class OutputFormat(enum.StrEnum):
     """``-o/--output`` values."""
 
     table = "table"
@@ -122,6 +122,7 @@ class CliContext:
     config: Path | None = None
     output: OutputFormat = OutputFormat.table
     debug: bool = False
+    command: str = ""
     _client: OpenViking | None = field(default=None, repr=False)
 
     @property
@@ -157,7 +158,9 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
         def wrapper(**kwargs: Any) -> None:
             options = {key: kwargs.pop(key) for key in _GLOBAL_NAMES}
             fmt = OutputFormat.json if options["json_"] else options["output"]
-            ctx = CliContext(store=options["store"], config=options["config"], output=fmt, debug=options["debug"])
+            ctx = CliContext(
+                store=options["store"], config=options["config"], output=fmt, debug=options["debug"], command=name
+            )
             code = run(ctx, lambda: fn(ctx, **kwargs))
             if code:
                 raise typer.Exit(code)
@@ -224,6 +227,8 @@ def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
 
 def report_error(ctx: CliContext, exc: OpenVikingError) -> None:
     """One line (and a hint) on stderr, or the JSON error object in json/jsonl mode."""
+    if not exc.hint and isinstance(exc, USAGE_ERRORS):
+        exc.hint = f"Run 'openviking {ctx.command or ''} --help' to see what it accepts.".replace("  ", " ")
     if ctx.machine:
         payload = {"status": "error", "error": exc.to_dict()}
         _write(sys.stderr, json.dumps(payload, ensure_ascii=False, default=_json_default) + "\n")
@@ -244,7 +249,13 @@ def make_console(stderr: bool = False) -> Console:
     """A rich console that never reads data as markup and colors only a terminal."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+    class _PipeAwareConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # rich exits 1 on EPIPE; a reader that stopped early (`| head -1`) is no failure.
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _PipeAwareConsole(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
 
 
 def silence_stdout() -> None:

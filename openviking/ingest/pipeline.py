@@ -18,11 +18,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AlreadyExistsError
-from ..store.filters import path_scope_sql, sql_string
-from ..store.lance import LanceStore
-from ..types import AddResult
-from ..uri import VikingURI
+from openviking.errors import AlreadyExistsError
+from openviking.store.filters import path_scope_sql, sql_string
+from openviking.store.lance import LanceStore
+from openviking.types import AddResult
+from openviking.uri import VikingURI
+
 from .chunk import Chunk, chunk_text, is_markdown
 from .summary import (
     ChildSummary,
@@ -35,7 +36,7 @@ from .summary import (
 from .walk import SourceFile, walk
 
 if TYPE_CHECKING:
-    from ..models.embedder import Embedder
+    from openviking.models.embedder import Embedder
 
 __all__ = ["IngestLimits", "ingest_tree", "record_id", "refresh_directories"]
 
@@ -355,8 +356,19 @@ def refresh_directories(
     directories were (re)written.
     """
     with store.write_lock():
-        columns = ["uri", "parent_uri", "name", "is_dir", "abstract", "overview", "created_at", "updated_at",
-                   "tags", "content_hash", "source"]
+        columns = [
+            "uri",
+            "parent_uri",
+            "name",
+            "is_dir",
+            "abstract",
+            "overview",
+            "created_at",
+            "updated_at",
+            "tags",
+            "content_hash",
+            "source",
+        ]
         subtree = store.query_nodes(path_scope_sql(top), columns=columns)
         ancestors = []
         cursor = top.parent
@@ -407,8 +419,13 @@ def refresh_directories(
             digest = hashlib.sha256((abstract + "\0" + overview).encode("utf-8")).hexdigest()
             within = uri.is_within(top)
             dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
-            changed = node is None or node.get("content_hash") != digest or list(node.get("tags") or []) != dir_tags
             latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
+            changed = (
+                node is None
+                or node.get("content_hash") != digest
+                or list(node.get("tags") or []) != dir_tags
+                or (latest is not None and node.get("updated_at") != latest)
+            )
             row = {
                 "uri": uri_text,
                 "parent_uri": str(uri.parent) if uri.parent else None,

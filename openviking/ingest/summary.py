@@ -126,7 +126,7 @@ def directory_abstract(name: str, children: list[ChildSummary], limit: int = 256
     if dirs:
         counts.append(f"{len(dirs)} folder{'s' if len(dirs) != 1 else ''}")
     head = f"{name} holds {' and '.join(counts) or 'nothing yet'}"
-    topics = [_topic(c) for c in children]
+    topics = [_topic(c).rstrip(".。 ") for c in children]
     topics = [t for t in topics if t]
     text = head + (": " + "; ".join(topics) if topics else "") + "."
     if len(text) > limit:

@@ -56,10 +56,13 @@ class _Ignores:
         return _Ignores((*self.rules, (rel_dir, spec)))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
-        for base, spec in self.rules:
+        # As git does: the deepest .gitignore with a matching pattern decides, so a nested
+        # `!keep.log` re-includes what the root's `*.log` left out.
+        for base, spec in reversed(self.rules):
             local = rel[len(base) + 1 :] if base else rel
-            if spec.match_file(local + "/" if is_dir else local):  # type: ignore[attr-defined]
-                return True
+            verdict = spec.check_file(local + "/" if is_dir else local).include  # type: ignore[attr-defined]
+            if verdict is not None:
+                return bool(verdict)
         return False
 
 

@@ -13,13 +13,8 @@ import threading
 import zlib
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..config import EmbeddingConfig
-from ..errors import (
-    DeadlineExceededError,
-    FailedPreconditionError,
-    InvalidArgumentError,
-    UnavailableError,
-)
+from openviking.config import EmbeddingConfig
+from openviking.errors import DeadlineExceededError, FailedPreconditionError, InvalidArgumentError, UnavailableError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -29,7 +24,7 @@ __all__ = ["Embedder", "HashEmbedder", "LocalE5Embedder", "OpenAIEmbedder", "mak
 # Tokens of each embedded text the local model reads: the local model embeds about 2,000
 # tokens/s on 2 cores, so a chunk's vector comes from its heading path and first lines,
 # while the full-text index covers every word (measured in bench/: see README).
-LOCAL_MAX_TOKENS = 96
+LOCAL_MAX_TOKENS = 80
 
 
 class Embedder(Protocol):

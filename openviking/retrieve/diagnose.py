@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..models.embedder import Embedder
-    from ..store.lance import LanceStore
+    from openviking.models.embedder import Embedder
+    from openviking.store.lance import LanceStore
 
 __all__ = ["diagnose"]
 
@@ -27,7 +27,7 @@ def diagnose(store: LanceStore, embedder: Embedder | None, request: Any) -> dict
     The counts are cumulative: ``remaining`` after a stage is what survived it and every
     stage before it. When all of them leave records, the threshold removed the rest.
     """
-    from ..retrieve.retriever import score_candidates
+    from openviking.retrieve.retriever import score_candidates
 
     stages: list[dict[str, Any]] = []
     total = store.count_records()

@@ -4,8 +4,8 @@ Modes:
 
 * ``vector``: the brief's algorithm. Score = cosine similarity of the query and the record.
 * ``keyword``: LanceDB's BM25 full-text index alone; score = BM25 / best BM25 of the query.
-* ``hybrid`` (default): both lists fused by reciprocal rank (k = 60), divided by the best
-  possible fused value, so a record ranked first on both sides scores 1.0.
+* ``hybrid`` (default): both lists fused by weighted reciprocal rank, divided by the best
+  possible fused value, so a URI ranked first on both sides scores 1.0.
 
 Then, whatever the mode: threshold (strict ``>``), dedupe by record URI keeping the best,
 sort by score (ties by URI, so results are deterministic), cut to ``limit``.
@@ -17,17 +17,20 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..store.filters import Scope
-from ..store.lance import LanceStore
-from ..types import MatchedContext
+from openviking.store.filters import Scope
+from openviking.store.lance import LanceStore
+from openviking.types import MatchedContext
 
 if TYPE_CHECKING:
-    from ..models.embedder import Embedder
+    from openviking.models.embedder import Embedder
 
-__all__ = ["MODES", "RRF_K", "Candidate", "retrieve"]
+__all__ = ["MODES", "RRF_K", "Candidate", "retrieve", "score_candidates"]
 
 MODES = ("hybrid", "vector", "keyword")
-RRF_K = 60
+# Reciprocal-rank fusion constants, chosen on the bench's query sets (see bench/README.md).
+RRF_K = 10
+VECTOR_WEIGHT = 1.0
+KEYWORD_WEIGHT = 2.0
 RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract", "tags"]
 
 
@@ -50,7 +53,7 @@ class Candidate:
 
 def candidate_count(limit: int) -> int:
     """Records fetched per side: more than ``limit``, because chunks of one file collapse."""
-    return min(max(limit * 4, 40), 2000)
+    return min(max(limit * 5, 100), 5000)
 
 
 def retrieve(
@@ -82,24 +85,30 @@ def score_candidates(
     mode: str,
     query_vector: Any = None,
 ) -> list[Candidate]:
-    """Scored candidates of one query, best first, before threshold and dedupe."""
-    by_id: dict[str, Candidate] = {}
+    """Scored candidates of one query, one per record URI, best first, before the threshold.
+
+    Each side's list is first reduced to its best record per URI, so that a file's rank
+    on a side is its best chunk's, and many chunks of one file do not crowd the others out.
+    """
+    by_uri: dict[str, Candidate] = {}
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embedder.embed_query(query)  # type: ignore[union-attr]
         rows = store.vector_search(vector, where, fetch, RECORD_COLUMNS)
-        for rank, row in enumerate(rows, start=1):
-            similarity = 1.0 - float(row.pop("_distance", 1.0))
-            item = by_id.setdefault(row["id"], Candidate(row))
-            item.vector_score = _finite(similarity)
-            item.vector_rank = rank
+        for rank, row in enumerate(_best_per_uri(rows), start=1):
+            similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
+            item = by_uri.setdefault(row["uri"], Candidate(row))
+            item.vector_score, item.vector_rank = similarity, rank
     if mode in ("keyword", "hybrid"):
         rows = store.keyword_search(query, where, fetch, RECORD_COLUMNS)
-        for rank, row in enumerate(rows, start=1):
-            bm25 = float(row.pop("_score", 0.0))
-            item = by_id.setdefault(row["id"], Candidate(row))
-            item.keyword_score = _finite(bm25)
-            item.keyword_rank = rank
-    candidates = list(by_id.values())
+        for rank, row in enumerate(_best_per_uri(rows), start=1):
+            bm25 = _finite(float(row.pop("_score", 0.0)))
+            item = by_uri.get(row["uri"])
+            if item is None:
+                item = by_uri[row["uri"]] = Candidate(row)
+            elif item.vector_rank is not None and rank <= item.vector_rank:
+                item.row = row  # show the record the keyword side ranked higher (its lines hold the words)
+            item.keyword_score, item.keyword_rank = bm25, rank
+    candidates = list(by_uri.values())
     if mode == "vector":
         for item in candidates:
             item.score = max(0.0, min(1.0, item.vector_score or 0.0))
@@ -108,16 +117,27 @@ def score_candidates(
         for item in candidates:
             item.score = (item.keyword_score or 0.0) / best if best > 0 else 0.0
     else:
-        ceiling = 2.0 / (RRF_K + 1)
+        ceiling = (VECTOR_WEIGHT + KEYWORD_WEIGHT) / (RRF_K + 1)
         for item in candidates:
             fused = 0.0
             if item.vector_rank is not None:
-                fused += 1.0 / (RRF_K + item.vector_rank)
+                fused += VECTOR_WEIGHT / (RRF_K + item.vector_rank)
             if item.keyword_rank is not None:
-                fused += 1.0 / (RRF_K + item.keyword_rank)
+                fused += KEYWORD_WEIGHT / (RRF_K + item.keyword_rank)
             item.score = fused / ceiling
-    candidates.sort(key=lambda c: (-c.score, c.uri, c.row.get("level", 2), c.row.get("chunk", 0)))
+    candidates.sort(key=lambda c: (-c.score, c.uri))
     return candidates
+
+
+def _best_per_uri(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    # Rows arrive best first; keep each URI's first (best) record.
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        if row["uri"] not in seen:
+            seen.add(row["uri"])
+            out.append(row)
+    return out
 
 
 def finish(candidates: list[Candidate], *, limit: int, threshold: float) -> list[Candidate]:
@@ -168,12 +188,8 @@ def explanation(item: Candidate) -> dict[str, Any]:
     """The parts of a hit's score, and its rank on each side."""
     parts: dict[str, Any] = {
         "score": item.score,
-        "vector": None
-        if item.vector_rank is None
-        else {"score": item.vector_score, "rank": item.vector_rank},
-        "keyword": None
-        if item.keyword_rank is None
-        else {"score": item.keyword_score, "rank": item.keyword_rank},
+        "vector": None if item.vector_rank is None else {"score": item.vector_score, "rank": item.vector_rank},
+        "keyword": None if item.keyword_rank is None else {"score": item.keyword_score, "rank": item.keyword_rank},
         "record": {
             "level": int(item.row.get("level", 2)),
             "chunk": int(item.row.get("chunk") or 0),

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..errors import InvalidArgumentError, OpenVikingError
-from ..timefilter import TimeRange, parse_iso_datetime
-from ..uri import VikingURI, parse
+from openviking.errors import InvalidArgumentError, OpenVikingError
+from openviking.timefilter import TimeRange, parse_iso_datetime
+from openviking.uri import VikingURI, parse
+
 from .schema import FILTER_FIELDS
 
 __all__ = [

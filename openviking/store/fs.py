@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidArgumentError, NotFoundError
-from ..timefilter import format_iso8601
-from ..uri import VikingURI, parse
+from openviking.errors import InvalidArgumentError, NotFoundError
+from openviking.timefilter import format_iso8601
+from openviking.uri import VikingURI, parse
+
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS
@@ -39,9 +40,20 @@ class VikingFS:
             NotFoundError: nothing is stored at ``uri``.
         """
         if uri.is_root:
-            return {"uri": "viking://", "name": "", "is_dir": True, "size": 0, "abstract": "", "overview": "",
-                    "parent_uri": None, "context_type": "resource", "tags": [], "created_at": None,
-                    "updated_at": None, "depth": 0}
+            return {
+                "uri": "viking://",
+                "name": "",
+                "is_dir": True,
+                "size": 0,
+                "abstract": "",
+                "overview": "",
+                "parent_uri": None,
+                "context_type": "resource",
+                "tags": [],
+                "created_at": None,
+                "updated_at": None,
+                "depth": 0,
+            }
         row = self.store.get_node(str(uri), columns=columns)
         if row is None:
             raise NotFoundError(
@@ -98,14 +110,15 @@ class VikingFS:
         abs_limit: int = 256,
     ) -> list[dict[str, Any]]:
         """Entries of a directory (or the file itself), directories first, then by name."""
-        row = self.node(uri, columns=NODE_LISTING_COLUMNS)
+        columns = [*NODE_LISTING_COLUMNS, "overview"] if show_hidden else NODE_LISTING_COLUMNS
+        row = self.node(uri, columns=columns)
         if not row["is_dir"]:
             return [self._entry(row, abs_limit)]
         if recursive:
             where = path_scope_sql(uri) + f" AND uri != {sql_string(str(uri))}" if not uri.is_root else "TRUE"
         else:
             where = f"parent_uri = {sql_string(str(uri))}"
-        rows = self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS)
+        rows = self.store.query_nodes(where, columns=columns)
         entries: list[dict[str, Any]] = []
         if recursive:
             rows.sort(key=lambda r: _path_key(r["uri"]))
@@ -145,8 +158,14 @@ class VikingFS:
         """Everything known about one node, without its content."""
         if uri.name in SIDECARS and uri.parent is not None:
             text = self._sidecar(uri.parent, SIDECARS[uri.name])
-            return {"uri": str(uri), "name": uri.name, "isDir": False, "size": len(text.encode("utf-8")),
-                    "context_type": uri.context_type, "hidden": True}
+            return {
+                "uri": str(uri),
+                "name": uri.name,
+                "isDir": False,
+                "size": len(text.encode("utf-8")),
+                "context_type": uri.context_type,
+                "hidden": True,
+            }
         row = self.node(uri, columns=NODE_LISTING_COLUMNS)
         info: dict[str, Any] = {
             "uri": str(uri),
@@ -186,11 +205,15 @@ class VikingFS:
         out = []
         for name, column in SIDECARS.items():
             value = row.get(column)
-            if column == "overview" and value is None:
-                # listing rows carry no overview column; a directory always has one
-                value = ""
-            out.append({"uri": f"{row['uri']}/{name}", "size": len((value or "").encode("utf-8")),
-                        "isDir": False, "modTime": _iso(row.get("updated_at")), "abstract": ""})
+            out.append(
+                {
+                    "uri": f"{row['uri']}/{name}",
+                    "size": len((value or "").encode("utf-8")),
+                    "isDir": False,
+                    "modTime": _iso(row.get("updated_at")),
+                    "abstract": "",
+                }
+            )
         return out
 
 

@@ -17,7 +17,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import FailedPreconditionError, InternalError, NotFoundError, OpenVikingError
+from openviking.errors import FailedPreconditionError, InternalError, NotFoundError, OpenVikingError
+
 from . import schema
 from .filters import sql_string
 
@@ -200,7 +201,9 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            _run(lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data))
+            _run(
+                lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data)
+            )
 
     def delete_nodes(self, where: str) -> None:
         """Delete the nodes matching ``where``."""

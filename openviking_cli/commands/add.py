@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..runtime import CliContext, Output, command
+from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
 
@@ -30,7 +30,7 @@ def progress_bar(label: str) -> Iterator[Callable[[int, int], None] | None]:
         TimeRemainingColumn,
     )
 
-    from ..runtime import make_console
+    from openviking_cli.runtime import make_console
 
     columns = (
         TextColumn("{task.description}"),
@@ -80,11 +80,12 @@ def add_resource(
         list[str] | None, typer.Option("--tag", help="A k=v retrieval tag (repeatable).", show_default=False)
     ] = None,
     include: Annotated[
-        list[str] | None, typer.Option("--include", help="Only files matching this glob (repeatable).", show_default=False)
+        list[str] | None,
+        typer.Option("--include", help="Only files matching this glob (repeatable).", show_default=False),
     ] = None,
     exclude: Annotated[
-        list[str] | None, typer.Option("--exclude", help="Leave out paths matching this glob (repeatable).",
-                                       show_default=False)
+        list[str] | None,
+        typer.Option("--exclude", help="Leave out paths matching this glob (repeatable).", show_default=False),
     ] = None,
 ) -> Output:
     """Add a local file or folder under viking://resources (or --to/--parent) and index it.

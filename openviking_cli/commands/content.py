@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from ..runtime import CliContext, Output, command
+from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
 
@@ -58,26 +58,29 @@ def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
 
     if not entries:
         return
-    # Abstracts only where there is room for them next to whole URIs.
-    show_abstract = console.width >= 110
-    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
-    table.add_column("type", no_wrap=True)
-    table.add_column("size", justify="right", no_wrap=True)
-    table.add_column("modified", no_wrap=True)
-    longest = max(len(e["uri"]) for e in entries)
-    table.add_column("uri", overflow="fold", style="cyan", min_width=min(longest, max(console.width - 40, 20)))
+    rows = [
+        (
+            "dir" if entry["isDir"] else "file",
+            "-" if entry["isDir"] else str(entry["size"]),
+            (entry.get("modTime") or "")[:16].replace("T", " "),
+            entry["uri"],
+            " ".join((entry.get("abstract") or "").split()),
+        )
+        for entry in entries
+    ]
+    # Fixed columns and whole URIs first; the abstract gets what is left, if it is enough.
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(("type", "size", "modified", "uri"))]
+    left = console.width - sum(widths) - 2 * 4
+    show_abstract = left >= 20
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, collapse_padding=True)
+    table.add_column("type", no_wrap=True, min_width=widths[0])
+    table.add_column("size", justify="right", no_wrap=True, min_width=widths[1])
+    table.add_column("modified", no_wrap=True, min_width=widths[2])
+    table.add_column("uri", overflow="fold", style="cyan", min_width=min(widths[3], max(console.width - 40, 20)))
     if show_abstract:
-        table.add_column("abstract", overflow="ellipsis", no_wrap=True, ratio=1, style="dim")
-    for entry in entries:
-        cells = [
-            Text("dir" if entry["isDir"] else "file"),
-            Text(str(entry["size"]) if not entry["isDir"] else "-"),
-            Text((entry.get("modTime") or "")[:16].replace("T", " ")),
-            Text(entry["uri"]),
-        ]
-        if show_abstract:
-            cells.append(Text(" ".join((entry.get("abstract") or "").split())))
-        table.add_row(*cells)
+        table.add_column("abstract", overflow="ellipsis", no_wrap=True, max_width=left, style="dim")
+    for row in rows:
+        table.add_row(*(Text(cell) for cell in (row if show_abstract else row[:4])))
     console.print(table)
 
 
@@ -88,8 +91,9 @@ def ls(
     recursive: Annotated[bool, typer.Option("-r", "--recursive", help="List everything below.")] = False,
     simple: Annotated[bool, typer.Option("-s", "--simple", help="URIs only, one per line.")] = False,
     all_: Annotated[bool, typer.Option("-a", "--all", help="Show the hidden .abstract.md/.overview.md.")] = False,
-    node_limit: Annotated[int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0,
-                                                   show_default=False)] = None,
+    node_limit: Annotated[
+        int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0, show_default=False)
+    ] = None,
     abs_limit: Annotated[int, typer.Option("-l", "--abs-limit", help="Cut abstracts to N characters.", min=0)] = 256,
 ) -> Output:
     """List a directory: type, size, modification time, URI and abstract."""
@@ -97,6 +101,7 @@ def ls(
         uri, recursive=recursive, simple=simple, show_hidden=all_, node_limit=node_limit, abs_limit=abs_limit
     )
     if simple:
+
         def render(_console: Any) -> None:
             for item in entries:
                 sys.stdout.write(f"{item}\n")
@@ -110,8 +115,9 @@ def tree(
     ctx: CliContext,
     uri: DirArgument = "viking://",
     level_limit: Annotated[int, typer.Option("-L", "--level-limit", help="Depth to show (0: all).", min=0)] = 3,
-    node_limit: Annotated[int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0,
-                                                   show_default=False)] = None,
+    node_limit: Annotated[
+        int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0, show_default=False)
+    ] = None,
 ) -> Output:
     """Show everything below a URI as a tree, directories first."""
     entries = ctx.client().tree(uri, level_limit=level_limit, node_limit=node_limit)

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from ..render import hit_cards, note
-from ..runtime import CliContext, Output, command, make_console
+from openviking_cli.render import hit_cards, note
+from openviking_cli.runtime import CliContext, Output, command, make_console
 
 app = typer.Typer()
 
@@ -15,8 +15,9 @@ RETRIEVAL_PANEL = "Scope and ranking"
 
 UriOption = Annotated[
     list[str] | None,
-    typer.Option("-u", "--uri", help="Search under this URI (repeatable).", rich_help_panel=RETRIEVAL_PANEL,
-                 show_default=False),
+    typer.Option(
+        "-u", "--uri", help="Search under this URI (repeatable).", rich_help_panel=RETRIEVAL_PANEL, show_default=False
+    ),
 ]
 LimitOption = Annotated[
     int,
@@ -24,33 +25,53 @@ LimitOption = Annotated[
 ]
 ThresholdOption = Annotated[
     float | None,
-    typer.Option("-t", "--threshold", help="Keep results scoring above this [default: 0.1].",
-                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+    typer.Option(
+        "-t",
+        "--threshold",
+        help="Keep results scoring above this [default: 0.1].",
+        rich_help_panel=RETRIEVAL_PANEL,
+        show_default=False,
+    ),
 ]
 AfterOption = Annotated[
     str | None,
-    typer.Option("--after", help="Changed since: 30m, 2h, 7d, 2w, YYYY-MM-DD or ISO 8601.",
-                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+    typer.Option(
+        "--after",
+        help="Changed since: 30m, 2h, 7d, 2w, YYYY-MM-DD or ISO 8601.",
+        rich_help_panel=RETRIEVAL_PANEL,
+        show_default=False,
+    ),
 ]
 BeforeOption = Annotated[
     str | None,
-    typer.Option("--before", help="Changed until: same forms as --after.", rich_help_panel=RETRIEVAL_PANEL,
-                 show_default=False),
+    typer.Option(
+        "--before", help="Changed until: same forms as --after.", rich_help_panel=RETRIEVAL_PANEL, show_default=False
+    ),
 ]
 TimeFieldOption = Annotated[
     str | None,
-    typer.Option("--time-field", help="updated_at (default) or created_at.", rich_help_panel=RETRIEVAL_PANEL,
-                 show_default=False),
+    typer.Option(
+        "--time-field", help="updated_at (default) or created_at.", rich_help_panel=RETRIEVAL_PANEL, show_default=False
+    ),
 ]
 LevelOption = Annotated[
     str | None,
-    typer.Option("-L", "--level", help="Levels to search: 0 abstract, 1 overview, 2 content (e.g. 0,1).",
-                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+    typer.Option(
+        "-L",
+        "--level",
+        help="Levels to search: 0 abstract, 1 overview, 2 content (e.g. 0,1).",
+        rich_help_panel=RETRIEVAL_PANEL,
+        show_default=False,
+    ),
 ]
 ContextTypeOption = Annotated[
     str | None,
-    typer.Option("--context-type", help="memory, resource and/or skill (comma-separated).",
-                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+    typer.Option(
+        "--context-type",
+        help="memory, resource and/or skill (comma-separated).",
+        rich_help_panel=RETRIEVAL_PANEL,
+        show_default=False,
+    ),
 ]
 TagsOption = Annotated[
     str | None,
@@ -58,18 +79,26 @@ TagsOption = Annotated[
 ]
 FilterOption = Annotated[
     str | None,
-    typer.Option("--filter", help='Filter DSL as JSON, e.g. \'{"op":"must","field":"level","conds":[2]}\'.',
-                 rich_help_panel=RETRIEVAL_PANEL, show_default=False),
+    typer.Option(
+        "--filter",
+        help='Filter DSL as JSON, e.g. \'{"op":"must","field":"level","conds":[2]}\'.',
+        rich_help_panel=RETRIEVAL_PANEL,
+        show_default=False,
+    ),
 ]
 ModeOption = Annotated[
     str | None,
-    typer.Option("--mode", help="hybrid (default), vector or keyword.", rich_help_panel=RETRIEVAL_PANEL,
-                 show_default=False),
+    typer.Option(
+        "--mode", help="hybrid (default), vector or keyword.", rich_help_panel=RETRIEVAL_PANEL, show_default=False
+    ),
 ]
 ExplainOption = Annotated[
     bool,
-    typer.Option("--explain", help="Show each score's parts; for no results, what removed the candidates.",
-                 rich_help_panel=RETRIEVAL_PANEL),
+    typer.Option(
+        "--explain",
+        help="Show each score's parts; for no results, what removed the candidates.",
+        rich_help_panel=RETRIEVAL_PANEL,
+    ),
 ]
 
 
@@ -135,5 +164,9 @@ def render_result(console: object, data: dict, limit: int, passes: int = 1) -> N
         sub = f"Ranked by relevance · limit {limit} per pass"
     else:
         header = f"{total} {noun}"
-        sub = f"Ranked by relevance · limit {limit} final result{'s' if limit != 1 else ''}" if limit else "Ranked by relevance"
+        sub = (
+            f"Ranked by relevance · limit {limit} final result{'s' if limit != 1 else ''}"
+            if limit
+            else "Ranked by relevance"
+        )
     hit_cards(console, data, header, sub)  # type: ignore[arg-type]

@@ -1,0 +1,172 @@
+"""``python -m bench``: openviking's retrieval quality and speed, side by side with its peers.
+
+    python -m bench quality            # Cranfield + docs question sets, all modes, bm25s
+    python -m bench quality --only cranfield
+    python -m bench all --out bench/results/latest.json
+
+Stores and generated corpora go to a work directory (``--work``, default a temp dir);
+results are printed as a table and written as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from . import quality
+
+
+class EmbedTimer:
+    """Wraps an embedder to add up the seconds spent embedding documents."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.inner = embedder
+        self.seconds = 0.0
+        self.texts = 0
+        original = embedder.embed_documents
+
+        def timed(texts: list[str]) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(texts)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.texts += len(texts)
+
+        embedder.embed_documents = timed
+
+
+EMBED_TOKENS: int | None = None
+
+
+def open_client(store: Path) -> Any:
+    import openviking as ov
+    from openviking.config import config_from_dict
+
+    raw: dict[str, Any] = {}
+    if EMBED_TOKENS is not None:
+        raw["embedding"] = {"max_input_tokens": EMBED_TOKENS}
+    client = ov.OpenViking(path=str(store), config=config_from_dict(raw))
+    client.initialize()
+    return client
+
+
+def ingest(client: Any, source: Path, to: str) -> dict[str, Any]:
+    timer = EmbedTimer(client.embedder())
+    started = time.perf_counter()
+    result = client.add_resource(source, to=to)
+    total = time.perf_counter() - started
+    return {
+        "source": str(source),
+        "to": to,
+        "seconds": round(total, 2),
+        "embed_seconds": round(timer.seconds, 2),
+        "outside_embedding_share": round(1 - timer.seconds / total, 3) if total else None,
+        "records_embedded": result.records_embedded,
+        "files": result.added + result.updated + result.unchanged,
+    }
+
+
+def run_cranfield(work: Path, modes: list[str]) -> dict[str, Any]:
+    tree = quality.write_cranfield_tree(work / "cranfield-docs")
+    client = open_client(work / "store-cranfield")
+    stats = ingest(client, tree, "viking://resources/cranfield")
+    qrels = quality.cranfield_qrels()
+    queries = [(q["id"], q["text"], qrels.get(q["id"], {})) for q in quality.cranfield_queries()]
+    queries = [q for q in queries if q[2]]
+    rows = []
+    for mode in modes:
+
+        def search(text: str, mode: str = mode) -> list[str]:
+            result = client.find(
+                text, target_uri="viking://resources/cranfield", limit=10, mode=mode, score_threshold=-1.0
+            )
+            return [d for d in (quality.cranfield_id(h.uri) for h in result) if d]
+
+        rows.append(quality.evaluate(f"openviking find --mode {mode}", "cranfield", queries, search).row())
+    docs = [(d["id"], d["text"]) for d in quality.cranfield_docs()]
+    rows.append(quality.evaluate("bm25s (en stop words)", "cranfield", queries, quality.bm25s_search(docs)).row())
+    client.close()
+    return {"ingest": stats, "rows": rows}
+
+
+def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
+    client = open_client(work / "store-docs")
+    root = quality.DATA / "openviking-docs"
+    stats = [ingest(client, root / "en", "viking://resources/en"), ingest(client, root / "zh", "viking://resources/zh")]
+    rows = []
+    sets = {"docs-en": ("en", "en"), "docs-zh": ("zh", "zh"), "docs-zh2en": ("en", "en")}
+    for name, (scope, _lang) in sets.items():
+        queries = quality.docs_queries(name)
+        prefix = f"viking://resources/{scope}/"
+
+        for mode in modes:
+
+            def search(text: str, mode: str = mode, prefix: str = prefix, scope: str = scope) -> list[str]:
+                result = client.find(text, target_uri=prefix.rstrip("/"), limit=10, mode=mode, score_threshold=-1.0)
+                return [f"{scope}/" + h.uri[len(prefix) :] for h in result]
+
+            rows.append(quality.evaluate(f"openviking find --mode {mode}", name, queries, search).row())
+        rows.append(
+            quality.evaluate(
+                "bm25s (en stop words)", name, queries, quality.bm25s_search(quality.docs_texts(scope))
+            ).row()
+        )
+    client.close()
+    return {"ingest": stats, "rows": rows}
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    columns = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    print("  ".join(c.ljust(widths[c]) for c in columns))
+    for row in rows:
+        print("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in columns))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("suite", choices=["quality", "all"], nargs="?", default="all")
+    parser.add_argument("--only", choices=["cranfield", "docs"], help="run one quality dataset")
+    parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
+    parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
+    parser.add_argument("--out", type=Path, default=Path("bench/results/latest.json"))
+    parser.add_argument("--embed-tokens", type=int, help="tokens of each record the local model embeds")
+    args = parser.parse_args(argv)
+    global EMBED_TOKENS
+    EMBED_TOKENS = args.embed_tokens
+    work = args.work or Path(tempfile.mkdtemp(prefix="openviking-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    modes = [m for m in args.modes.split(",") if m]
+    report: dict[str, Any] = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "work": str(work),
+    }
+    rows: list[dict[str, Any]] = []
+    if args.only in (None, "cranfield"):
+        report["cranfield"] = run_cranfield(work, modes)
+        rows += report["cranfield"]["rows"]
+        print("cranfield ingest:", json.dumps(report["cranfield"]["ingest"]), file=sys.stderr)
+    if args.only in (None, "docs"):
+        report["docs"] = run_docs(work, modes)
+        rows += report["docs"]["rows"]
+        for item in report["docs"]["ingest"]:
+            print("docs ingest:", json.dumps(item), file=sys.stderr)
+    print_table(rows)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwritten: {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

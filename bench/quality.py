@@ -1,0 +1,127 @@
+"""Retrieval quality: Cranfield (graded nDCG@10) and the OpenViking docs question sets.
+
+Every system runs on the same documents in one run: openviking's find in each mode, and
+bm25s (BM25 over the same texts) as the lexical peer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .metrics import hit_at_1, mrr_at_k, ndcg_at_k, percentile, recall_at_k
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+QUERIES = Path(__file__).resolve().parent / "queries"
+MODES = ("hybrid", "vector", "keyword")
+
+
+@dataclass
+class Scores:
+    """Mean metrics of one system on one query set, plus per-query latencies."""
+
+    system: str
+    dataset: str
+    metrics: dict[str, float] = field(default_factory=dict)
+    latencies: list[float] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"dataset": self.dataset, "system": self.system}
+        out.update({k: round(v, 4) for k, v in self.metrics.items()})
+        if self.latencies:
+            out["p50_ms"] = round(percentile(self.latencies, 50) * 1000, 1)
+            out["p95_ms"] = round(percentile(self.latencies, 95) * 1000, 1)
+        return out
+
+
+def cranfield_docs() -> list[dict[str, str]]:
+    return [json.loads(line) for line in (DATA / "cranfield" / "corpus.jsonl").open(encoding="utf-8")]
+
+
+def cranfield_queries() -> list[dict[str, str]]:
+    return [json.loads(line) for line in (DATA / "cranfield" / "queries.jsonl").open(encoding="utf-8")]
+
+
+def cranfield_qrels() -> dict[str, dict[str, float]]:
+    qrels: dict[str, dict[str, float]] = {}
+    lines = (DATA / "cranfield" / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    for line in lines:
+        qid, doc, grade = line.split("\t")
+        qrels.setdefault(qid, {})[doc] = float(grade)
+    return qrels
+
+
+def write_cranfield_tree(folder: Path) -> Path:
+    """One text file per Cranfield document (``0001.txt``), the unit add-resource works on."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for doc in cranfield_docs():
+        (folder / f"{int(doc['id']):04d}.txt").write_text(doc["text"].strip() + "\n", encoding="utf-8")
+    return folder
+
+
+def cranfield_id(uri: str) -> str | None:
+    name = uri.rsplit("/", 1)[-1]
+    return str(int(name[:-4])) if name.endswith(".txt") and name[:-4].isdigit() else None
+
+
+def evaluate(
+    system: str,
+    dataset: str,
+    queries: Iterable[tuple[str, str, dict[str, float]]],
+    search: Callable[[str], list[str]],
+) -> Scores:
+    """Run ``search`` on each (id, text, grades) and average the metrics."""
+    scores = Scores(system, dataset)
+    totals: dict[str, float] = {"ndcg@10": 0.0, "recall@10": 0.0, "hit@1": 0.0, "mrr@10": 0.0}
+    count = 0
+    for _qid, text, grades in queries:
+        started = time.perf_counter()
+        ranked = search(text)
+        scores.latencies.append(time.perf_counter() - started)
+        relevant = {doc for doc, grade in grades.items() if grade > 0}
+        totals["ndcg@10"] += ndcg_at_k(ranked, grades, 10)
+        totals["recall@10"] += recall_at_k(ranked, relevant, 10)
+        totals["hit@1"] += hit_at_1(ranked, relevant)
+        totals["mrr@10"] += mrr_at_k(ranked, relevant, 10)
+        count += 1
+    scores.metrics = {k: v / max(count, 1) for k, v in totals.items()}
+    scores.metrics["queries"] = count
+    return scores
+
+
+def bm25s_search(docs: list[tuple[str, str]]) -> Callable[[str], list[str]]:
+    """A bm25s index over (id, text) pairs, English stop words, no stemming."""
+    import bm25s
+
+    ids = [doc_id for doc_id, _ in docs]
+    retriever = bm25s.BM25()
+    retriever.index(
+        bm25s.tokenize([text for _, text in docs], stopwords="en", show_progress=False), show_progress=False
+    )
+
+    def search(query: str) -> list[str]:
+        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return []
+        results, _ = retriever.retrieve(tokens, k=min(10, len(ids)), show_progress=False)
+        return [ids[int(i)] for i in results[0]]
+
+    return search
+
+
+def docs_queries(name: str) -> list[tuple[str, str, dict[str, float]]]:
+    path = QUERIES / f"{name}.jsonl"
+    out = []
+    for line in path.open(encoding="utf-8"):
+        item = json.loads(line)
+        out.append((item["id"], item["query"], dict.fromkeys(item["relevant"], 1.0)))
+    return out
+
+
+def docs_texts(language: str) -> list[tuple[str, str]]:
+    root = DATA / "openviking-docs"
+    return [(str(p.relative_to(root)), p.read_text(encoding="utf-8")) for p in sorted((root / language).rglob("*.md"))]

