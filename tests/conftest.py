@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from helpers import (
     DOCS_EN,
+    DOCS_ZH,
     EN_FILES,
     ZH_FILES,
     CliResult,
@@ -89,10 +90,12 @@ def hash_client(tmp_path: Path) -> Iterator[Any]:
 
 @pytest.fixture(scope="session")
 def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
-    """The English OpenViking docs ingested once per session with the real local embedder.
+    """The OpenViking docs ingested once per session with the real local embedder.
 
-    Yields ``(client, AddResult)``; the store lives in a session temp dir. The docs are read
-    from /work/shared at run time, never copied into the repository.
+    English pages under viking://resources/docs, Chinese pages under
+    viking://resources/docs-zh. Yields ``(client, AddResult of the English pages)``; the
+    store lives in a session temp dir. The docs are read from ../shared/data at run time,
+    never copied into the repository.
     """
     from openviking.client import OpenViking
     from openviking.config import Config
@@ -104,5 +107,6 @@ def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
         client = OpenViking(path=store, config=Config())  # the defaults: provider "local"
         assert client.embedder().identity.startswith("local:"), client.embedder().identity
         result = client.add_resource(DOCS_EN, to="viking://resources/docs")
+        client.add_resource(DOCS_ZH, to="viking://resources/docs-zh")
     yield client, result
     client.close()

@@ -11,7 +11,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
-DOCS_EN = Path("/work/shared/data/openviking-docs/en")
+# The shared corpora sit beside the project's folder: ../shared/data, read at run time.
+DATA = REPO.parent / "shared" / "data"
+DOCS_EN = DATA / "openviking-docs" / "en"
+DOCS_ZH = DATA / "openviking-docs" / "zh"
 HASH_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash"}}}
 SIDECAR_SUFFIXES = ("/.abstract.md", "/.overview.md")
 

@@ -44,6 +44,7 @@ ProgressCallback = Callable[[int, int], None]
 # Chunks embedded per commit: large enough to keep the model busy, small enough that an
 # interrupted run keeps most of its work.
 BATCH_CHUNKS = 192
+SUMMARY_CHUNK = -1  # chunk number of a file's summary record
 SNIFF_BYTES = 8192
 
 
@@ -225,10 +226,19 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: 
     for prepared in batch:
         updated = datetime.fromtimestamp(prepared.source.mtime, UTC)
         context_type = prepared.uri.context_type
-        for chunk in prepared.chunks or [Chunk(0, 1, 1, "", prepared.summary or prepared.title)]:
+        pieces = list(prepared.chunks) or [Chunk(0, 1, 1, "", prepared.summary or prepared.title)]
+        if len(pieces) > 1 and prepared.summary:
+            # A file of several chunks also gets a record of its title and first sentences: the
+            # vector that best says what the whole page is about (and the one a question in
+            # another language meets best). A one-chunk file's chunk already starts that way.
+            pieces.insert(0, Chunk(SUMMARY_CHUNK, 0, 0, "", prepared.summary))
+        for chunk in pieces:
             heading = _chunk_heading(prepared.title, chunk.heading)
             body = _without_heading_line(chunk.text)
-            embed_input = heading + "\n" + body if body else heading
+            if chunk.index == SUMMARY_CHUNK:
+                embed_input = chunk.text
+            else:
+                embed_input = heading + "\n" + body if body else heading
             inputs.append(embed_input)
             rows.append(
                 {
@@ -240,7 +250,7 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: 
                     "line_start": chunk.line_start,
                     "line_end": chunk.line_end,
                     "context_type": context_type,
-                    "text": heading + "\n" + chunk.text,
+                    "text": chunk.text if chunk.index == SUMMARY_CHUNK else heading + "\n" + chunk.text,
                     "abstract": prepared.summary,
                     "created_at": prepared.created_at,
                     "updated_at": updated,

@@ -4,8 +4,10 @@ Modes:
 
 * ``vector``: the brief's algorithm. Score = cosine similarity of the query and the record.
 * ``keyword``: LanceDB's BM25 full-text index alone; score = BM25 / best BM25 of the query.
-* ``hybrid`` (default): both lists fused by weighted reciprocal rank, divided by the best
-  possible fused value, so a URI ranked first on both sides scores 1.0.
+* ``hybrid`` (default): both, each side reduced to its best record per URI and scaled to
+  [0, 1] over its top 100 (BM25 / best BM25; cosine min-max, over a spread of at least 0.1
+  so that a few near-equal candidates are not stretched apart), then
+  ``0.4 * vector + 0.6 * keyword``. A URI best on both sides scores 1.0.
 
 Then, whatever the mode: threshold (strict ``>``), dedupe by record URI keeping the best,
 sort by score (ties by URI, so results are deterministic), cut to ``limit``.
@@ -24,13 +26,15 @@ from openviking.types import MatchedContext
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
-__all__ = ["MODES", "RRF_K", "Candidate", "retrieve", "score_candidates"]
+__all__ = ["MODES", "Candidate", "retrieve", "score_candidates"]
 
 MODES = ("hybrid", "vector", "keyword")
-# Reciprocal-rank fusion constants, chosen on the bench's query sets (see bench/README.md).
-RRF_K = 10
-VECTOR_WEIGHT = 1.0
-KEYWORD_WEIGHT = 2.0
+# Fusion constants, chosen on the bench's five query sets (see bench/README.md).
+VECTOR_WEIGHT = 0.4
+KEYWORD_WEIGHT = 0.6
+NORMALIZE_DEPTH = 100
+VECTOR_MIN_SPREAD = 0.1
+VECTOR_FLOOR = 0.05
 RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract", "tags"]
 
 
@@ -52,8 +56,8 @@ class Candidate:
 
 
 def candidate_count(limit: int) -> int:
-    """Records fetched per side: more than ``limit``, because chunks of one file collapse."""
-    return min(max(limit * 5, 100), 5000)
+    """Records fetched per side: enough for ``NORMALIZE_DEPTH`` URIs once chunks collapse."""
+    return min(max(limit, NORMALIZE_DEPTH) * 3, 10_000)
 
 
 def retrieve(
@@ -91,16 +95,17 @@ def score_candidates(
     on a side is its best chunk's, and many chunks of one file do not crowd the others out.
     """
     by_uri: dict[str, Candidate] = {}
+    depth = max(NORMALIZE_DEPTH, fetch // 3)
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embedder.embed_query(query)  # type: ignore[union-attr]
-        rows = store.vector_search(vector, where, fetch, RECORD_COLUMNS)
-        for rank, row in enumerate(_best_per_uri(rows), start=1):
+        rows = _best_per_uri(store.vector_search(vector, where, fetch, RECORD_COLUMNS))[:depth]
+        for rank, row in enumerate(rows, start=1):
             similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
             item = by_uri.setdefault(row["uri"], Candidate(row))
             item.vector_score, item.vector_rank = similarity, rank
     if mode in ("keyword", "hybrid"):
-        rows = store.keyword_search(query, where, fetch, RECORD_COLUMNS)
-        for rank, row in enumerate(_best_per_uri(rows), start=1):
+        rows = _best_per_uri(store.keyword_search(query, where, fetch, RECORD_COLUMNS))[:depth]
+        for rank, row in enumerate(rows, start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
             item = by_uri.get(row["uri"])
             if item is None:
@@ -113,20 +118,39 @@ def score_candidates(
         for item in candidates:
             item.score = max(0.0, min(1.0, item.vector_score or 0.0))
     elif mode == "keyword":
-        best = max((c.keyword_score or 0.0 for c in candidates), default=0.0)
-        for item in candidates:
-            item.score = (item.keyword_score or 0.0) / best if best > 0 else 0.0
+        for item, part in zip(candidates, _keyword_parts(candidates), strict=True):
+            item.score = part
     else:
-        ceiling = (VECTOR_WEIGHT + KEYWORD_WEIGHT) / (RRF_K + 1)
-        for item in candidates:
-            fused = 0.0
-            if item.vector_rank is not None:
-                fused += VECTOR_WEIGHT / (RRF_K + item.vector_rank)
-            if item.keyword_rank is not None:
-                fused += KEYWORD_WEIGHT / (RRF_K + item.keyword_rank)
-            item.score = fused / ceiling
+        vector_parts = _vector_parts(candidates)
+        keyword_parts = _keyword_parts(candidates)
+        for item, v, k in zip(candidates, vector_parts, keyword_parts, strict=True):
+            item.extra = {"vector_part": v, "keyword_part": k}
+            item.score = VECTOR_WEIGHT * v + KEYWORD_WEIGHT * k
     candidates.sort(key=lambda c: (-c.score, c.uri))
     return candidates
+
+
+def _vector_parts(candidates: list[Candidate]) -> list[float]:
+    """Cosine scaled to [0.05, 1] between the worst and best candidate (spread >= 0.1).
+
+    The worst candidate keeps a little above 0: it was found, and ``--threshold 0`` keeps
+    everything that was.
+    """
+    scores = [c.vector_score for c in candidates if c.vector_score is not None]
+    if not scores:
+        return [0.0] * len(candidates)
+    high = max(scores)
+    low = min(min(scores), high - VECTOR_MIN_SPREAD)
+    return [
+        0.0 if c.vector_score is None else VECTOR_FLOOR + (1 - VECTOR_FLOOR) * (c.vector_score - low) / (high - low)
+        for c in candidates
+    ]
+
+
+def _keyword_parts(candidates: list[Candidate]) -> list[float]:
+    """BM25 divided by the best BM25 of the query."""
+    best = max((c.keyword_score or 0.0 for c in candidates), default=0.0)
+    return [(c.keyword_score or 0.0) / best if best > 0 else 0.0 for c in candidates]
 
 
 def _best_per_uri(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -169,6 +193,8 @@ def to_matched(item: Candidate, *, explain: bool = False) -> MatchedContext:
         display = uri
         if row.get("line_start"):
             reason = f"lines {row['line_start']}-{row['line_end']}"
+        elif row.get("chunk") == -1:
+            reason = "title and summary"
     hit = MatchedContext(
         uri=display,
         context_type=row.get("context_type") or "resource",
