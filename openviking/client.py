@@ -313,14 +313,7 @@ class OpenViking:
             tags,
             mode,
         )
-        from .store.lance import store_exists
-
-        if not store_exists(self.store_path):
-            raise NotFoundError(
-                f"No store at {self.store_path}",
-                hint="Add something first: openviking add-resource PATH (or pass --store / set OPENVIKING_STORE)",
-                details={"store": self.store_path},
-            )
+        self._require_store()
         store = self._open()
         embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
         hits = retrieve(
@@ -418,6 +411,146 @@ class OpenViking:
                 VikingURI(("agent", "skills")),
             )
         return tuple(targets)
+
+    # ------------------------------------------------------------------ grep and glob
+    def grep(
+        self,
+        uri: str,
+        pattern: str,
+        case_insensitive: bool = False,
+        exclude_uri: str | None = None,
+        node_limit: int | None = None,
+        level_limit: int = 5,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Regex search, line by line, over file content (the brief's ``grep()``).
+
+        Returns ``{"matches": [{"uri", "line", "content"}], "count", "match_count",
+        "files_scanned"}``. ``options`` are grep's extras (see :mod:`openviking.retrieve.grep`).
+        """
+        from .retrieve.grep import grep
+
+        return grep(
+            self._open(),
+            uri,
+            pattern,
+            user=self.user,
+            case_insensitive=case_insensitive,
+            exclude_uri=exclude_uri,
+            node_limit=node_limit,
+            level_limit=level_limit,
+            **options,
+        )
+
+    def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> dict[str, Any]:
+        """URIs whose path below ``uri`` matches a glob (the brief's ``glob()``): ``{"matches", "count"}``."""
+        from .retrieve.glob import glob
+
+        return glob(self._open(), pattern, uri, user=self.user, node_limit=node_limit)
+
+    # ------------------------------------------------------------------ search and sessions
+    def search(
+        self,
+        query: str,
+        target_uri: str | Sequence[str] = "",
+        session: Any = None,
+        session_id: str | None = None,
+        limit: int = 10,
+        node_limit: int | None = None,
+        score_threshold: float | None = None,
+        filter: dict[str, Any] | str | None = None,  # noqa: A002 - the brief's name
+        since: str | None = None,
+        until: str | None = None,
+        time_field: str | None = None,
+        level: int | str | Sequence[int | str] | None = None,
+        context_type: str | Sequence[str] | None = None,
+        tags: Iterable[str] | str | None = None,
+        *,
+        mode: str | None = None,
+        explain: bool = False,
+    ) -> FindResult:
+        """Session-aware search with LLM intent analysis and rerank (the brief's ``search()``).
+
+        Without a session that has messages, intent analysis off, or no LLM configured, the
+        raw query runs alone (like find) and no ``query_plan`` is returned.
+        """
+        from .retrieve.search import search
+
+        request = self._find_request(
+            query,
+            target_uri,
+            limit,
+            node_limit,
+            score_threshold,
+            filter,
+            since,
+            until,
+            time_field,
+            level,
+            context_type,
+            tags,
+            mode,
+        )
+        self._require_store()
+        store = self._open()
+        embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
+        if session_id is None and session is not None:
+            session_id = getattr(session, "session_id", None)
+        return search(
+            store,
+            embedder,
+            request,
+            self.config,
+            session_id=session_id,
+            user=self.user,
+            explain=explain,
+            warn=self._warn,
+        )
+
+    def _sessions(self, *, create: bool = False) -> Any:
+        from .session.sessions import SessionStore
+
+        return SessionStore(self._open(create=create), self.user)
+
+    def create_session(self, session_id: str | None = None) -> dict[str, Any]:
+        """Start a session (an id is generated when none is given): ``{"session_id", "uri", ...}``."""
+        return self._sessions(create=True).create(session_id)
+
+    def add_message(self, session_id: str, role: str, content: Any) -> dict[str, Any]:
+        """Append a ``user``/``assistant`` message (text, a TextPart or a list of parts); creates the session."""
+        return self._sessions(create=True).add_message(session_id, role, content)
+
+    def get_session(self, session_id: str) -> dict[str, Any]:
+        """A session with its messages."""
+        self._require_store()
+        return self._sessions().get(session_id)
+
+    def list_sessions(self) -> list[dict[str, Any]]:
+        """Every session of the user, newest first."""
+        self._require_store()
+        return self._sessions().list()
+
+    def delete_session(self, session_id: str) -> dict[str, Any]:
+        """Delete a session and its messages."""
+        self._require_store()
+        return self._sessions().delete(session_id)
+
+    def session(self, session_id: str | None = None) -> Any:
+        """A :class:`openviking.session.sessions.Session` handle, created when needed (brief style)."""
+        from .session.sessions import Session
+
+        info = self.create_session(session_id) if session_id is None else self._sessions(create=True).ensure(session_id)
+        return Session(self, info["session_id"])
+
+    def _require_store(self) -> None:
+        from .store.lance import store_exists
+
+        if not store_exists(self.store_path):
+            raise NotFoundError(
+                f"No store at {self.store_path}",
+                hint="Add something first: openviking add-resource PATH (or pass --store / set OPENVIKING_STORE)",
+                details={"store": self.store_path},
+            )
 
     # ------------------------------------------------------------------ reading
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:

@@ -7,6 +7,7 @@ the process quietly with the documented exit statuses.
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -31,6 +32,14 @@ app = typer.Typer(
 )
 for module in (add, find, content):
     app.add_typer(module.app)
+# Command groups being built in parallel (grep/glob, search/session); while the work is in
+# progress a module that does not exist yet is left out. INTEGRATION: make these static.
+for _name in ("grep", "search", "session"):
+    try:
+        app.add_typer(importlib.import_module(f"openviking_cli.commands.{_name}").app)
+    except ModuleNotFoundError as _exc:
+        if _exc.name != f"openviking_cli.commands.{_name}":
+            raise
 
 
 def _version(value: bool) -> None:

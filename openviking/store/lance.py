@@ -324,6 +324,54 @@ class LanceStore:
                 return []
             raise
 
+    # ------------------------------------------------------------------ other tables
+    def has_table(self, name: str) -> bool:
+        """True when the store holds table ``name``."""
+        return self._has_table(name)
+
+    def upsert_rows(self, name: str, rows: list[dict[str, Any]], key: str, table_schema: pa.Schema) -> None:
+        """Insert or replace rows of table ``name`` keyed by ``key`` (the table is made on first use)."""
+        if not rows:
+            return
+        import pyarrow as pa
+
+        data = pa.Table.from_pylist(_dedupe(rows, key), schema=table_schema)
+        with self.write_lock():
+            if not self._has_table(name):
+                self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
+            table = self._tables[name]
+            _run(lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data))
+
+    def query_rows(
+        self,
+        name: str,
+        where: str | None = None,
+        columns: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows of table ``name`` matching ``where`` (none when the table does not exist yet)."""
+        if not self._has_table(name):
+            return []
+        query = self._tables[name].search()
+        if where:
+            query = query.where(where)
+        if columns:
+            query = query.select(list(columns))
+        return _run(query.limit(limit).to_list)
+
+    def count_rows(self, name: str, where: str | None = None) -> int:
+        """How many rows of table ``name`` match ``where``."""
+        if not self._has_table(name):
+            return 0
+        return int(_run(lambda: self._tables[name].count_rows(where)))
+
+    def delete_rows(self, name: str, where: str) -> None:
+        """Delete the rows of table ``name`` matching ``where``."""
+        if not self._has_table(name):
+            return
+        with self.write_lock():
+            _run(lambda: self._tables[name].delete(where))
+
     # ------------------------------------------------------------------ maintenance
     def optimize(self) -> None:
         """Compact small fragments, fold new rows into the indexes, create missing indexes."""
