@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,7 @@ __all__ = ["OpenViking"]
 ProgressCallback = Callable[[int, int], None]
 WarningCallback = Callable[[str], None]
 MAX_LIMIT = 10_000
+_CATEGORY = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 class OpenViking:
@@ -258,6 +260,142 @@ class OpenViking:
             details={"path": str(source), "skipped": skipped},
         )
 
+    def add_memory(
+        self,
+        text: str,
+        category: str | None = None,
+        *,
+        tags: Iterable[str] | str | None = None,
+    ) -> dict[str, Any]:
+        """Remember something about the user, under ``viking://user/{user}/memories/[category/]``.
+
+        Returns ``{"uri", "category", "added"}``; the memory is indexed like any resource and
+        comes back in the ``memories`` group of find and search.
+        """
+        from .ingest.naming import memory_name
+        from .ingest.pipeline import IngestLimits, write_document
+
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidArgumentError(
+                "Memory text must not be empty.", hint='openviking add-memory "The user prefers dark mode"'
+            )
+        folder = VikingURI(("user", self.user, "memories"))
+        if category:
+            name = category.strip().lower()
+            if not _CATEGORY.match(name):
+                raise InvalidArgumentError(
+                    f"Invalid memory category '{category}'",
+                    hint="Use a simple name such as preferences, entities, events, cases, profile",
+                    details={"category": category},
+                )
+            folder = folder.join(name)
+        uri = folder.join(memory_name(text))
+        store = self._open(create=True)
+        embedder = self._checked_embedder(store, writing=True)
+        limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
+        result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
+        return {"uri": str(uri), "category": category or "", "added": bool(result.added)}
+
+    def add_skill(
+        self,
+        path: str | os.PathLike[str],
+        name: str | None = None,
+        *,
+        tags: Iterable[str] | str | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> AddResult:
+        """Add an agent skill (a folder holding ``SKILL.md``, or one file) under ``viking://agent/skills/{name}``."""
+        from .ingest.naming import sanitize_segment, skill_name
+        from .ingest.pipeline import IngestLimits, ingest_tree
+
+        source = Path(path).expanduser()
+        if not source.exists():
+            raise NotFoundError(f"Path not found: {path}", details={"path": str(path)})
+        source = source.absolute()
+        if source.is_dir() and not any((source / n).is_file() for n in ("SKILL.md", "skill.md", "Skill.md")):
+            raise InvalidArgumentError(
+                f"{source} holds no SKILL.md",
+                hint="A skill is a folder with a SKILL.md (or a single markdown file)",
+                details={"path": str(source)},
+            )
+        self._check_has_text(source, (), ())
+        root = VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
+        if source.is_file():
+            root = root.join("SKILL.md")
+        store = self._open(create=True)
+        embedder = self._checked_embedder(store, writing=True)
+        limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
+        return ingest_tree(store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress)
+
+    # ------------------------------------------------------------------ filesystem writes
+    def mkdir(self, uri: str, description: str | None = None) -> dict[str, Any]:
+        """Create a directory (parents too); ``description`` becomes its L0 abstract."""
+        from .ingest.fsops import make_directory
+
+        target = self._uri(uri)
+        store = self._open(create=True)
+        return make_directory(
+            store, self._checked_embedder(store, writing=True), target, description, limits=self._limits()
+        )
+
+    def rm(self, uri: str, recursive: bool = False) -> dict[str, Any]:
+        """Remove a file, or a directory with ``recursive``; its records and relations go too."""
+        from .ingest.fsops import remove
+
+        target = self._uri(uri)
+        self._require_store()
+        store = self._open()
+        return remove(
+            store, self._checked_embedder(store, writing=True), target, recursive=recursive, limits=self._limits()
+        )
+
+    def mv(self, from_uri: str, to_uri: str) -> dict[str, Any]:
+        """Move a file or directory (records keep their vectors, relations follow)."""
+        from .ingest.fsops import move
+
+        source, target = self._uri(from_uri, "from_uri"), self._uri(to_uri, "to_uri")
+        self._require_store()
+        store = self._open()
+        return move(store, self._checked_embedder(store, writing=True), source, target, limits=self._limits())
+
+    def link(self, from_uri: str, uris: str | Sequence[str], reason: str = "") -> dict[str, Any]:
+        """Relate ``from_uri`` to one or more URIs, with a reason (every URI must exist)."""
+        from .store.relations import add_links
+
+        source = self._uri(from_uri, "from_uri")
+        targets = [self._uri(u, "to_uri") for u in ([uris] if isinstance(uris, str) else list(uris))]
+        if not targets:
+            raise InvalidArgumentError("link needs at least one target URI")
+        self._require_store()
+        fs = self._fs()
+        for uri in (source, *targets):
+            fs.node(uri, columns=["uri"])  # NOT_FOUND for a URI that does not exist
+        added = add_links(self._open(), str(source), [str(t) for t in targets], reason)
+        return {"from": str(source), "to": [str(t) for t in targets], "reason": reason, "linked": added}
+
+    def unlink(self, from_uri: str, uri: str) -> dict[str, Any]:
+        """Remove the relation from ``from_uri`` to ``uri``."""
+        from .store.relations import remove_links
+
+        source, target = self._uri(from_uri, "from_uri"), self._uri(uri, "to_uri")
+        self._require_store()
+        removed = remove_links(self._open(), str(source), str(target))
+        return {"from": str(source), "to": str(target), "removed": removed}
+
+    def relations(self, uri: str) -> list[dict[str, Any]]:
+        """``[{"uri", "reason"}]``: what ``uri`` was linked to."""
+        from .store.relations import links_from
+
+        source = self._uri(uri)
+        self._require_store()
+        self._fs().node(source, columns=["uri"])
+        return links_from(self._open(), str(source))
+
+    def _limits(self) -> Any:
+        from .ingest.pipeline import IngestLimits
+
+        return IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
+
     # ------------------------------------------------------------------ retrieval
     def find(
         self,
@@ -296,7 +434,7 @@ class OpenViking:
             mode: ``hybrid`` (default), ``vector`` or ``keyword``.
             explain: attach the parts of each score to each hit.
         """
-        from .retrieve.retriever import retrieve, to_matched
+        from .retrieve.retriever import attach_relations, retrieve, to_matched
 
         request = self._find_request(
             query,
@@ -325,7 +463,7 @@ class OpenViking:
             threshold=request.threshold,
             mode=request.mode,
         )
-        result = FindResult.from_hits([to_matched(h, explain=explain) for h in hits])
+        result = FindResult.from_hits(attach_relations(store, [to_matched(h, explain=explain) for h in hits]))
         if explain and result.total == 0:
             from .retrieve.diagnose import diagnose
 

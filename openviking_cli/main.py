@@ -16,7 +16,7 @@ import typer
 
 from openviking import __version__
 
-from .commands import add, content, find
+from .commands import add, content, find, fs
 from .runtime import ExitCode, silence_stdout
 
 app = typer.Typer(
@@ -30,7 +30,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=True,
 )
-for module in (add, find, content):
+for module in (add, find, content, fs):
     app.add_typer(module.app)
 # Command groups being built in parallel (grep/glob, search/session); while the work is in
 # progress a module that does not exist yet is left out. INTEGRATION: make these static.

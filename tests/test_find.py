@@ -143,7 +143,9 @@ def test_limit(corpus: OpenViking) -> None:
 def test_limit_keeps_the_best(corpus: OpenViking) -> None:
     full = uris(corpus.find("docker deploy", limit=10, score_threshold=0))
     top = corpus.find("docker deploy", limit=3, score_threshold=0)
-    assert sorted((h.score for h in top), reverse=True) == [h.score for h in top]
+    # Iteration yields memories, then resources, then skills; each group is best first.
+    for group in (top.memories, top.resources, top.skills):
+        assert sorted((h.score for h in group), reverse=True) == [h.score for h in group]
     best = sorted(corpus.find("docker deploy", limit=10, score_threshold=0), key=lambda h: -h.score)
     assert {h.uri for h in top} == {h.uri for h in best[:3]}
     assert set(uris(top)) <= set(full)

@@ -24,3 +24,33 @@ def sanitize_segment(name: str, max_length: int = 50) -> str:
 def resource_name(source: Path) -> str:
     """The default name of a resource added from ``source`` (a file keeps its suffix)."""
     return sanitize_segment(source.name or source.resolve().name)
+
+
+def memory_name(text: str) -> str:
+    """``first-words-<hash>.md``: readable, and the same text always lands on the same name."""
+    import hashlib
+
+    words = "-".join(text.split()[:6])
+    stem = sanitize_segment(words, max_length=40) if words else "memory"
+    return f"{stem}-{hashlib.sha1(text.strip().encode('utf-8')).hexdigest()[:8]}.md"
+
+
+def skill_name(source: Path) -> str:
+    """A skill's name: ``name:`` in its SKILL.md front matter, else the folder or file name."""
+    skill_file = source
+    if source.is_dir():
+        for candidate in ("SKILL.md", "skill.md", "Skill.md"):
+            if (source / candidate).is_file():
+                skill_file = source / candidate
+                break
+    if skill_file.is_file():
+        head = skill_file.read_text(encoding="utf-8", errors="replace")[:4000]
+        match = re.match(r"\A---\s*\n(.*?)\n---", head, re.S)
+        if match:
+            name = re.search(r"^name:\s*['\"]?(.+?)['\"]?\s*$", match.group(1), re.M)
+            if name:
+                return sanitize_segment(name.group(1))
+    if source.is_dir():
+        return sanitize_segment(source.name)
+    stem = source.stem
+    return sanitize_segment(source.parent.name if stem.lower() == "skill" else stem)

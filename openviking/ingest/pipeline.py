@@ -32,6 +32,7 @@ from .summary import (
     file_summary,
     file_title,
     navigation_text,
+    truncate_generated,
 )
 from .walk import SourceFile, walk
 
@@ -56,6 +57,9 @@ class IngestLimits:
     overview_max_chars: int = 4000
 
 
+DEFAULT_LIMITS = IngestLimits()
+
+
 @dataclass(slots=True)
 class _Prepared:
     source: SourceFile
@@ -66,6 +70,7 @@ class _Prepared:
     chunks: list[Chunk] = field(default_factory=list)
     summary: str = ""
     title: str = ""
+    source_label: str = ""
 
 
 def record_id(uri: str, level: int, chunk: int = 0) -> str:
@@ -82,7 +87,7 @@ def ingest_tree(
     tags: Sequence[str] = (),
     include: Sequence[str] = (),
     exclude: Sequence[str] = (),
-    limits: IngestLimits = IngestLimits(),
+    limits: IngestLimits = DEFAULT_LIMITS,
     progress: ProgressCallback | None = None,
 ) -> AddResult:
     """Mirror ``source`` (a file or a folder) at ``root`` and index what changed."""
@@ -160,6 +165,40 @@ def ingest_tree(
     return result
 
 
+def write_document(
+    store: LanceStore,
+    embedder: Embedder,
+    uri: VikingURI,
+    text: str,
+    *,
+    tags: Sequence[str] = (),
+    limits: IngestLimits = DEFAULT_LIMITS,
+) -> AddResult:
+    """Store and index one document given as text (a memory, a note), then refresh its parents."""
+    started = time.monotonic()
+    data = text.encode("utf-8")
+    now = datetime.now(UTC)
+    node = store.get_node(str(uri), columns=["uri", "is_dir", "created_at"])
+    if node is not None and node["is_dir"]:
+        raise AlreadyExistsError(f"{uri} already exists as a directory", details={"uri": str(uri)})
+    result = AddResult(root_uri=str(uri))
+    item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
+    created = node["created_at"] if node is not None and node.get("created_at") else now
+    prepared = _Prepared(item, uri, text, hashlib.sha256(data).hexdigest(), created)
+    prepared.title = file_title(text, uri.name)
+    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
+    prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+    if node is None:
+        result.added = 1
+    else:
+        result.updated = 1
+    _flush(store, embedder, [prepared], list(tags), result)
+    result.directories = refresh_directories(store, embedder, uri, limits=limits)
+    store.optimize()
+    result.seconds = time.monotonic() - started
+    return result
+
+
 def _safe_rel(rel: str) -> str:
     # A local name may hold characters a URI segment cannot (`\`, `?`, `#`).
     return "/".join(_safe_name(part) for part in rel.split("/"))
@@ -207,7 +246,7 @@ def _prepare(
             return None
     text = data.decode("utf-8", errors="replace")
     created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _Prepared(item, uri, text, content_hash, created)
+    prepared = _Prepared(item, uri, text, content_hash, created, source_label=str(item.path))
     prepared.title = file_title(text, uri.name)
     prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
     prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
@@ -275,7 +314,7 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: 
             "updated_at": datetime.fromtimestamp(p.source.mtime, UTC),
             "tags": list(tags),
             "content_hash": p.content_hash,
-            "source": str(p.source.path),
+            "source": p.source_label,
         }
         for p in batch
     ]
@@ -357,7 +396,7 @@ def refresh_directories(
     *,
     tags: Sequence[str] = (),
     source: Path | None = None,
-    limits: IngestLimits = IngestLimits(),
+    limits: IngestLimits = DEFAULT_LIMITS,
 ) -> int:
     """Regenerate L0/L1 of every directory in ``top``'s subtree (``top`` may be a file) and above it.
 
@@ -390,6 +429,14 @@ def refresh_directories(
             where += " OR uri IN (" + ", ".join(sql_string(str(a)) for a in ancestors) + ")"
             subtree.extend(store.query_nodes(where, columns=columns))
         nodes = {row["uri"]: row for row in subtree}
+        # Descriptions live in the content column of directories: fetch only those, never
+        # the content of files.
+        described = f"is_dir AND content IS NOT NULL AND ({path_scope_sql(top)})"
+        if ancestors:
+            described = f"is_dir AND content IS NOT NULL AND (({path_scope_sql(top)}) OR {where})"
+        for row in store.query_nodes(described, columns=["uri", "content"]):
+            if row["uri"] in nodes:
+                nodes[row["uri"]]["content"] = row["content"]
         directories: set[str] = {str(a) for a in ancestors}
         for uri_text, row in nodes.items():
             uri = _from_text(uri_text)
@@ -424,7 +471,13 @@ def refresh_directories(
                         children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
                     continue
             summaries = [ChildSummary(k["name"], bool(k["is_dir"]), k.get("abstract") or "") for k in kids]
-            abstract = directory_abstract(uri.name, summaries, limits.abstract_max_chars)
+            # A directory's content is the description it was made with (mkdir --description).
+            description = (node or {}).get("content") or ""
+            abstract = (
+                truncate_generated(description, limits.abstract_max_chars)
+                if description
+                else directory_abstract(uri.name, summaries, limits.abstract_max_chars)
+            )
             overview = directory_overview(uri.name, abstract, summaries, limits.overview_max_chars)
             digest = hashlib.sha256((abstract + "\0" + overview).encode("utf-8")).hexdigest()
             within = uri.is_within(top)
@@ -443,7 +496,7 @@ def refresh_directories(
                 "is_dir": True,
                 "context_type": uri.context_type,
                 "depth": uri.depth,
-                "content": None,
+                "content": description or None,
                 "abstract": abstract,
                 "overview": overview,
                 "size": 0,

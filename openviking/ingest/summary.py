@@ -30,7 +30,7 @@ _SENTENCE_END = re.compile(r"(\.(?!\d)(?=\s|$)|[!?](?=\s|$)|[。？！])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _INLINE = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
 _HTML = re.compile(r"<[^>]+>")
-README_NAMES = ("readme", "index", "overview", "_index")
+README_NAMES = ("readme", "index", "overview", "_index", "skill")
 
 
 @dataclass(frozen=True, slots=True)

@@ -197,6 +197,7 @@ def to_matched(item: Candidate, *, explain: bool = False) -> MatchedContext:
             reason = "title and summary"
     hit = MatchedContext(
         uri=display,
+        category=memory_category(uri),
         context_type=row.get("context_type") or "resource",
         level=level,
         score=_finite(item.score),
@@ -208,6 +209,14 @@ def to_matched(item: Candidate, *, explain: bool = False) -> MatchedContext:
     if explain:
         hit.explain = explanation(item)
     return hit
+
+
+def memory_category(uri: str) -> str:
+    """``preferences`` for ``viking://user/u/memories/preferences/x.md``; ``""`` elsewhere."""
+    parts = uri[len("viking://") :].split("/")
+    if len(parts) >= 5 and parts[0] == "user" and parts[2] == "memories":
+        return parts[3]
+    return ""
 
 
 def explanation(item: Candidate) -> dict[str, Any]:
@@ -228,3 +237,20 @@ def explanation(item: Candidate) -> dict[str, Any]:
 
 def _finite(value: float) -> float:
     return value if math.isfinite(value) else 0.0
+
+
+def attach_relations(store: LanceStore, hits: list[MatchedContext]) -> list[MatchedContext]:
+    """Fill each hit's ``relations`` with the links out of its URI (one query for all hits)."""
+    from openviking.store.relations import links_of_many
+    from openviking.types import RelatedContext
+
+    def raw(uri: str) -> str:
+        for suffix in ("/.abstract.md", "/.overview.md"):
+            if uri.endswith(suffix):
+                return uri[: -len(suffix)]
+        return uri
+
+    links = links_of_many(store, (raw(hit.uri) for hit in hits))
+    for hit in hits:
+        hit.relations = [RelatedContext(link["uri"], link["reason"]) for link in links.get(raw(hit.uri), [])]
+    return hits

@@ -102,3 +102,21 @@ def meta_schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.string())])
+
+
+RELATIONS = "relations"
+
+
+def relations_schema() -> pa.Schema:
+    """Links between URIs (the brief's relations): one row per (from, to) pair."""
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            pa.field("id", pa.string(), nullable=False),
+            pa.field("from_uri", pa.string(), nullable=False),
+            pa.field("to_uri", pa.string(), nullable=False),
+            pa.field("reason", pa.string()),
+            pa.field("created_at", pa.timestamp("ms", tz="UTC")),
+        ]
+    )

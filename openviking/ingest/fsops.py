@@ -1,0 +1,198 @@
+"""Filesystem writes: mkdir, rm, mv. Each keeps nodes, records and relations consistent and
+regenerates the L0/L1 of the directories it touched."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from openviking.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+)
+from openviking.ingest.pipeline import DEFAULT_LIMITS, IngestLimits, record_id, refresh_directories
+from openviking.store import relations
+from openviking.store.filters import path_scope_sql
+from openviking.store.lance import LanceStore
+from openviking.store.schema import NODE_COLUMNS
+from openviking.uri import VikingURI
+
+if TYPE_CHECKING:
+    from openviking.models.embedder import Embedder
+
+__all__ = ["make_directory", "move", "remove"]
+
+RECORD_COLUMNS = [
+    "id", "uri", "depth", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract",
+    "text_hash", "vector", "created_at", "updated_at", "tags",
+]  # fmt: skip
+
+
+def make_directory(
+    store: LanceStore,
+    embedder: Embedder,
+    uri: VikingURI,
+    description: str | None = None,
+    *,
+    limits: IngestLimits = DEFAULT_LIMITS,
+) -> dict[str, Any]:
+    """Create an empty directory (and its parents); a description becomes its L0 abstract.
+
+    Raises:
+        InvalidArgumentError: the root or a scope root.
+        AlreadyExistsError: something is stored at ``uri`` already.
+        FailedPreconditionError: a parent is a file.
+    """
+    if uri.depth < 2:
+        raise InvalidArgumentError(
+            f"Cannot create {uri}: scope roots exist already",
+            hint="Name a directory below it, e.g. viking://resources/notes",
+        )
+    with store.write_lock():
+        existing = store.get_node(str(uri), columns=["uri", "is_dir"])
+        if existing is not None:
+            kind = "directory" if existing["is_dir"] else "file"
+            raise AlreadyExistsError(f"{uri} already exists (a {kind})", details={"uri": str(uri)})
+        _check_parents_are_directories(store, uri)
+        now = datetime.now(UTC)
+        store.upsert_nodes(
+            [
+                {
+                    "uri": str(uri),
+                    "parent_uri": str(uri.parent),
+                    "name": uri.name,
+                    "is_dir": True,
+                    "context_type": uri.context_type,
+                    "depth": uri.depth,
+                    "content": (description or "").strip() or None,
+                    "abstract": None,
+                    "overview": None,
+                    "size": 0,
+                    "created_at": now,
+                    "updated_at": now,
+                    "tags": [],
+                    "content_hash": "",
+                    "source": "",
+                }
+            ]
+        )
+        refresh_directories(store, embedder, uri, limits=limits)
+    return {"uri": str(uri), "created": True}
+
+
+def remove(
+    store: LanceStore,
+    embedder: Embedder,
+    uri: VikingURI,
+    *,
+    recursive: bool = False,
+    limits: IngestLimits = DEFAULT_LIMITS,
+) -> dict[str, Any]:
+    """Delete a file, or a directory with ``recursive``, with its records and relations.
+
+    Removing what does not exist succeeds and reports 0 (it also clears any record left
+    behind at that URI), as upstream's ``rm`` does.
+
+    Raises:
+        InvalidArgumentError: the root.
+        FailedPreconditionError: a directory without ``recursive``.
+    """
+    if uri.is_root:
+        raise InvalidArgumentError("Refusing to remove viking:// (everything)", hint="Remove a scope or a directory")
+    scope = path_scope_sql(uri)
+    with store.write_lock():
+        node = store.get_node(str(uri), columns=["uri", "is_dir"])
+        if node is not None and node["is_dir"] and not recursive:
+            raise FailedPreconditionError(
+                f"Cannot remove directory without --recursive: {uri}",
+                hint=f"openviking rm -r {uri}",
+                details={"uri": str(uri)},
+            )
+        count = store.count_nodes(scope)
+        store.delete_records(scope)
+        store.delete_nodes(scope)
+        relations.remove_links_within(store, uri)
+        if node is not None and uri.parent is not None and not uri.parent.is_root:
+            refresh_directories(store, embedder, uri, limits=limits)
+    if count:
+        store.optimize()
+    return {"uri": str(uri), "removed": count}
+
+
+def move(
+    store: LanceStore,
+    embedder: Embedder,
+    source: VikingURI,
+    target: VikingURI,
+    *,
+    limits: IngestLimits = DEFAULT_LIMITS,
+) -> dict[str, Any]:
+    """Move a file or a directory tree to ``target``; records keep their vectors.
+
+    Raises:
+        NotFoundError: nothing at ``source``.
+        AlreadyExistsError: something at ``target``.
+        InvalidArgumentError: a scope root, or a target inside the source.
+        FailedPreconditionError: a parent of ``target`` is a file.
+    """
+    if source.depth < 2 or target.depth < 2:
+        raise InvalidArgumentError("Scope roots and the root cannot be moved or replaced")
+    if target.is_within(source):
+        raise InvalidArgumentError(f"Cannot move {source} into itself ({target})")
+    with store.write_lock():
+        if store.get_node(str(source), columns=["uri"]) is None:
+            raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
+        if store.get_node(str(target), columns=["uri"]) is not None:
+            raise AlreadyExistsError(
+                f"{target} already exists",
+                hint="Remove it first, or choose another target",
+                details={"uri": str(target)},
+            )
+        _check_parents_are_directories(store, target)
+        scope = path_scope_sql(source)
+        nodes = store.query_nodes(scope, columns=NODE_COLUMNS)
+        records = store.query_records(scope, RECORD_COLUMNS)
+        for row in nodes:
+            new = _moved(row["uri"], source, target)
+            row.update(
+                uri=str(new),
+                parent_uri=str(new.parent) if new.parent else None,
+                name=new.name,
+                depth=new.depth,
+                context_type=new.context_type,
+            )
+        for row in records:
+            new = _moved(row["uri"], source, target)
+            row.update(
+                id=record_id(str(new), int(row["level"]), int(row["chunk"])),
+                uri=str(new),
+                depth=new.depth,
+                context_type=new.context_type,
+            )
+        # New copies first, then the old ones go: a crash in between leaves a duplicate, never a loss.
+        if records:
+            store.replace_records(sorted({r["uri"] for r in records}), records, len(records[0]["vector"]))
+        store.upsert_nodes(nodes)
+        store.delete_records(scope)
+        store.delete_nodes(scope)
+        relations.move_links(store, source, target)
+        refresh_directories(store, embedder, source, limits=limits)
+        refresh_directories(store, embedder, target, limits=limits)
+    store.optimize()
+    return {"from": str(source), "to": str(target), "moved": len(nodes)}
+
+
+def _moved(uri: str, source: VikingURI, target: VikingURI) -> VikingURI:
+    rest = uri[len(str(source)) :].strip("/")
+    return target.join(rest) if rest else target
+
+
+def _check_parents_are_directories(store: LanceStore, uri: VikingURI) -> None:
+    cursor = uri.parent
+    while cursor is not None and cursor.depth >= 2:
+        node = store.get_node(str(cursor), columns=["uri", "is_dir"])
+        if node is not None and not node["is_dir"]:
+            raise FailedPreconditionError(f"{cursor} is a file, not a directory", details={"uri": str(cursor)})
+        cursor = cursor.parent

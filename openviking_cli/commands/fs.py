@@ -1,0 +1,142 @@
+"""Writing the store: ``add-memory``, ``add-skill``, ``mkdir``, ``rm``, ``mv`` and relations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from openviking_cli.runtime import CliContext, Output, command
+
+from .add import progress_bar, render_add
+
+app = typer.Typer()
+
+UriArgument = Annotated[str, typer.Argument(help="A viking:// URI.", show_default=False)]
+
+
+def _line(text: str) -> Any:
+    def render(console: Any) -> None:
+        from rich.text import Text
+
+        console.print(Text(text), soft_wrap=True)
+
+    return render
+
+
+@command(app, "add-memory")
+def add_memory(
+    ctx: CliContext,
+    text: Annotated[str, typer.Argument(help="What to remember about the user.", show_default=False)],
+    category: Annotated[
+        str | None,
+        typer.Option("--category", help="preferences, entities, events, cases, profile...", show_default=False),
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A k=v tag (repeatable).", show_default=False)] = None,
+) -> Output:
+    """Remember something about the user (under viking://user/<user>/memories).
+
+    Example: openviking add-memory "Prefers answers in Chinese" --category preferences
+    """
+    result = ctx.client().add_memory(text, category, tags=tag or [])
+    verb = "Remembered" if result["added"] else "Already remembered"
+    return Output(result, table=_line(f"{verb}: {result['uri']}"))
+
+
+@command(app, "add-skill")
+def add_skill(
+    ctx: CliContext,
+    path: Annotated[Path, typer.Argument(help="A folder with SKILL.md, or one markdown file.", show_default=False)],
+    name: Annotated[
+        str | None, typer.Option("--name", help="Skill name (default: from SKILL.md or the path).", show_default=False)
+    ] = None,
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="A k=v tag (repeatable).", show_default=False)] = None,
+) -> Output:
+    """Add an agent skill under viking://agent/skills/<name> and index it."""
+    client = ctx.client()
+    with progress_bar("Indexing") as update:
+        result = client.add_skill(path, name, tags=tag or [], progress=update)
+    data = result.to_dict()
+    return Output(data, table=lambda console: render_add(console, data, result.seconds))
+
+
+@command(app, "mkdir")
+def mkdir(
+    ctx: CliContext,
+    uri: UriArgument,
+    description: Annotated[
+        str | None,
+        typer.Option("--description", help="What the directory holds (its L0 abstract).", show_default=False),
+    ] = None,
+) -> Output:
+    """Create a directory (and its parents)."""
+    result = ctx.client().mkdir(uri, description)
+    return Output(result, table=_line(f"Created {result['uri']}"))
+
+
+@command(app, "rm")
+def rm(
+    ctx: CliContext,
+    uri: UriArgument,
+    recursive: Annotated[bool, typer.Option("-r", "--recursive", help="Remove a directory and all below it.")] = False,
+) -> Output:
+    """Remove a file or (with -r) a directory, with its index records and relations."""
+    result = ctx.client().rm(uri, recursive=recursive)
+    count = result["removed"]
+    text = f"Removed {count} node{'s' if count != 1 else ''} at {result['uri']}" if count else f"Nothing at {uri}"
+    return Output(result, table=_line(text))
+
+
+@command(app, "mv")
+def mv(
+    ctx: CliContext,
+    source: Annotated[str, typer.Argument(metavar="FROM", help="The URI to move.", show_default=False)],
+    target: Annotated[str, typer.Argument(metavar="TO", help="Its new URI (must not exist).", show_default=False)],
+) -> Output:
+    """Move (rename) a file or directory; its index and relations follow."""
+    result = ctx.client().mv(source, target)
+    return Output(result, table=_line(f"Moved {result['from']} -> {result['to']}"))
+
+
+@command(app, "link")
+def link(
+    ctx: CliContext,
+    source: Annotated[str, typer.Argument(metavar="FROM", help="The URI to relate from.", show_default=False)],
+    targets: Annotated[
+        list[str], typer.Argument(metavar="TO...", help="One or more related URIs.", show_default=False)
+    ],
+    reason: Annotated[str, typer.Option("--reason", help="Why they are related.")] = "",
+) -> Output:
+    """Relate a URI to others (shown as `relations` of search results)."""
+    result = ctx.client().link(source, targets, reason)
+    return Output(result, table=_line(f"Linked {result['from']} -> {', '.join(result['to'])}"))
+
+
+@command(app, "unlink")
+def unlink(
+    ctx: CliContext,
+    source: Annotated[str, typer.Argument(metavar="FROM", help="The URI the relation starts at.", show_default=False)],
+    target: Annotated[str, typer.Argument(metavar="TO", help="The related URI.", show_default=False)],
+) -> Output:
+    """Remove the relation FROM -> TO."""
+    result = ctx.client().unlink(source, target)
+    text = f"Unlinked {result['from']} -> {result['to']}" if result["removed"] else "No such relation"
+    return Output(result, table=_line(text))
+
+
+@command(app, "relations")
+def relations(ctx: CliContext, uri: UriArgument) -> Output:
+    """List what a URI is related to, with the reasons."""
+    links = ctx.client().relations(uri)
+
+    def render(console: Any) -> None:
+        from rich.text import Text
+
+        for item in links:
+            line = Text(item["uri"], style="cyan")
+            if item["reason"]:
+                line.append("  " + item["reason"], style="dim")
+            console.print(line, soft_wrap=True)
+
+    return Output(links, table=render, items=links)
