@@ -73,6 +73,9 @@ class LanceStore:
                 raise FailedPreconditionError(
                     f"Cannot create the store directory {path}: {exc.strerror}", details={"store": path}
                 ) from exc
+        from ._fastimport import defer_namespace_client
+
+        defer_namespace_client()
         import lancedb
 
         try:
@@ -394,6 +397,11 @@ class LanceStore:
             from lancedb.index import BTree
 
             _run(lambda: table.create_index("uri", config=BTree()))
+
+    # ------------------------------------------------------------------ read caches
+    def nodes_version(self) -> int:
+        """The nodes table's version: every write changes it, so it keys read caches (grep, glob)."""
+        return int(_run(lambda: self._table(schema.NODES).version))
 
 
 def _in_list(column: str, values: Sequence[str]) -> str:
