@@ -280,6 +280,7 @@ class OpenViking:
                 "Memory text must not be empty.", hint='openviking add-memory "The user prefers dark mode"'
             )
         folder = VikingURI(("user", self.user, "memories"))
+        name = ""
         if category:
             name = category.strip().lower()
             if not _CATEGORY.match(name):
@@ -294,7 +295,7 @@ class OpenViking:
         embedder = self._checked_embedder(store, writing=True)
         limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
         result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
-        return {"uri": str(uri), "category": category or "", "added": bool(result.added)}
+        return {"uri": str(uri), "category": name, "added": bool(result.added)}
 
     def add_skill(
         self,
@@ -390,6 +391,19 @@ class OpenViking:
         self._require_store()
         self._fs().node(source, columns=["uri"])
         return links_from(self._open(), str(source))
+
+    def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> dict[str, Any]:
+        """Embed the store (or the files below ``uri``) again with the configured embedder.
+
+        After a model change this rebuilds every vector in a new table and switches to it
+        when done (interrupted runs resume); with the store's own embedder it refreshes the
+        records in place.
+        """
+        from .ingest.reindex import reindex
+
+        root = self._uri(uri) if uri else None
+        self._require_store()
+        return reindex(self._open(), self.embedder(), root, limits=self._limits(), progress=progress)
 
     def _limits(self) -> Any:
         from .ingest.pipeline import IngestLimits

@@ -12,7 +12,13 @@ from openviking.errors import (
     InvalidArgumentError,
     NotFoundError,
 )
-from openviking.ingest.pipeline import DEFAULT_LIMITS, IngestLimits, record_id, refresh_directories
+from openviking.ingest.pipeline import (
+    DEFAULT_LIMITS,
+    IngestLimits,
+    check_parents_are_directories,
+    record_id,
+    refresh_directories,
+)
 from openviking.store import relations
 from openviking.store.filters import path_scope_sql
 from openviking.store.lance import LanceStore
@@ -55,7 +61,7 @@ def make_directory(
         if existing is not None:
             kind = "directory" if existing["is_dir"] else "file"
             raise AlreadyExistsError(f"{uri} already exists (a {kind})", details={"uri": str(uri)})
-        _check_parents_are_directories(store, uri)
+        check_parents_are_directories(store, uri)
         now = datetime.now(UTC)
         store.upsert_nodes(
             [
@@ -150,7 +156,7 @@ def move(
                 hint="Remove it first, or choose another target",
                 details={"uri": str(target)},
             )
-        _check_parents_are_directories(store, target)
+        check_parents_are_directories(store, target)
         scope = path_scope_sql(source)
         nodes = store.query_nodes(scope, columns=NODE_COLUMNS)
         records = store.query_records(scope, RECORD_COLUMNS)
@@ -187,12 +193,3 @@ def move(
 def _moved(uri: str, source: VikingURI, target: VikingURI) -> VikingURI:
     rest = uri[len(str(source)) :].strip("/")
     return target.join(rest) if rest else target
-
-
-def _check_parents_are_directories(store: LanceStore, uri: VikingURI) -> None:
-    cursor = uri.parent
-    while cursor is not None and cursor.depth >= 2:
-        node = store.get_node(str(cursor), columns=["uri", "is_dir"])
-        if node is not None and not node["is_dir"]:
-            raise FailedPreconditionError(f"{cursor} is a file, not a directory", details={"uri": str(cursor)})
-        cursor = cursor.parent

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.errors import AlreadyExistsError
+from openviking.errors import AlreadyExistsError, FailedPreconditionError
 from openviking.store.filters import path_scope_sql, sql_string
 from openviking.store.lance import LanceStore
 from openviking.types import AddResult
@@ -71,6 +71,7 @@ class _Prepared:
     summary: str = ""
     title: str = ""
     source_label: str = ""
+    tags: list[str] = field(default_factory=list)
 
 
 def record_id(uri: str, level: int, chunk: int = 0) -> str:
@@ -103,6 +104,7 @@ def ingest_tree(
             columns=["uri", "is_dir", "content_hash", "created_at", "source", "tags", "size", "updated_at"],
         )
     }
+    check_parents_are_directories(store, root)
     root_node = existing.get(str(root))
     if root_node is not None and bool(root_node["is_dir"]) == single_file:
         kind = "directory" if root_node["is_dir"] else "file"
@@ -139,12 +141,12 @@ def ingest_tree(
         batch.append(prepared)
         batch_chunks += len(prepared.chunks)
         if batch_chunks >= BATCH_CHUNKS:
-            done_bytes += _flush(store, embedder, batch, tag_list, result)
+            done_bytes += _flush(store, embedder, batch, result)
             if progress:
                 progress(done_bytes, total_bytes)
             batch, batch_chunks = [], 0
     if batch:
-        done_bytes += _flush(store, embedder, batch, tag_list, result)
+        done_bytes += _flush(store, embedder, batch, result)
     if progress:
         progress(total_bytes, total_bytes)
 
@@ -181,6 +183,7 @@ def write_document(
     node = store.get_node(str(uri), columns=["uri", "is_dir", "created_at"])
     if node is not None and node["is_dir"]:
         raise AlreadyExistsError(f"{uri} already exists as a directory", details={"uri": str(uri)})
+    check_parents_are_directories(store, uri)
     result = AddResult(root_uri=str(uri))
     item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
     created = node["created_at"] if node is not None and node.get("created_at") else now
@@ -192,11 +195,76 @@ def write_document(
         result.added = 1
     else:
         result.updated = 1
-    _flush(store, embedder, [prepared], list(tags), result)
+    prepared.tags = list(tags)
+    _flush(store, embedder, [prepared], result)
     result.directories = refresh_directories(store, embedder, uri, limits=limits)
     store.optimize()
     result.seconds = time.monotonic() - started
     return result
+
+
+def reembed_files(
+    store: LanceStore,
+    embedder: Embedder,
+    nodes: list[dict[str, Any]],
+    *,
+    limits: IngestLimits = DEFAULT_LIMITS,
+    progress: ProgressCallback | None = None,
+) -> AddResult:
+    """Chunk and embed stored files again from their stored content (``reindex``)."""
+    result = AddResult(root_uri="")
+    total = sum(int(n.get("size") or 0) for n in nodes) or 1
+    done = 0
+    batch: list[_Prepared] = []
+    chunks = 0
+    for node in nodes:
+        uri = _from_text(node["uri"])
+        text = node.get("content") or ""
+        updated = node.get("updated_at") or datetime.now(UTC)
+        item = SourceFile(Path(uri.name), uri.name, int(node.get("size") or 0), updated.timestamp())
+        prepared = _Prepared(
+            item,
+            uri,
+            text,
+            node.get("content_hash") or "",
+            node.get("created_at") or updated,
+            source_label=node.get("source") or "",
+            tags=list(node.get("tags") or []),
+        )
+        prepared.title = file_title(text, uri.name)
+        prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
+        prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+        batch.append(prepared)
+        chunks += len(prepared.chunks)
+        result.updated += 1
+        if chunks >= BATCH_CHUNKS:
+            done += _flush(store, embedder, batch, result)
+            if progress:
+                progress(done, total)
+            batch, chunks = [], 0
+    if batch:
+        done += _flush(store, embedder, batch, result)
+    if progress:
+        progress(total, total)
+    return result
+
+
+def check_parents_are_directories(store: LanceStore, uri: VikingURI) -> None:
+    """Refuse to write below a file: a stored file never silently becomes a directory.
+
+    Raises:
+        FailedPreconditionError: a parent of ``uri`` is a file.
+    """
+    cursor = uri.parent
+    while cursor is not None and cursor.depth >= 2:
+        node = store.get_node(str(cursor), columns=["uri", "is_dir"])
+        if node is not None and not node["is_dir"]:
+            raise FailedPreconditionError(
+                f"{cursor} is a file, not a directory",
+                hint="Choose a target that is not inside a file",
+                details={"uri": str(cursor)},
+            )
+        cursor = cursor.parent
 
 
 def _safe_rel(rel: str) -> str:
@@ -246,7 +314,7 @@ def _prepare(
             return None
     text = data.decode("utf-8", errors="replace")
     created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _Prepared(item, uri, text, content_hash, created, source_label=str(item.path))
+    prepared = _Prepared(item, uri, text, content_hash, created, source_label=str(item.path), tags=list(tags))
     prepared.title = file_title(text, uri.name)
     prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
     prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
@@ -257,7 +325,7 @@ def _prepare(
     return prepared
 
 
-def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: list[str], result: AddResult) -> int:
+def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], result: AddResult) -> int:
     """Embed and write one batch of files; returns the bytes it covered."""
     uris = [str(p.uri) for p in batch]
     rows: list[dict[str, Any]] = []
@@ -277,7 +345,7 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: 
             if chunk.index == SUMMARY_CHUNK:
                 embed_input = chunk.text
             else:
-                embed_input = heading + "\n" + body if body else heading
+                embed_input = "\n".join(part for part in (heading, body) if part)
             inputs.append(embed_input)
             rows.append(
                 {
@@ -289,11 +357,11 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: 
                     "line_start": chunk.line_start,
                     "line_end": chunk.line_end,
                     "context_type": context_type,
-                    "text": chunk.text if chunk.index == SUMMARY_CHUNK else heading + "\n" + chunk.text,
+                    "text": chunk.text if chunk.index == SUMMARY_CHUNK or not heading else heading + "\n" + chunk.text,
                     "abstract": prepared.summary,
                     "created_at": prepared.created_at,
                     "updated_at": updated,
-                    "tags": list(tags),
+                    "tags": list(prepared.tags),
                 }
             )
     result.records_embedded += _embed_rows(store, embedder, rows, inputs, uris)
@@ -312,7 +380,7 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], tags: 
             "size": p.source.size,
             "created_at": p.created_at,
             "updated_at": datetime.fromtimestamp(p.source.mtime, UTC),
-            "tags": list(tags),
+            "tags": list(p.tags),
             "content_hash": p.content_hash,
             "source": p.source_label,
         }
@@ -351,6 +419,8 @@ def _embed_rows(
 
 
 def _chunk_heading(title: str, heading: str) -> str:
+    if not title:
+        return heading
     if not heading or heading == title:
         return title
     if heading.startswith(title + " > "):
@@ -397,6 +467,7 @@ def refresh_directories(
     tags: Sequence[str] = (),
     source: Path | None = None,
     limits: IngestLimits = DEFAULT_LIMITS,
+    force: bool = False,
 ) -> int:
     """Regenerate L0/L1 of every directory in ``top``'s subtree (``top`` may be a file) and above it.
 
@@ -484,7 +555,8 @@ def refresh_directories(
             dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
             latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
             changed = (
-                node is None
+                force
+                or node is None
                 or node.get("content_hash") != digest
                 or list(node.get("tags") or []) != dir_tags
                 or (latest is not None and node.get("updated_at") != latest)

@@ -61,7 +61,10 @@ def truncate_generated(text: str, limit: int) -> str:
 
 
 def file_title(text: str, name: str) -> str:
-    """Front matter ``title``, else the first ``# `` heading, else the file name without suffix."""
+    """Front matter ``title``, else the first ``# `` heading, else the file name without suffix.
+
+    A name with no letter in it (``0042.txt``) says nothing: the title is then empty.
+    """
     front = _FRONTMATTER.match(text)
     if front:
         title = _TITLE_LINE.search(front.group(1))
@@ -70,7 +73,8 @@ def file_title(text: str, name: str) -> str:
     heading = _H1.search(text[:20000])
     if heading:
         return _clean(heading.group(1))
-    return PurePosixPath(name).stem or name
+    stem = PurePosixPath(name).stem or name
+    return stem if any(ch.isalpha() for ch in stem) else ""
 
 
 def first_prose(text: str, max_chars: int) -> str:
@@ -107,8 +111,8 @@ def file_summary(text: str, name: str, limit: int = 256) -> str:
     title = file_title(text, name)
     prose = first_prose(text, limit * 2)
     if not prose:
-        return truncate_generated(title, limit)
-    if prose.lower().startswith(title.lower()):
+        return truncate_generated(title or name, limit)
+    if not title or prose.lower().startswith(title.lower()):
         return truncate_generated(prose, limit)
     return truncate_generated(f"{title}: {prose}", limit)
 

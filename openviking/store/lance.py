@@ -51,6 +51,8 @@ class LanceStore:
         self._thread_lock = threading.RLock()
         self._lock_depth = 0
         self._lock_fd: int | None = None
+        # The records table in use: `reindex` builds a new one and then points the store at it.
+        self.records_table = schema.RECORDS
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -92,6 +94,7 @@ class LanceStore:
                 hint="Add something first: openviking add-resource PATH",
                 details={"store": path},
             )
+        store.records_table = store.meta().get("records_table") or schema.RECORDS
         return store
 
     def close(self) -> None:
@@ -217,7 +220,7 @@ class LanceStore:
     @property
     def has_records(self) -> bool:
         """True once any record was written."""
-        return self._has_table(schema.RECORDS)
+        return self._has_table(self.records_table)
 
     def replace_records(self, uris: Sequence[str], rows: list[dict[str, Any]], dimension: int) -> None:
         """Make ``rows`` the complete set of records of ``uris``, in one commit.
@@ -242,7 +245,7 @@ class LanceStore:
         if not self.has_records:
             return
         with self.write_lock():
-            _run(lambda: self._table(schema.RECORDS).delete(where))
+            _run(lambda: self._table(self.records_table).delete(where))
 
     def query_records(
         self,
@@ -253,7 +256,7 @@ class LanceStore:
         """Records matching a SQL predicate, as dicts (no scoring)."""
         if not self.has_records:
             return []
-        query = self._table(schema.RECORDS).search()
+        query = self._table(self.records_table).search()
         if where:
             query = query.where(where)
         return _run(query.select(list(columns)).limit(limit).to_list)
@@ -262,17 +265,17 @@ class LanceStore:
         """How many records match ``where``."""
         if not self.has_records:
             return 0
-        return int(_run(lambda: self._table(schema.RECORDS).count_rows(where)))
+        return int(_run(lambda: self._table(self.records_table).count_rows(where)))
 
     def records_dimension(self) -> int | None:
         """The vector width of the records table, or None before any record exists."""
         if not self.has_records:
             return None
-        return int(self._table(schema.RECORDS).schema.field("vector").type.list_size)
+        return int(self._table(self.records_table).schema.field("vector").type.list_size)
 
     def _ensure_records(self, dimension: int) -> Any:
-        if self._has_table(schema.RECORDS):
-            table = self._tables[schema.RECORDS]
+        if self._has_table(self.records_table):
+            table = self._tables[self.records_table]
             width = table.schema.field("vector").type.list_size
             if width != dimension:
                 raise FailedPreconditionError(
@@ -280,8 +283,8 @@ class LanceStore:
                     hint="Re-embed everything with: openviking reindex",
                 )
             return table
-        table = self._db.create_table(schema.RECORDS, schema=schema.records_schema(dimension), exist_ok=True)
-        self._tables[schema.RECORDS] = table
+        table = self._db.create_table(self.records_table, schema=schema.records_schema(dimension), exist_ok=True)
+        self._tables[self.records_table] = table
         return table
 
     # ------------------------------------------------------------------ search
@@ -295,7 +298,7 @@ class LanceStore:
         """Nearest records by cosine distance, with ``_distance`` on each row."""
         if not self.has_records or limit <= 0:
             return []
-        table = self._table(schema.RECORDS)
+        table = self._table(self.records_table)
         query = table.search(list(vector), vector_column_name="vector").distance_type("cosine")
         if where:
             query = query.where(where, prefilter=True)
@@ -314,7 +317,7 @@ class LanceStore:
             return []
         from lancedb.query import MatchQuery
 
-        table = self._table(schema.RECORDS)
+        table = self._table(self.records_table)
         query = table.search(MatchQuery(text, "text"), query_type="fts")
         if where:
             query = query.where(where, prefilter=True)
@@ -368,6 +371,21 @@ class LanceStore:
             return 0
         return int(_run(lambda: self._tables[name].count_rows(where)))
 
+    def drop_table(self, name: str) -> None:
+        """Remove table ``name`` and its files (nothing happens when it does not exist)."""
+        with self.write_lock():
+            self._tables.pop(name, None)
+            try:
+                self._db.drop_table(name)
+            except (FileNotFoundError, ValueError):
+                pass
+
+    def create_records_table(self, name: str, dimension: int) -> None:
+        """Create an empty records table ``name`` (dropping a leftover one of that name)."""
+        with self.write_lock():
+            self.drop_table(name)
+            self._tables[name] = self._db.create_table(name, schema=schema.records_schema(dimension))
+
     def delete_rows(self, name: str, where: str) -> None:
         """Delete the rows of table ``name`` matching ``where``."""
         if not self._has_table(name):
@@ -379,7 +397,7 @@ class LanceStore:
     def optimize(self) -> None:
         """Compact small fragments, fold new rows into the indexes, create missing indexes."""
         with self.write_lock():
-            for name in (schema.NODES, schema.RECORDS):
+            for name in (schema.NODES, self.records_table):
                 if not self._has_table(name):
                     continue
                 table = self._tables[name]
@@ -388,7 +406,7 @@ class LanceStore:
 
     def _ensure_indexes(self, name: str, table: Any) -> None:
         existing = {tuple(ix.columns) for ix in table.list_indices()}
-        if name == schema.RECORDS and ("text",) not in existing and table.count_rows() > 0:
+        if name == self.records_table and ("text",) not in existing and table.count_rows() > 0:
             from lancedb.index import FTS
 
             config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)

@@ -61,6 +61,27 @@ def add_skill(
     return Output(data, table=lambda console: render_add(console, data, result.seconds))
 
 
+@command(app, "reindex")
+def reindex(
+    ctx: CliContext,
+    uri: Annotated[
+        str | None, typer.Argument(help="Only below this URI (same embedder only).", show_default=False)
+    ] = None,
+) -> Output:
+    """Embed everything again with the configured embedder (after a model change).
+
+    Resumable: after Ctrl-C, run it again and it continues where it stopped.
+    """
+    client = ctx.client()
+    with progress_bar("Re-embedding") as update:
+        result = client.reindex(uri, progress=update)
+    text = (
+        f"Re-embedded {result['files']} files and {result['directories']} directories with "
+        f"{result['embedder']} ({result['records_embedded']} records, {result['seconds']:.1f} s)"
+    )
+    return Output(result, table=_line(text))
+
+
 @command(app, "mkdir")
 def mkdir(
     ctx: CliContext,

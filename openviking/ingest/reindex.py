@@ -1,0 +1,123 @@
+"""reindex: embed everything again with the configured embedder (after a model change).
+
+With another embedder than the store's, the new vectors go into a new records table; the
+store switches to it only when every file and directory is done, so finds keep answering
+from the old table meanwhile, and an interrupted run resumes where it stopped (files whose
+records are already in the new table are skipped). With the same embedder (say, after
+changing ``embedding.max_input_tokens``), records are refreshed in place, optionally under
+one URI only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from openviking.errors import FailedPreconditionError
+from openviking.ingest.pipeline import (
+    DEFAULT_LIMITS,
+    IngestLimits,
+    ProgressCallback,
+    reembed_files,
+    refresh_directories,
+)
+from openviking.store.filters import path_scope_sql
+from openviking.store.lance import LanceStore
+from openviking.store.schema import RECORDS
+from openviking.uri import VikingURI
+
+if TYPE_CHECKING:
+    from openviking.models.embedder import Embedder
+
+__all__ = ["reindex"]
+
+FILE_COLUMNS = ["uri", "content", "content_hash", "created_at", "updated_at", "tags", "source", "size"]
+
+
+def reindex(
+    store: LanceStore,
+    embedder: Embedder,
+    root: VikingURI | None = None,
+    *,
+    limits: IngestLimits = DEFAULT_LIMITS,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
+    """Re-embed the files and directories below ``root`` (everything when None)."""
+    started = time.monotonic()
+    meta = store.meta()
+    built_with = meta.get("embedder")
+    scope = VikingURI(()) if root is None else root
+    if built_with in (None, "", embedder.identity):
+        with store.write_lock():
+            result = _reembed(store, embedder, scope, set(), limits, progress)
+            store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
+        store.optimize()
+        return _summary(embedder, built_with, result, started, switched=False)
+    if root is not None and not root.is_root:
+        raise FailedPreconditionError(
+            f"The store was built with '{built_with}'; switching to '{embedder.identity}' re-embeds everything",
+            hint="Run openviking reindex without a URI",
+        )
+    target = meta.get("reindex_table") if meta.get("reindex_embedder") == embedder.identity else None
+    with store.write_lock():
+        if not target or not store.has_table(target):
+            target = _new_table_name(store)
+            store.create_records_table(target, embedder.dimension)
+            store.set_meta({"reindex_table": target, "reindex_embedder": embedder.identity})
+        original = store.records_table
+        store.records_table = target
+        try:
+            done = {row["uri"] for row in store.query_records(None, ["uri"])}
+            result = _reembed(store, embedder, scope, done, limits, progress)
+            store.optimize()
+            store.set_meta(
+                {
+                    "records_table": target,
+                    "embedder": embedder.identity,
+                    "dimension": str(embedder.dimension),
+                    "reindex_table": "",
+                    "reindex_embedder": "",
+                }
+            )
+        except BaseException:
+            store.records_table = original
+            raise
+        if original != target:
+            store.drop_table(original)
+    return _summary(embedder, built_with, result, started, switched=True)
+
+
+def _reembed(
+    store: LanceStore,
+    embedder: Embedder,
+    scope: VikingURI,
+    done: set[str],
+    limits: IngestLimits,
+    progress: ProgressCallback | None,
+) -> Any:
+    where = f"NOT is_dir AND ({path_scope_sql(scope)})"
+    files = [n for n in store.query_nodes(where, columns=FILE_COLUMNS) if n["uri"] not in done]
+    files.sort(key=lambda n: n["uri"])
+    result = reembed_files(store, embedder, files, limits=limits, progress=progress)
+    result.directories = refresh_directories(store, embedder, scope, limits=limits, force=True)
+    return result
+
+
+def _new_table_name(store: LanceStore) -> str:
+    for number in range(2, 10_000):
+        name = f"{RECORDS}_{number}"
+        if name != store.records_table and not store.has_table(name):
+            return name
+    raise FailedPreconditionError("Too many leftover records tables in the store")
+
+
+def _summary(embedder: Embedder, before: str | None, result: Any, started: float, *, switched: bool) -> dict[str, Any]:
+    return {
+        "embedder": embedder.identity,
+        "previous_embedder": before or "",
+        "switched_table": switched,
+        "files": result.updated,
+        "directories": result.directories,
+        "records_embedded": result.records_embedded,
+        "seconds": round(time.monotonic() - started, 3),
+    }
