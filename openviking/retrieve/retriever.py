@@ -35,6 +35,8 @@ KEYWORD_WEIGHT = 0.6
 NORMALIZE_DEPTH = 100
 VECTOR_MIN_SPREAD = 0.1
 VECTOR_FLOOR = 0.05
+# A query is a question, not a document: past this many tokens the model learns nothing new.
+QUERY_MAX_TOKENS = 256
 RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract", "tags"]
 
 
@@ -97,7 +99,7 @@ def score_candidates(
     by_uri: dict[str, Candidate] = {}
     depth = max(NORMALIZE_DEPTH, fetch // 3)
     if mode in ("vector", "hybrid"):
-        vector = query_vector if query_vector is not None else embedder.embed_query(query)  # type: ignore[union-attr]
+        vector = query_vector if query_vector is not None else embed_query(embedder, query)
         rows = _best_per_uri(store.vector_search(vector, where, fetch, RECORD_COLUMNS))[:depth]
         for rank, row in enumerate(rows, start=1):
             similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
@@ -151,6 +153,13 @@ def _keyword_parts(candidates: list[Candidate]) -> list[float]:
     """BM25 divided by the best BM25 of the query."""
     best = max((c.keyword_score or 0.0 for c in candidates), default=0.0)
     return [(c.keyword_score or 0.0) / best if best > 0 else 0.0 for c in candidates]
+
+
+def embed_query(embedder: Embedder | None, query: str) -> Any:
+    """The query's vector; a very long query is cut to its first ``QUERY_MAX_TOKENS`` tokens."""
+    if embedder is None:
+        raise ValueError("vector search needs an embedder")
+    return embedder.embed_query(embedder.truncate(query, QUERY_MAX_TOKENS))
 
 
 def _best_per_uri(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
