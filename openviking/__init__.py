@@ -21,6 +21,7 @@ from .errors import (
     PermissionDeniedError,
     UnavailableError,
 )
+from .message import TextPart
 from .types import AddResult, ContextType, FindResult, MatchedContext, QueryPlan, TypedQuery
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ __all__ = [
     "PermissionDeniedError",
     "QueryPlan",
     "SyncOpenViking",
+    "TextPart",
     "TypedQuery",
     "UnavailableError",
     "__version__",

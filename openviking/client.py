@@ -666,10 +666,17 @@ class OpenViking:
 
     def create_session(self, session_id: str | None = None) -> dict[str, Any]:
         """Start a session (an id is generated when none is given): ``{"session_id", "uri", ...}``."""
+        from .session.sessions import validate_session_id
+
+        if session_id is not None:
+            validate_session_id(session_id)  # before the store is created
         return self._sessions(create=True).create(session_id)
 
     def add_message(self, session_id: str, role: str, content: Any) -> dict[str, Any]:
         """Append a ``user``/``assistant`` message (text, a TextPart or a list of parts); creates the session."""
+        from .session.sessions import check_message
+
+        check_message(session_id, role, content)  # bad input never creates a store
         return self._sessions(create=True).add_message(session_id, role, content)
 
     def get_session(self, session_id: str) -> dict[str, Any]:
@@ -689,8 +696,10 @@ class OpenViking:
 
     def session(self, session_id: str | None = None) -> Any:
         """A :class:`openviking.session.sessions.Session` handle, created when needed (brief style)."""
-        from .session.sessions import Session
+        from .session.sessions import Session, validate_session_id
 
+        if session_id is not None:
+            validate_session_id(session_id)
         info = self.create_session(session_id) if session_id is None else self._sessions(create=True).ensure(session_id)
         return Session(self, info["session_id"])
 

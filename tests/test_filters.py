@@ -24,12 +24,18 @@ R = "viking://resources"
 FX_FILES = {f"{R}/fx/alpha.md", f"{R}/fx/sub/beta.md", f"{R}/fx/sub/deep/gamma.md"}
 FX_DIRS = {f"{R}/fx", f"{R}/fx/sub", f"{R}/fx/sub/deep"}
 OTHER = {f"{R}/other", f"{R}/other/delta.md"}
-MEMORY = {"viking://user/default/memories", "viking://user/default/memories/prefs",
-          "viking://user/default/memories/prefs/likes.md"}
+MEMORY = {
+    "viking://user/default/memories",
+    "viking://user/default/memories/prefs",
+    "viking://user/default/memories/prefs/likes.md",
+}
 SKILL = {"viking://agent/skills", "viking://agent/skills/deploy", "viking://agent/skills/deploy/SKILL.md"}
 USER_ROOT = {"viking://user/default"}
-FILES = FX_FILES | {f"{R}/other/delta.md", "viking://user/default/memories/prefs/likes.md",
-                    "viking://agent/skills/deploy/SKILL.md"}
+FILES = FX_FILES | {
+    f"{R}/other/delta.md",
+    "viking://user/default/memories/prefs/likes.md",
+    "viking://agent/skills/deploy/SKILL.md",
+}
 EVERYTHING = FX_FILES | FX_DIRS | OTHER | MEMORY | SKILL | USER_ROOT
 
 
@@ -41,11 +47,14 @@ def _stamp(path: Path, year: int, month: int = 1, day: int = 1) -> None:
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[OpenViking, Path]]:
     base = tmp_path_factory.mktemp("filters")
-    fx = make_tree(base / "fx", {
-        "alpha.md": "# Alpha\n\nAlpha is about authentication tokens.\n",
-        "sub/beta.md": "# Beta\n\nBeta is about deployment with containers.\n",
-        "sub/deep/gamma.md": "# Gamma\n\nGamma is about monitoring dashboards.\n",
-    })
+    fx = make_tree(
+        base / "fx",
+        {
+            "alpha.md": "# Alpha\n\nAlpha is about authentication tokens.\n",
+            "sub/beta.md": "# Beta\n\nBeta is about deployment with containers.\n",
+            "sub/deep/gamma.md": "# Gamma\n\nGamma is about monitoring dashboards.\n",
+        },
+    )
     other = make_tree(base / "other", {"delta.md": "# Delta\n\nDelta is about billing invoices.\n"})
     prefs = make_tree(base / "prefs", {"likes.md": "# Likes\n\nThe user likes dark mode.\n"})
     deploy = make_tree(base / "deploy", {"SKILL.md": "# Deploy skill\n\nDeploys the service to production.\n"})
@@ -116,31 +125,43 @@ def test_must_tags_any_of(store: tuple[OpenViking, Path]) -> None:
 # ----------------------------------------------------------------------------- and / or
 def test_and(store: tuple[OpenViking, Path]) -> None:
     client, _ = store
-    node = {"op": "and", "conds": [
-        {"op": "must", "field": "level", "conds": [2]},
-        {"op": "must", "field": "context_type", "conds": ["resource"]},
-    ]}
+    node = {
+        "op": "and",
+        "conds": [
+            {"op": "must", "field": "level", "conds": [2]},
+            {"op": "must", "field": "context_type", "conds": ["resource"]},
+        ],
+    }
     assert raw(client, node) == FX_FILES | {f"{R}/other/delta.md"}
 
 
 def test_or(store: tuple[OpenViking, Path]) -> None:
     client, _ = store
-    node = {"op": "or", "conds": [
-        {"op": "must", "field": "context_type", "conds": ["memory"]},
-        {"op": "must", "field": "search_tags", "conds": ["team=search"]},
-    ]}
+    node = {
+        "op": "or",
+        "conds": [
+            {"op": "must", "field": "context_type", "conds": ["memory"]},
+            {"op": "must", "field": "search_tags", "conds": ["team=search"]},
+        ],
+    }
     assert raw(client, node) == MEMORY | OTHER
 
 
 def test_nested_and_or(store: tuple[OpenViking, Path]) -> None:
     client, _ = store
-    node = {"op": "and", "conds": [
-        {"op": "must", "field": "level", "conds": [2]},
-        {"op": "or", "conds": [
-            {"op": "must", "field": "context_type", "conds": ["skill"]},
-            {"op": "must", "field": "search_tags", "conds": ["env=dev"]},
-        ]},
-    ]}
+    node = {
+        "op": "and",
+        "conds": [
+            {"op": "must", "field": "level", "conds": [2]},
+            {
+                "op": "or",
+                "conds": [
+                    {"op": "must", "field": "context_type", "conds": ["skill"]},
+                    {"op": "must", "field": "search_tags", "conds": ["env=dev"]},
+                ],
+            },
+        ],
+    }
     assert raw(client, node) == {"viking://agent/skills/deploy/SKILL.md", f"{R}/other/delta.md"}
 
 
@@ -172,10 +193,13 @@ def test_range_out_is_the_negation(store: tuple[OpenViking, Path]) -> None:
 
 def test_range_on_a_time_field(store: tuple[OpenViking, Path]) -> None:
     client, _ = store
-    node = {"op": "and", "conds": [
-        {"op": "must", "field": "level", "conds": [2]},
-        {"op": "range", "field": "updated_at", "gte": "2024-01-01T00:00:00Z"},
-    ]}
+    node = {
+        "op": "and",
+        "conds": [
+            {"op": "must", "field": "level", "conds": [2]},
+            {"op": "range", "field": "updated_at", "gte": "2024-01-01T00:00:00Z"},
+        ],
+    }
     assert raw(client, node) == {f"{R}/fx/sub/beta.md", f"{R}/fx/sub/deep/gamma.md"}
 
 
@@ -189,10 +213,16 @@ def test_time_range_updated_at(store: tuple[OpenViking, Path]) -> None:
     newer = files_in(client, {"op": "time_range", "field": "updated_at", "gte": "2024-01-01T00:00:00.000Z"})
     assert newer == {f"{R}/fx/sub/beta.md", f"{R}/fx/sub/deep/gamma.md"}
     older = files_in(client, {"op": "time_range", "field": "updated_at", "lte": "2023-06-01T00:00:00Z"})
-    assert older == {f"{R}/fx/alpha.md", f"{R}/other/delta.md", "viking://user/default/memories/prefs/likes.md",
-                     "viking://agent/skills/deploy/SKILL.md"}
-    window = files_in(client, {"op": "time_range", "field": "updated_at",
-                               "gte": "2022-06-01T00:00:00Z", "lte": "2024-12-31T23:59:59.999Z"})
+    assert older == {
+        f"{R}/fx/alpha.md",
+        f"{R}/other/delta.md",
+        "viking://user/default/memories/prefs/likes.md",
+        "viking://agent/skills/deploy/SKILL.md",
+    }
+    window = files_in(
+        client,
+        {"op": "time_range", "field": "updated_at", "gte": "2022-06-01T00:00:00Z", "lte": "2024-12-31T23:59:59.999Z"},
+    )
     assert window == {f"{R}/other/delta.md", f"{R}/fx/sub/beta.md"}
 
 
@@ -203,8 +233,15 @@ def test_time_range_bounds_are_inclusive(store: tuple[OpenViking, Path]) -> None
         f"{R}/fx/sub/beta.md"
     }
     # the same instant written with another zone
-    assert files_in(client, {"op": "time_range", "field": "updated_at", "gte": "2024-06-01T20:00:00+08:00",
-                             "lte": "2024-06-01T20:00:00+08:00"}) == {f"{R}/fx/sub/beta.md"}
+    assert files_in(
+        client,
+        {
+            "op": "time_range",
+            "field": "updated_at",
+            "gte": "2024-06-01T20:00:00+08:00",
+            "lte": "2024-06-01T20:00:00+08:00",
+        },
+    ) == {f"{R}/fx/sub/beta.md"}
 
 
 def test_time_range_created_at(store: tuple[OpenViking, Path]) -> None:
@@ -218,7 +255,9 @@ def test_time_range_created_at(store: tuple[OpenViking, Path]) -> None:
 def test_contains_on_uri(store: tuple[OpenViking, Path]) -> None:
     client, _ = store
     assert raw(client, {"op": "contains", "field": "uri", "substring": "/sub/"}) == {
-        f"{R}/fx/sub/beta.md", f"{R}/fx/sub/deep", f"{R}/fx/sub/deep/gamma.md"
+        f"{R}/fx/sub/beta.md",
+        f"{R}/fx/sub/deep",
+        f"{R}/fx/sub/deep/gamma.md",
     }
 
 
@@ -236,7 +275,10 @@ def test_contains_with_a_quote_is_safe(store: tuple[OpenViking, Path]) -> None:
 def test_prefix_on_uri(store: tuple[OpenViking, Path]) -> None:
     client, _ = store
     assert raw(client, {"op": "prefix", "field": "uri", "prefix": f"{R}/fx/sub"}) == {
-        f"{R}/fx/sub", f"{R}/fx/sub/beta.md", f"{R}/fx/sub/deep", f"{R}/fx/sub/deep/gamma.md"
+        f"{R}/fx/sub",
+        f"{R}/fx/sub/beta.md",
+        f"{R}/fx/sub/deep",
+        f"{R}/fx/sub/deep/gamma.md",
     }
     assert raw(client, {"op": "prefix", "field": "context_type", "prefix": "mem"}) == MEMORY
 

@@ -19,8 +19,18 @@ from openviking.types import FindResult, MatchedContext
 
 R = "viking://resources"
 H = f"{R}/handbook"
-ITEM_KEYS = ["context_type", "uri", "level", "score", "category", "match_reason", "relations", "abstract",
-             "overview", "tags"]
+ITEM_KEYS = [
+    "context_type",
+    "uri",
+    "level",
+    "score",
+    "category",
+    "match_reason",
+    "relations",
+    "abstract",
+    "overview",
+    "tags",
+]
 MTIMES = {
     "README.md": datetime(2023, 1, 1, 12, tzinfo=UTC),
     "auth.md": datetime(2024, 1, 10, 12, tzinfo=UTC),
@@ -78,17 +88,24 @@ def test_target_uri_string(corpus: OpenViking) -> None:
 def test_target_uri_list(corpus: OpenViking) -> None:
     result = everything(corpus, target_uri=[f"{H}/deploy/", f"{R}/手册/部署", f"{H}/deploy"])
     raws = {raw_uri(u) for u in uris(result)}
-    assert raws == {f"{H}/deploy", f"{H}/deploy/docker.md", f"{H}/deploy/kubernetes.md", f"{R}/手册/部署",
-                    f"{R}/手册/部署/容器.md"}
+    assert raws == {
+        f"{H}/deploy",
+        f"{H}/deploy/docker.md",
+        f"{H}/deploy/kubernetes.md",
+        f"{R}/手册/部署",
+        f"{R}/手册/部署/容器.md",
+    }
 
 
 def test_target_uri_aliases(corpus: OpenViking) -> None:
     by_alias = everything(corpus, target_uri="viking://~/memories")
     by_shorthand = everything(corpus, target_uri="viking://user/memories")
     assert uris(by_alias) == uris(by_shorthand)
-    assert {raw_uri(u) for u in uris(by_alias)} == {"viking://user/default/memories",
-                                                     "viking://user/default/memories/prefs",
-                                                     "viking://user/default/memories/prefs/likes.md"}
+    assert {raw_uri(u) for u in uris(by_alias)} == {
+        "viking://user/default/memories",
+        "viking://user/default/memories/prefs",
+        "viking://user/default/memories/prefs/likes.md",
+    }
 
 
 def test_target_that_does_not_exist_is_not_an_error(corpus: OpenViking) -> None:
@@ -228,8 +245,9 @@ def test_since_and_until_one_day(corpus: OpenViking) -> None:
 
 def test_iso_bounds_with_zones(corpus: OpenViking) -> None:
     # docker.md changed at 2025-02-01T12:00Z = 20:00 in UTC+8
-    result = everything(corpus, target_uri=H, since="2025-02-01T19:59:59+08:00", until="2025-02-01T20:00:01+08:00",
-                        level=2)
+    result = everything(
+        corpus, target_uri=H, since="2025-02-01T19:59:59+08:00", until="2025-02-01T20:00:01+08:00", level=2
+    )
     assert files(result) == {f"{H}/deploy/docker.md"}
     naive = everything(corpus, target_uri=H, since="2025-02-01T11:59:59", until="2025-02-01T12:00:01", level=2)
     assert files(naive) == {f"{H}/deploy/docker.md"}
@@ -395,8 +413,11 @@ def test_a_long_file_appears_once(corpus: OpenViking) -> None:
 
 
 def test_dedupe_keeps_the_best_chunk(corpus: OpenViking) -> None:
-    hit = next(h for h in corpus.find("Zebras in herd 7 graze", limit=50, score_threshold=0, mode="keyword")
-               if h.uri == f"{R}/long/long.md")
+    hit = next(
+        h
+        for h in corpus.find("Zebras in herd 7 graze", limit=50, score_threshold=0, mode="keyword")
+        if h.uri == f"{R}/long/long.md"
+    )
     assert hit.match_reason.startswith("lines ")
 
 

@@ -62,34 +62,40 @@ def test_add_a_chinese_tree(hash_client: OpenViking, zh_tree: Path) -> None:
 
 
 def test_hidden_files_and_folders_are_skipped(hash_client: OpenViking, tmp_path: Path) -> None:
-    tree = make_tree(tmp_path / "t", {
-        "visible.md": "# Visible\n\nShown.\n",
-        ".secret.md": "# Secret\n\nHidden file.\n",
-        ".git/config": "[core]\n",
-        ".cache/notes.md": "# Cache\n\nHidden folder.\n",
-        "sub/.env": "TOKEN=x\n",
-        "sub/ok.md": "# Ok\n\nShown too.\n",
-    })
+    tree = make_tree(
+        tmp_path / "t",
+        {
+            "visible.md": "# Visible\n\nShown.\n",
+            ".secret.md": "# Secret\n\nHidden file.\n",
+            ".git/config": "[core]\n",
+            ".cache/notes.md": "# Cache\n\nHidden folder.\n",
+            "sub/.env": "TOKEN=x\n",
+            "sub/ok.md": "# Ok\n\nShown too.\n",
+        },
+    )
     hash_client.add_resource(tree)
     assert files_under(hash_client, f"{R}/t") == {f"{R}/t/visible.md", f"{R}/t/sub/ok.md"}
 
 
 def test_gitignore_is_honoured_including_nested_ones(hash_client: OpenViking, tmp_path: Path) -> None:
-    tree = make_tree(tmp_path / "repo", {
-        ".gitignore": "*.log\nbuild/\n/top-only.md\n",
-        "keep.md": "# Keep\n\nKept.\n",
-        "debug.log": "log line\n",
-        "top-only.md": "# Top\n\nIgnored at the root only.\n",
-        "build/out.md": "# Out\n\nBuild output.\n",
-        "private.md": "# Root private\n\nNot matched by the nested rule.\n",
-        "src/.gitignore": "private.md\n",
-        "src/private.md": "# Private\n\nIgnored by the nested .gitignore.\n",
-        "src/code.md": "# Code\n\nKept.\n",
-        "src/top-only.md": "# Top\n\nAnchored rule does not apply here.\n",
-        "src/deep/trace.log": "ignored by the root rule\n",
-        "src/deep/private.md": "# Deep private\n\nThe nested rule applies below its folder too.\n",
-        "src/deep/build/x.md": "# X\n\nIgnored: build/ matches at any depth.\n",
-    })
+    tree = make_tree(
+        tmp_path / "repo",
+        {
+            ".gitignore": "*.log\nbuild/\n/top-only.md\n",
+            "keep.md": "# Keep\n\nKept.\n",
+            "debug.log": "log line\n",
+            "top-only.md": "# Top\n\nIgnored at the root only.\n",
+            "build/out.md": "# Out\n\nBuild output.\n",
+            "private.md": "# Root private\n\nNot matched by the nested rule.\n",
+            "src/.gitignore": "private.md\n",
+            "src/private.md": "# Private\n\nIgnored by the nested .gitignore.\n",
+            "src/code.md": "# Code\n\nKept.\n",
+            "src/top-only.md": "# Top\n\nAnchored rule does not apply here.\n",
+            "src/deep/trace.log": "ignored by the root rule\n",
+            "src/deep/private.md": "# Deep private\n\nThe nested rule applies below its folder too.\n",
+            "src/deep/build/x.md": "# X\n\nIgnored: build/ matches at any depth.\n",
+        },
+    )
     hash_client.add_resource(tree)
     assert files_under(hash_client, f"{R}/repo") == {
         f"{R}/repo/keep.md",
@@ -101,25 +107,31 @@ def test_gitignore_is_honoured_including_nested_ones(hash_client: OpenViking, tm
 
 def test_nested_gitignore_negation_re_includes(hash_client: OpenViking, tmp_path: Path) -> None:
     # git: patterns of a deeper .gitignore take precedence over those of the folders above it
-    tree = make_tree(tmp_path / "repo", {
-        ".gitignore": "*.log\n",
-        "debug.log": "ignored\n",
-        "src/.gitignore": "!important.log\n",
-        "src/important.log": "re-included by the nested negation\n",
-        "src/other.log": "still ignored\n",
-    })
+    tree = make_tree(
+        tmp_path / "repo",
+        {
+            ".gitignore": "*.log\n",
+            "debug.log": "ignored\n",
+            "src/.gitignore": "!important.log\n",
+            "src/important.log": "re-included by the nested negation\n",
+            "src/other.log": "still ignored\n",
+        },
+    )
     hash_client.add_resource(tree)
     assert files_under(hash_client, f"{R}/repo") == {f"{R}/repo/src/important.log"}
 
 
 def test_include_and_exclude(hash_client: OpenViking, tmp_path: Path) -> None:
-    tree = make_tree(tmp_path / "mix", {
-        "a.md": "# A\n\nMarkdown.\n",
-        "b.txt": "plain text\n",
-        "drafts/c.md": "# C\n\nDraft.\n",
-        "docs/d.md": "# D\n\nDoc.\n",
-        "docs/e.rst": "E\n=\n\nRst.\n",
-    })
+    tree = make_tree(
+        tmp_path / "mix",
+        {
+            "a.md": "# A\n\nMarkdown.\n",
+            "b.txt": "plain text\n",
+            "drafts/c.md": "# C\n\nDraft.\n",
+            "docs/d.md": "# D\n\nDoc.\n",
+            "docs/e.rst": "E\n=\n\nRst.\n",
+        },
+    )
     hash_client.add_resource(tree, to=f"{R}/inc", include=["*.md"])
     assert files_under(hash_client, f"{R}/inc") == {f"{R}/inc/a.md", f"{R}/inc/drafts/c.md", f"{R}/inc/docs/d.md"}
     hash_client.add_resource(tree, to=f"{R}/exc", exclude=["drafts/", "*.txt"])
@@ -129,10 +141,13 @@ def test_include_and_exclude(hash_client: OpenViking, tmp_path: Path) -> None:
 
 
 def test_binary_file_is_skipped_and_counted(hash_client: OpenViking, tmp_path: Path) -> None:
-    tree = make_tree(tmp_path / "bin", {
-        "a.md": "# A\n\nText.\n",
-        "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
-    })
+    tree = make_tree(
+        tmp_path / "bin",
+        {
+            "a.md": "# A\n\nText.\n",
+            "image.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+        },
+    )
     result = hash_client.add_resource(tree)
     assert result.added == 1
     assert result.skipped == 1
@@ -157,8 +172,11 @@ def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_
     (tree / "alias.md").symlink_to(tree / "real.md")
     (tree / "outdir").symlink_to(outside, target_is_directory=True)
     result = hash_client.add_resource(tree)
-    assert files_under(hash_client, f"{R}/links") == {f"{R}/links/real.md", f"{R}/links/alias.md",
-                                                       f"{R}/links/dir/x.md"}
+    assert files_under(hash_client, f"{R}/links") == {
+        f"{R}/links/real.md",
+        f"{R}/links/alias.md",
+        f"{R}/links/dir/x.md",
+    }
     assert hash_client.read(f"{R}/links/alias.md") == "# Real\n\nInside.\n"
     reasons = {item["path"]: item["reason"] for item in result.skipped_files}
     assert "escape.md" in reasons and "outside" in reasons["escape.md"]
@@ -201,8 +219,9 @@ def test_created_at_kept_updated_at_is_the_mtime(hash_client: OpenViking, en_tre
     second = hash_client.stat(f"{R}/handbook/auth.md")
     assert second["created_at"] == first["created_at"]
     assert second["updated_at"] == format_iso8601(second_mtime)
-    by_time = hash_client.find("authenticate", target_uri=f"{R}/handbook", level=2, since="2025-06-07",
-                               until="2025-06-07", score_threshold=0)
+    by_time = hash_client.find(
+        "authenticate", target_uri=f"{R}/handbook", level=2, since="2025-06-07", until="2025-06-07", score_threshold=0
+    )
     assert [hit.uri for hit in by_time] == [f"{R}/handbook/auth.md"]
 
 
@@ -226,13 +245,17 @@ def test_touched_but_identical_file_embeds_nothing(hash_client: OpenViking, en_t
 
 
 def test_changing_one_file_re_embeds_only_its_chunks(hash_client: OpenViking, tmp_path: Path) -> None:
-    sections = "".join(f"## Part {i}\n\n" + f"Paragraph {i} talks about subject number {i}. " * 12 + "\n\n"
-                       for i in range(8))
-    tree = make_tree(tmp_path / "big", {
-        "long.md": "# Long\n\nA long document with several parts.\n\n" + sections,
-        "other.md": "# Other\n\nSomething else entirely.\n",
-        "third.md": "# Third\n\nA third file.\n",
-    })
+    sections = "".join(
+        f"## Part {i}\n\n" + f"Paragraph {i} talks about subject number {i}. " * 12 + "\n\n" for i in range(8)
+    )
+    tree = make_tree(
+        tmp_path / "big",
+        {
+            "long.md": "# Long\n\nA long document with several parts.\n\n" + sections,
+            "other.md": "# Other\n\nSomething else entirely.\n",
+            "third.md": "# Third\n\nA third file.\n",
+        },
+    )
     hash_client.add_resource(tree)
     chunks = hash_client.stat(f"{R}/big/long.md")["records"]
     assert chunks >= 4
@@ -364,8 +387,10 @@ def test_directories_get_l0_and_l1(hash_client: OpenViking, en_tree: Path) -> No
 def test_sidecars_listed_with_their_real_size(hash_client: OpenViking, en_tree: Path) -> None:
     hash_client.add_resource(en_tree)
     entries = {e["uri"]: e for e in hash_client.ls(f"{R}/handbook", show_hidden=True)}
-    for name, text in ((".abstract.md", hash_client.abstract(f"{R}/handbook")),
-                       (".overview.md", hash_client.overview(f"{R}/handbook"))):
+    for name, text in (
+        (".abstract.md", hash_client.abstract(f"{R}/handbook")),
+        (".overview.md", hash_client.overview(f"{R}/handbook")),
+    ):
         uri = f"{R}/handbook/{name}"
         assert uri in entries
         assert entries[uri]["size"] == len(text.encode("utf-8")) == hash_client.stat(uri)["size"]
@@ -374,10 +399,13 @@ def test_sidecars_listed_with_their_real_size(hash_client: OpenViking, en_tree: 
 
 def test_generated_abstracts_have_no_doubled_full_stop(hash_client: OpenViking, tmp_path: Path) -> None:
     # files whose first sentence starts with their title: their summary is that sentence alone
-    tree = make_tree(tmp_path / "t1", {
-        "a.md": "# Alpha\n\nAlpha talks about authentication tokens.\n",
-        "sub/b.md": "# Beta\n\nBeta covers deployment with docker.\n",
-    })
+    tree = make_tree(
+        tmp_path / "t1",
+        {
+            "a.md": "# Alpha\n\nAlpha talks about authentication tokens.\n",
+            "sub/b.md": "# Beta\n\nBeta covers deployment with docker.\n",
+        },
+    )
     hash_client.add_resource(tree)
     for directory in (f"{R}/t1", f"{R}/t1/sub"):
         abstract = hash_client.abstract(directory)
@@ -454,11 +482,27 @@ def test_two_processes_adding_the_same_target_at_once(tmp_path: Path, en_tree: P
     more = {f"extra/file{i:02d}.md": f"# File {i}\n\nContent number {i} about topic {i}.\n" for i in range(30)}
     make_tree(en_tree, more)
     store = tmp_path / "store"
-    args = ["add-resource", str(en_tree), "--to", f"{R}/same", "--store", str(store), "--config", str(hash_conf),
-            "-o", "json"]
+    args = [
+        "add-resource",
+        str(en_tree),
+        "--to",
+        f"{R}/same",
+        "--store",
+        str(store),
+        "--config",
+        str(hash_conf),
+        "-o",
+        "json",
+    ]
     procs = [
-        subprocess.Popen([sys.executable, "-m", "openviking_cli", *args], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=str(REPO))
+        subprocess.Popen(
+            [sys.executable, "-m", "openviking_cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+            cwd=str(REPO),
+        )
         for _ in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in procs]
@@ -478,13 +522,29 @@ def test_two_processes_adding_the_same_target_at_once(tmp_path: Path, en_tree: P
     assert [k for k, n in keys.items() if n > 1] == []
 
 
-def test_two_processes_adding_different_trees_both_land(tmp_path: Path, en_tree: Path, zh_tree: Path,
-                                                         hash_conf: Path) -> None:
+def test_two_processes_adding_different_trees_both_land(
+    tmp_path: Path, en_tree: Path, zh_tree: Path, hash_conf: Path
+) -> None:
     store = tmp_path / "store"
     procs = [
-        subprocess.Popen([sys.executable, "-m", "openviking_cli", "add-resource", str(tree), "--store", str(store),
-                          "--config", str(hash_conf)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=dict(os.environ), cwd=str(REPO))
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "openviking_cli",
+                "add-resource",
+                str(tree),
+                "--store",
+                str(store),
+                "--config",
+                str(hash_conf),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+            cwd=str(REPO),
+        )
         for tree in (en_tree, zh_tree)
     ]
     for proc in procs:
@@ -510,17 +570,29 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
         for j in range(8):
             parts.append(
                 f"\n## Section {j}\n\n"
-                + " ".join(f"Sentence {k} of section {j} in document {i} describes {topics[(i + j + k) % 8]} "
-                           f"in plain words." for k in range(8))
+                + " ".join(
+                    f"Sentence {k} of section {j} in document {i} describes {topics[(i + j + k) % 8]} in plain words."
+                    for k in range(8)
+                )
                 + "\n"
             )
         files[f"folder{i % 4}/doc{i:02d}.md"] = "".join(parts)
     tree = make_tree(tmp_path / "corpus", files)
     store = tmp_path / "store"
-    args = [sys.executable, "-m", "openviking_cli", "add-resource", str(tree), "--to", f"{R}/corpus",
-            "--store", str(store)]  # the default (real local) embedder: slow enough to interrupt
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ),
-                            cwd=str(REPO))
+    args = [
+        sys.executable,
+        "-m",
+        "openviking_cli",
+        "add-resource",
+        str(tree),
+        "--to",
+        f"{R}/corpus",
+        "--store",
+        str(store),
+    ]  # the default (real local) embedder: slow enough to interrupt
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=str(REPO)
+    )
     time.sleep(3)
     assert proc.poll() is None, "add-resource finished before it could be interrupted; make the corpus bigger"
     proc.send_signal(signal.SIGINT)
@@ -529,8 +601,9 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
     assert "Traceback" not in err
     assert "Interrupted" in err
 
-    rerun = subprocess.run(args + ["-o", "json"], capture_output=True, text=True, timeout=600, env=dict(os.environ),
-                           cwd=str(REPO))
+    rerun = subprocess.run(
+        args + ["-o", "json"], capture_output=True, text=True, timeout=600, env=dict(os.environ), cwd=str(REPO)
+    )
     assert rerun.returncode == 0, rerun.stderr
     listing = run_module(["ls", f"{R}/corpus", "-r", "-s", "--store", str(store)])
     assert listing.returncode == 0, listing.stderr

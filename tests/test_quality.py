@@ -68,9 +68,7 @@ def test_the_whole_corpus_was_ingested(docs_store: tuple[Any, Any]) -> None:
     pages = sorted(p.relative_to(DOCS_EN).as_posix() for p in DOCS_EN.rglob("*.md"))
     assert added.added == len(pages)
     assert added.skipped == 0
-    stored = sorted(
-        e["uri"][len(DOCS) + 1 :] for e in client.ls(DOCS, recursive=True) if not e["isDir"]
-    )
+    stored = sorted(e["uri"][len(DOCS) + 1 :] for e in client.ls(DOCS, recursive=True) if not e["isDir"])
     assert stored == pages
 
 
@@ -113,8 +111,11 @@ def test_issue_chinese_example_finds_an_embedding_config_page(docs_store: tuple[
     # "Embedding Configuration Fields"), so any of them in the top 3 is a right answer.
     client, _ = docs_store
     ranked = top_resources(client, "如何配置嵌入模型")[:3]
-    answers = {f"{DOCS}/guides/01-configuration.md", f"{DOCS}/configuration/01-server.md",
-               f"{DOCS}/guides/02-volcengine-purchase-guide.md"}
+    answers = {
+        f"{DOCS}/guides/01-configuration.md",
+        f"{DOCS}/configuration/01-server.md",
+        f"{DOCS}/guides/02-volcengine-purchase-guide.md",
+    }
     assert answers & set(ranked), ranked
 
 

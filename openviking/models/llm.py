@@ -124,13 +124,20 @@ class OpenAIChat:
                 f"The {self.purpose} request to {where} failed ({type(exc).__name__})",
                 details={"api_base": where},
             )
+        except (ValueError, TypeError):  # a 200 reply that is not a chat completion
+            error = UnavailableError(
+                f"The {self.purpose} server at {where} sent a reply that is not a chat completion (failed to parse)",
+                details={"api_base": where},
+            )
         if error is not None:
             raise error  # outside the except blocks: the openai error (and its reply text) is not chained
         choices = getattr(response, "choices", None) or []
         message = getattr(choices[0], "message", None) if choices else None
         text = getattr(message, "content", None)
         if not isinstance(text, str) or not text.strip():
-            raise UnavailableError(f"The {self.purpose} server at {where} returned no text", details={"api_base": where})
+            raise UnavailableError(
+                f"The {self.purpose} server at {where} returned no text", details={"api_base": where}
+            )
         return text
 
 

@@ -48,6 +48,7 @@ COHERE_DEFAULT_MODEL = "rerank-v3.5"
 COHERE_DEFAULT_BASE = "https://api.cohere.com"
 MIN_TOKEN_BUDGET = 128
 TRUNCATION_MARK = "\n…\n"
+_NOT_JSON = object()
 
 
 class Reranker(Protocol):
@@ -219,7 +220,9 @@ class _HTTPReranker:
         try:
             payload = json.loads(text)
         except (TypeError, ValueError):
-            raise _malformed("not JSON") from None
+            payload = _NOT_JSON
+        if payload is _NOT_JSON:
+            raise _malformed("not JSON")
         return parse_scores(payload, len(documents))
 
 

@@ -32,6 +32,14 @@ LOCK_FILE = ".openviking.lock"
 # process may still be using one (LanceDB warns that 0 breaks concurrent readers).
 CLEANUP_AFTER = timedelta(minutes=10)
 FTS_TOKENIZER = "icu/split"
+# Vector index by size (measured in bench/: see bench/README.md). Below ANN_MIN_ROWS a flat
+# scan is exact and fast enough; above it an IVF_PQ index, read with refine so that recall
+# stays near exact. A filter that leaves at most EXACT_MAX_ROWS records is searched exactly:
+# an index probed under a narrow prefilter misses neighbours in unprobed partitions.
+ANN_MIN_ROWS = 50_000
+EXACT_MAX_ROWS = 20_000
+ANN_NPROBES = 20
+ANN_REFINE_FACTOR = 10
 
 
 def store_exists(path: str) -> bool:
@@ -53,6 +61,7 @@ class LanceStore:
         self._lock_fd: int | None = None
         # The records table in use: `reindex` builds a new one and then points the store at it.
         self.records_table = schema.RECORDS
+        self._vector_index: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
@@ -240,6 +249,12 @@ class LanceStore:
                 merge = merge.when_not_matched_by_source_delete(_in_list("uri", uris))
             _run(lambda: merge.execute(data))
 
+    def append_records(self, data: pa.Table, dimension: int) -> None:
+        """Append records given as an Arrow table in the records schema (bulk loads: no upsert)."""
+        with self.write_lock():
+            table = self._ensure_records(dimension)
+            _run(lambda: table.add(data))
+
     def delete_records(self, where: str) -> None:
         """Delete the records matching ``where``."""
         if not self.has_records:
@@ -302,8 +317,23 @@ class LanceStore:
         query = table.search(list(vector), vector_column_name="vector").distance_type("cosine")
         if where:
             query = query.where(where, prefilter=True)
+        if self.has_vector_index():
+            if where and self.count_records(where) <= EXACT_MAX_ROWS:
+                query = query.bypass_vector_index()
+            else:
+                query = query.nprobes(ANN_NPROBES).refine_factor(ANN_REFINE_FACTOR)
         query = query.select([*columns, "_distance"]).limit(limit)
         return _run(query.to_list)
+
+    def has_vector_index(self) -> bool:
+        """True when the records table has an ANN index on its vectors (checked once per open)."""
+        name = self.records_table
+        if name not in self._vector_index:
+            indexed = False
+            if self._has_table(name):
+                indexed = any(tuple(ix.columns) == ("vector",) for ix in self._tables[name].list_indices())
+            self._vector_index[name] = indexed
+        return self._vector_index[name]
 
     def keyword_search(
         self,
@@ -406,12 +436,19 @@ class LanceStore:
 
     def _ensure_indexes(self, name: str, table: Any) -> None:
         existing = {tuple(ix.columns) for ix in table.list_indices()}
-        if name == self.records_table and ("text",) not in existing and table.count_rows() > 0:
+        rows = table.count_rows()
+        if name == self.records_table and ("vector",) not in existing and rows >= ANN_MIN_ROWS:
+            from lancedb.index import IvfPq
+
+            # Built once; later optimize() calls fold new rows into it without retraining.
+            _run(lambda: table.create_index("vector", config=IvfPq(distance_type="cosine")))
+            self._vector_index.pop(name, None)
+        if name == self.records_table and ("text",) not in existing and rows > 0:
             from lancedb.index import FTS
 
             config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
             _run(lambda: table.create_index("text", config=config))
-        if ("uri",) not in existing and table.count_rows() > 0:
+        if ("uri",) not in existing and rows > 0:
             from lancedb.index import BTree
 
             _run(lambda: table.create_index("uri", config=BTree()))

@@ -1,0 +1,159 @@
+"""``openviking session``: the conversations that ``search --session-id`` plans its queries from."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from typing import Annotated, Any
+
+import typer
+
+from openviking_cli.render import note, text_width
+from openviking_cli.runtime import CliContext, Output, command, make_console
+
+app = typer.Typer()
+session_app = typer.Typer(
+    name="session",
+    help="Create, list, show and delete sessions, and add messages to them.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(session_app, name="session")
+
+SessionIdArgument = Annotated[str, typer.Argument(help="The session id.", show_default=False)]
+
+
+def _line(text: str) -> Any:
+    def render(_console: Any) -> None:
+        sys.stdout.write(text + "\n")
+
+    return render
+
+
+@command(session_app, "new")
+def new(
+    ctx: CliContext,
+    session_id: Annotated[
+        str | None,
+        typer.Option("--session-id", help="Use this id instead of a generated one.", show_default=False),
+    ] = None,
+) -> Output:
+    """Start a session and print its id.
+
+    Ids are generated as YYYYMMDD-HHMMSS-<16 hex> (UTC) unless --session-id is given.
+
+    Example: SID=$(openviking session new)
+    """
+    info = ctx.client().create_session(session_id)
+    return Output(info, table=_line(info["session_id"]))
+
+
+@command(session_app, "list")
+def list_(ctx: CliContext) -> Output:
+    """List the sessions, most recently changed first.
+
+    Example: openviking session list -o jsonl | jq -r .session_id
+    """
+    sessions = ctx.client().list_sessions()
+    return Output(sessions, table=lambda console: _render_list(console, sessions), items=sessions)
+
+
+def _render_list(console: Any, sessions: list[dict[str, Any]]) -> None:
+    if not sessions:
+        note(lambda: make_console(stderr=True), "No sessions yet.", "Start one with: openviking session new")
+        return
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False)
+    table.add_column("session_id", no_wrap=True, style="cyan")
+    table.add_column("messages", justify="right", no_wrap=True)
+    table.add_column("created", no_wrap=True)
+    table.add_column("updated", no_wrap=True)
+    for item in sessions:
+        table.add_row(
+            Text(item["session_id"]),
+            str(item["message_count"]),
+            _short_time(item.get("created_at")),
+            _short_time(item.get("updated_at")),
+        )
+    console.print(table)
+
+
+def _short_time(value: Any) -> str:
+    return str(value or "")[:16].replace("T", " ")
+
+
+@command(session_app, "show")
+def show(ctx: CliContext, session_id: SessionIdArgument) -> Output:
+    """Show a session and its messages, oldest first.
+
+    Example: openviking session show 20260101-120000-0123456789abcdef
+    """
+    info = ctx.client().get_session(session_id)
+    return Output(info, table=lambda console: _render_session(console, info), items=info["messages"])
+
+
+def _render_session(console: Any, info: dict[str, Any]) -> None:
+    from rich.text import Text
+
+    count = info["message_count"]
+    header = Text(info["session_id"], style="bold")
+    header.append(f" · {count} message{'s' if count != 1 else ''}", style="dim")
+    header.append(f" · updated {_short_time(info.get('updated_at'))}", style="dim")
+    console.print(header, soft_wrap=True)
+    width = text_width(console)
+    if info.get("summary"):
+        console.print(Text("Summary", style="bold"))
+        for line in textwrap.wrap(" ".join(info["summary"].split()), width):
+            console.print(Text("   " + line), soft_wrap=True)
+    for message in info["messages"]:
+        console.print()
+        title = Text(f"[{message['role']}]", style="magenta" if message["role"] == "user" else "green")
+        title.append(f" {_short_time(message.get('created_at'))}", style="dim")
+        console.print(title, soft_wrap=True)
+        text = "\n".join(str(p.get("text", "")) for p in message.get("parts", []))
+        for paragraph in text.splitlines() or [""]:
+            for line in textwrap.wrap(paragraph, width) or [""]:
+                console.print(Text("   " + line), soft_wrap=True)
+
+
+@command(session_app, "add-message")
+def add_message(
+    ctx: CliContext,
+    session_id: SessionIdArgument,
+    role: Annotated[
+        str,
+        typer.Option("--role", help="Who said it: user or assistant.", show_default=False),
+    ],
+    content: Annotated[
+        str,
+        typer.Option(
+            "--content",
+            help="The message text ('-' reads it from stdin, without the last newline).",
+            show_default=False,
+        ),
+    ],
+) -> Output:
+    """Add a message to a session (the session is created when it does not exist).
+
+    Example: openviking session add-message $SID --role user --content "We are designing the OAuth login flow."
+    """
+    text = sys.stdin.read().removesuffix("\n") if content == "-" else content
+    info = ctx.client().add_message(session_id, role, text)
+    message = info["message"]
+    count = info["message_count"]
+    line = f"Added {message['id']} ({message['role']}) to {info['session_id']} · {count} message{'s' * (count != 1)}"
+    return Output(info, table=_line(line))
+
+
+@command(session_app, "delete")
+def delete(ctx: CliContext, session_id: SessionIdArgument) -> Output:
+    """Delete a session and all its messages.
+
+    Example: openviking session delete 20260101-120000-0123456789abcdef
+    """
+    info = ctx.client().delete_session(session_id)
+    count = info["messages_deleted"]
+    line = f"Deleted session {info['session_id']} and its {count} message{'s' * (count != 1)}"
+    return Output(info, table=_line(line))

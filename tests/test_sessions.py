@@ -1,0 +1,386 @@
+"""Sessions (issue 4): the SDK, the brief's TextPart style, the CLI group, and bad input.
+
+Every bad input is checked for its code, message and exit status, and for leaving the store
+exactly as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import REPO, CliResult, hash_config, snapshot, write_hash_config
+
+from openviking.client import OpenViking
+from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from openviking.message import TextPart
+
+Cli = Callable[..., CliResult]
+GENERATED_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{16}$")
+MESSAGE_ID = re.compile(r"^msg_[0-9a-f]{32}$")
+OAUTH = "We are designing the OAuth login flow for our project."
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Any:
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as ov:
+        yield ov
+
+
+@pytest.fixture
+def ov(cli: Cli, tmp_path: Path) -> Cli:
+    """``cli`` on a fresh store under tmp_path with the hash embedder config."""
+    store, conf = tmp_path / "cli-store", write_hash_config(tmp_path / "ov.conf")
+
+    def run(*argv: Any) -> CliResult:
+        return cli(*argv, "--store", store, "--config", conf)
+
+    run.store = store  # type: ignore[attr-defined]
+    return run
+
+
+# ----------------------------------------------------------------------------- SDK
+def test_create_generates_an_upstream_style_id(client: Any) -> None:
+    info = client.create_session()
+    assert GENERATED_ID.match(info["session_id"]), info
+    assert info["uri"] == f"viking://user/default/sessions/{info['session_id']}"
+    assert info["message_count"] == 0
+    assert info["created_at"].endswith("Z")
+    assert client.list_sessions()[0]["session_id"] == info["session_id"]
+
+
+def test_create_with_a_given_id_and_twice_is_already_exists(client: Any) -> None:
+    assert client.create_session("abc123")["session_id"] == "abc123"
+    with pytest.raises(AlreadyExistsError, match="Session already exists: abc123"):
+        client.create_session("abc123")
+    assert [s["session_id"] for s in client.list_sessions()] == ["abc123"]
+
+
+def test_add_message_creates_the_session_and_keeps_order(client: Any) -> None:
+    first = client.add_message("s1", "user", OAUTH)
+    assert first["session_id"] == "s1" and first["message_count"] == 1
+    assert MESSAGE_ID.match(first["message"]["id"])
+    assert first["message"]["role"] == "user"
+    assert first["message"]["parts"] == [{"type": "text", "text": OAUTH}]
+    client.add_message("s1", "assistant", TextPart(text="I can help with OAuth."))
+    client.add_message("s1", "User", [TextPart(text="Part one"), {"type": "text", "text": "part two"}, "three"])
+    session = client.get_session("s1")
+    assert session["message_count"] == 3
+    assert [m["role"] for m in session["messages"]] == ["user", "assistant", "user"]
+    assert session["messages"][2]["parts"] == [
+        {"type": "text", "text": "Part one"},
+        {"type": "text", "text": "part two"},
+        {"type": "text", "text": "three"},
+    ]
+    assert session["summary"] == ""
+    assert len({m["id"] for m in session["messages"]}) == 3
+
+
+def test_brief_sdk_style(client: Any) -> None:
+    session = client.session()
+    assert GENERATED_ID.match(session.session_id)
+    session.add_message("user", [TextPart(text="I'm building a login page with OAuth")])
+    session.add_message("assistant", [TextPart(text="I can help you with OAuth implementation.")])
+    assert [m["parts"][0]["text"] for m in session.messages] == [
+        "I'm building a login page with OAuth",
+        "I can help you with OAuth implementation.",
+    ]
+    assert session.uri == f"viking://user/default/sessions/{session.session_id}"
+    again = client.session(session.session_id)  # an existing id: the same session, not an error
+    assert again.get()["message_count"] == 2
+    assert client.session("fresh").get()["message_count"] == 0
+
+
+def test_chinese_brief_sdk_style(client: Any) -> None:
+    session_info = client.create_session()
+    client.add_message(
+        session_id=session_info["session_id"], role="user", content="我们正在为项目设计 OAuth 登录流程。"
+    )
+    messages = client.get_session(session_info["session_id"])["messages"]
+    assert messages[0]["parts"][0]["text"] == "我们正在为项目设计 OAuth 登录流程。"
+
+
+def test_list_is_newest_first_with_counts(client: Any) -> None:
+    client.add_message("older", "user", "one")
+    client.add_message("newer", "user", "two")
+    client.add_message("newer", "assistant", "three")
+    listed = client.list_sessions()
+    assert [(s["session_id"], s["message_count"]) for s in listed] == [("newer", 2), ("older", 1)]
+    client.add_message("older", "user", "four")
+    assert client.list_sessions()[0]["session_id"] == "older"
+
+
+def test_delete_removes_the_session_and_its_messages(client: Any) -> None:
+    client.add_message("gone", "user", "one")
+    client.add_message("gone", "user", "two")
+    client.add_message("kept", "user", "three")
+    assert client.delete_session("gone") == {
+        "session_id": "gone",
+        "uri": "viking://user/default/sessions/gone",
+        "deleted": True,
+        "messages_deleted": 2,
+    }
+    with pytest.raises(NotFoundError, match="Session not found: gone"):
+        client.get_session("gone")
+    assert [s["session_id"] for s in client.list_sessions()] == ["kept"]
+    assert client.get_session("kept")["message_count"] == 1
+    client.add_message("gone", "user", "back")  # the id can be used again, with no old messages
+    assert client.get_session("gone")["message_count"] == 1
+
+
+def test_sessions_belong_to_their_user(tmp_path: Path) -> None:
+    from openviking.config import config_from_dict
+
+    store = tmp_path / "store"
+    with OpenViking(path=store, config=hash_config()) as default:
+        default.add_message("shared-id", "user", "default's message")
+    with OpenViking(path=store, config=config_from_dict({"default_user": "alice"})) as alice:
+        assert alice.list_sessions() == []
+        with pytest.raises(NotFoundError):
+            alice.get_session("shared-id")
+        alice.add_message("shared-id", "user", "alice's message")
+        assert alice.get_session("shared-id")["uri"] == "viking://user/alice/sessions/shared-id"
+    with OpenViking(path=store, config=hash_config()) as default:
+        messages = default.get_session("shared-id")["messages"]
+        assert [m["parts"][0]["text"] for m in messages] == ["default's message"]
+
+
+def test_parallel_writers_lose_no_message(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    with OpenViking(path=store, config=hash_config()) as ov:
+        ov.create_session("busy")
+
+    def write(name: str) -> None:
+        with OpenViking(path=store, config=hash_config()) as writer:
+            for index in range(8):
+                writer.add_message("busy", "user", f"{name} {index}")
+
+    threads = [threading.Thread(target=write, args=(f"w{n}",)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    with OpenViking(path=store, config=hash_config()) as ov:
+        texts = [m["parts"][0]["text"] for m in ov.get_session("busy")["messages"]]
+    assert len(texts) == 24
+    for n in range(3):  # each writer's messages stay in the order it wrote them
+        assert [t for t in texts if t.startswith(f"w{n} ")] == [f"w{n} {i}" for i in range(8)]
+
+
+@pytest.mark.parametrize(
+    "session_id",
+    ["", "   ", "a/b", "../etc", "a\\b", "a b", "..", ".hidden", "x" * 129, "tab\tid", "semi;colon", "quo'te"],
+)
+def test_invalid_session_ids_are_refused_before_anything_is_written(client: Any, session_id: str) -> None:
+    client.create_session("existing")
+    before = snapshot(Path(client.store_path))
+    for call in (
+        lambda: client.create_session(session_id),
+        lambda: client.add_message(session_id, "user", "hello"),
+        lambda: client.get_session(session_id),
+        lambda: client.delete_session(session_id),
+    ):
+        with pytest.raises(InvalidArgumentError, match="Invalid session id"):
+            call()
+    assert snapshot(Path(client.store_path)) == before
+
+
+@pytest.mark.parametrize(
+    ("role", "content", "message"),
+    [
+        ("robot", "hello", "Invalid role 'robot': a message's role must be 'user' or 'assistant'"),
+        ("", "hello", "Invalid role ''"),
+        ("user", "", "Message content must not be empty."),
+        ("user", "   \n\t", "Message content must not be empty."),
+        ("user", [], "Message content must not be empty."),
+        ("user", [TextPart(text=" ")], "Message content must not be empty."),
+        ("user", [{"type": "image", "url": "x.png"}], "Message content must be text"),
+        ("user", 42, "Message content must be text"),
+    ],
+)
+def test_bad_messages_are_refused_and_write_nothing(client: Any, role: str, content: Any, message: str) -> None:
+    client.add_message("s1", "user", "first")
+    before = snapshot(Path(client.store_path))
+    with pytest.raises(InvalidArgumentError) as info:
+        client.add_message("s1", role, content)
+    assert info.value.code == "INVALID_ARGUMENT"
+    assert message in info.value.message
+    assert snapshot(Path(client.store_path)) == before
+    assert client.get_session("s1")["message_count"] == 1
+
+
+def test_unknown_session_is_not_found(client: Any) -> None:
+    client.create_session("known")
+    for call in (lambda: client.get_session("nope"), lambda: client.delete_session("nope")):
+        with pytest.raises(NotFoundError) as info:
+            call()
+        assert info.value.code == "NOT_FOUND"
+        assert info.value.message == "Session not found: nope"
+        assert info.value.hint == "List the sessions with: openviking session list"
+
+
+def test_sessions_without_a_store_are_not_found(tmp_path: Path) -> None:
+    with OpenViking(path=tmp_path / "missing", config=hash_config()) as ov:
+        with pytest.raises(NotFoundError, match="No store at"):
+            ov.list_sessions()
+        with pytest.raises(NotFoundError, match="No store at"):
+            ov.get_session("x")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_summary_is_stored_and_shown(client: Any) -> None:
+    from openviking.session.sessions import SessionStore
+
+    sessions = SessionStore(client._open(create=True), client.user)
+    sessions.set_summary("s1", "The user designs an OAuth login flow.")
+    assert client.get_session("s1")["summary"] == "The user designs an OAuth login flow."
+
+
+# ----------------------------------------------------------------------------- CLI
+def test_cli_brief_example_plain_and_json(ov: Cli) -> None:
+    new = ov("session", "new")
+    assert new.code == 0, new.err
+    sid = new.out.strip()
+    assert new.out == sid + "\n" and GENERATED_ID.match(sid)
+    assert new.err == ""
+    added = ov("session", "add-message", sid, "--role", "user", "--content", OAUTH)
+    assert added.code == 0, added.err
+    assert re.fullmatch(rf"Added msg_[0-9a-f]{{32}} \(user\) to {sid} · 1 message\n", added.out)
+    as_json = ov("session", "new", "-o", "json")
+    assert as_json.code == 0
+    envelope = as_json.json()
+    assert list(envelope) == ["status", "result", "time"]
+    assert GENERATED_ID.match(envelope["result"]["session_id"])
+    assert envelope["result"]["message_count"] == 0
+
+
+def test_cli_new_with_id_show_list_delete(ov: Cli) -> None:
+    assert ov("session", "new", "--session-id", "abc123").out == "abc123\n"
+    ov("session", "add-message", "abc123", "--role", "user", "--content", OAUTH)
+    ov("session", "add-message", "abc123", "--role", "assistant", "--content", "Happy to help.\nSecond line.")
+    shown = ov("session", "show", "abc123")
+    assert shown.code == 0, shown.err
+    assert shown.out.startswith("abc123 · 2 messages · updated ")
+    assert "[user]" in shown.out and OAUTH in shown.out
+    assert "[assistant]" in shown.out and "   Second line." in shown.out
+    data = ov("session", "show", "abc123", "--json").json()["result"]
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"]
+    assert data["messages"][1]["parts"] == [{"type": "text", "text": "Happy to help.\nSecond line."}]
+    lines = ov("session", "show", "abc123", "-o", "jsonl").json_lines()
+    assert [m["role"] for m in lines] == ["user", "assistant"]
+    listed = ov("session", "list")
+    assert listed.code == 0
+    assert listed.out.splitlines()[0].split() == ["session_id", "messages", "created", "updated"]
+    assert listed.out.splitlines()[1].split()[:2] == ["abc123", "2"]
+    assert [s["session_id"] for s in ov("session", "list", "-o", "json").json()["result"]] == ["abc123"]
+    deleted = ov("session", "delete", "abc123")
+    assert deleted.out == "Deleted session abc123 and its 2 messages\n"
+    empty = ov("session", "list")
+    assert empty.code == 0 and empty.out == ""
+    assert "No sessions yet." in empty.err
+    assert ov("session", "list", "-o", "json").json()["result"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "error_code", "message"),
+    [
+        (["session", "show", "nope"], 1, "NOT_FOUND", "Session not found: nope"),
+        (["session", "delete", "nope"], 1, "NOT_FOUND", "Session not found: nope"),
+        (["session", "new", "--session-id", "taken"], 1, "ALREADY_EXISTS", "Session already exists: taken"),
+        (["session", "new", "--session-id", "a/b"], 2, "INVALID_ARGUMENT", "Invalid session id 'a/b'"),
+        (["session", "show", "../x"], 2, "INVALID_ARGUMENT", "Invalid session id '../x'"),
+        (
+            ["session", "add-message", "taken", "--role", "robot", "--content", "hi"],
+            2,
+            "INVALID_ARGUMENT",
+            "Invalid role 'robot': a message's role must be 'user' or 'assistant'",
+        ),
+        (
+            ["session", "add-message", "taken", "--role", "user", "--content", ""],
+            2,
+            "INVALID_ARGUMENT",
+            "Message content must not be empty.",
+        ),
+        (
+            ["session", "add-message", "taken", "--role", "user", "--content", "  "],
+            2,
+            "INVALID_ARGUMENT",
+            "Message content must not be empty.",
+        ),
+        (["session", "add-message", "taken", "--content", "hi"], 2, "INVALID_ARGUMENT", "Missing option '--role'"),
+        (["session", "frobnicate"], 2, "INVALID_ARGUMENT", "No such command 'frobnicate'"),
+    ],
+)
+def test_cli_bad_input(ov: Cli, argv: list[str], code: int, error_code: str, message: str) -> None:
+    ov("session", "add-message", "taken", "--role", "user", "--content", "first")
+    before = snapshot(ov.store)  # type: ignore[attr-defined]
+    plain = ov(*argv)
+    assert plain.code == code, plain.err
+    assert plain.out == ""
+    assert plain.err.startswith("Error: ") and message in plain.err
+    assert "Traceback" not in plain.err
+    machine = ov(*argv, "-o", "json")
+    assert machine.code == code
+    assert machine.out == ""
+    assert machine.error()["code"] == error_code
+    assert message in machine.error()["message"]
+    assert snapshot(ov.store) == before  # type: ignore[attr-defined]
+    assert [m["parts"][0]["text"] for m in ov("session", "show", "taken", "--json").json()["result"]["messages"]] == [
+        "first"
+    ]
+
+
+def test_cli_session_commands_without_a_store(cli: Cli, tmp_path: Path) -> None:
+    result = cli("session", "list", "--store", tmp_path / "none", "-o", "json")
+    assert result.code == 1
+    assert result.error()["code"] == "NOT_FOUND"
+    assert not (tmp_path / "none").exists()
+
+
+def test_cli_group_help_lists_every_subcommand(cli: Cli) -> None:
+    result = cli("session", "--help")
+    assert result.code == 0
+    for name in ("new", "list", "show", "add-message", "delete"):
+        assert name in result.out
+    bare = cli("session")
+    assert bare.code == 2
+    assert "add-message" in bare.out + bare.err
+
+
+def test_brief_shell_example_in_a_real_shell(tmp_path: Path) -> None:
+    """The issue's three commands as a user types them, jq included."""
+    conf = write_hash_config(tmp_path / "ov.conf")
+    script = f"""
+set -euo pipefail
+export OPENVIKING_STORE={tmp_path / "store"} OPENVIKING_CONFIG_FILE={conf}
+SID=$(openviking session new -o json | jq -r .result.session_id)
+openviking session add-message "$SID" --role user --content "{OAUTH}" > /dev/null
+PLAIN=$(openviking session new)
+echo "$SID $PLAIN"
+echo "piped message" | openviking session add-message "$PLAIN" --role assistant --content - -o json \\
+  | jq -c .result.message.parts
+openviking session show "$SID" -o json | jq -r '.result.messages[0].parts[0].text'
+"""
+    bin_dir = str(Path(sys.executable).parent)
+    proc = subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(REPO),
+        env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"]},
+    )
+    assert proc.returncode == 0, proc.stderr
+    first, parts, text = proc.stdout.splitlines()
+    sid, plain = first.split()
+    assert GENERATED_ID.match(sid) and GENERATED_ID.match(plain) and sid != plain
+    assert json.loads(parts) == [{"type": "text", "text": "piped message"}]
+    assert text == OAUTH
