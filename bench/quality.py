@@ -94,17 +94,20 @@ def evaluate(
 
 
 def bm25s_search(docs: list[tuple[str, str]]) -> Callable[[str], list[str]]:
-    """A bm25s index over (id, text) pairs, English stop words, no stemming."""
+    """A bm25s index over (id, text) pairs: English stop words and Snowball stemming (PyStemmer)."""
     import bm25s
+    import Stemmer
 
+    stemmer = Stemmer.Stemmer("english")
     ids = [doc_id for doc_id, _ in docs]
     retriever = bm25s.BM25()
     retriever.index(
-        bm25s.tokenize([text for _, text in docs], stopwords="en", show_progress=False), show_progress=False
+        bm25s.tokenize([text for _, text in docs], stopwords="en", stemmer=stemmer, show_progress=False),
+        show_progress=False,
     )
 
     def search(query: str) -> list[str]:
-        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
+        tokens = bm25s.tokenize([query], stopwords="en", stemmer=stemmer, show_progress=False)
         if not tokens.vocab:
             return []
         results, _ = retriever.retrieve(tokens, k=min(10, len(ids)), show_progress=False)

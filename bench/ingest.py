@@ -1,0 +1,73 @@
+"""add-resource costs: time, the share spent outside embedding, tokens/s, re-adds, memory.
+
+The English docs are added twice through the real CLI (a fresh process each time, peak
+memory from /usr/bin/time when present), then once more through the SDK with the embedder
+timed, so the embedding share and tokens/s are measured on the same work.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from . import quality
+from .procs import run_cli
+
+
+def run_ingest(work: Path) -> dict[str, Any]:
+    source = quality.DATA / "openviking-docs" / "en"
+    store = work / "store-ingest"
+    shutil.rmtree(store, ignore_errors=True)
+    first, first_peak, added = run_cli(
+        ["add-resource", str(source), "--to", "viking://resources/docs", "--store", str(store)]
+    )
+    again, again_peak, unchanged = run_cli(
+        ["add-resource", str(source), "--to", "viking://resources/docs", "--store", str(store)]
+    )
+    find_seconds, find_peak, _ = run_cli(["find", "how do I authenticate users", "--store", str(store)])
+
+    import openviking as ov
+
+    sdk_store = work / "store-ingest-sdk"
+    shutil.rmtree(sdk_store, ignore_errors=True)
+    client = ov.OpenViking(path=str(sdk_store))
+    embedder = client.embedder()
+    original = embedder.embed_documents
+    spent = {"seconds": 0.0, "tokens": 0, "texts": 0}
+
+    def timed(texts: list[str]) -> Any:
+        started = time.perf_counter()
+        try:
+            return original(texts)
+        finally:
+            spent["seconds"] += time.perf_counter() - started
+            spent["texts"] += len(texts)
+            counter = getattr(embedder, "count_tokens", None)
+            if counter is not None:
+                spent["tokens"] += sum(counter(t) for t in texts)
+
+    embedder.embed_documents = timed
+    started = time.perf_counter()
+    client.add_resource(source, to="viking://resources/docs")
+    total = time.perf_counter() - started
+    client.close()
+    return {
+        "files": added["added"],
+        "cli_first_seconds": round(first, 2),
+        "cli_first_peak_rss_mb": first_peak,
+        "records_embedded": added["records_embedded"],
+        "cli_unchanged_seconds": round(again, 2),
+        "cli_unchanged_peak_rss_mb": again_peak,
+        "unchanged_share_of_first": round(again / first, 3),
+        "unchanged_reported": unchanged["unchanged"],
+        "cli_find_seconds": round(find_seconds, 3),
+        "cli_find_peak_rss_mb": find_peak,
+        "sdk_seconds": round(total, 2),
+        "embed_seconds": round(spent["seconds"], 2),
+        "outside_embedding_share": round(1 - spent["seconds"] / total, 3),
+        "embedded_texts": spent["texts"],
+        "embedded_tokens": spent["tokens"],
+        "tokens_per_second": round(spent["tokens"] / spent["seconds"]) if spent["seconds"] else None,
+    }
