@@ -3,6 +3,7 @@
     python -m bench quality            # Cranfield + docs question sets, all modes, bm25s
     python -m bench quality --only cranfield
     python -m bench all --out bench/results/latest.json
+    python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -20,7 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import quality
+from . import grepglob, quality, scale, startup
+from . import ingest as ingest_suite
 
 
 class EmbedTimer:
@@ -92,7 +94,7 @@ def run_cranfield(work: Path, modes: list[str]) -> dict[str, Any]:
 
         rows.append(quality.evaluate(f"openviking find --mode {mode}", "cranfield", queries, search).row())
     docs = [(d["id"], d["text"]) for d in quality.cranfield_docs()]
-    rows.append(quality.evaluate("bm25s (en stop words)", "cranfield", queries, quality.bm25s_search(docs)).row())
+    rows.append(quality.evaluate("bm25s (stop words, stemmed)", "cranfield", queries, quality.bm25s_search(docs)).row())
     client.close()
     return {"ingest": stats, "rows": rows}
 
@@ -116,7 +118,7 @@ def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
             rows.append(quality.evaluate(f"openviking find --mode {mode}", name, queries, search).row())
         rows.append(
             quality.evaluate(
-                "bm25s (en stop words)", name, queries, quality.bm25s_search(quality.docs_texts(scope))
+                "bm25s (stop words, stemmed)", name, queries, quality.bm25s_search(quality.docs_texts(scope))
             ).row()
         )
     client.close()
@@ -131,16 +133,28 @@ def print_table(rows: list[dict[str, Any]]) -> None:
         print("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in columns))
 
 
+def print_pairs(title: str, values: dict[str, Any]) -> None:
+    print(f"\n{title}")
+    for key, value in values.items():
+        print(f"  {key:<28} {value}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("suite", choices=["quality", "all"], nargs="?", default="all")
+    parser.add_argument(
+        "suite", choices=["quality", "grepglob", "ingest", "scale", "startup", "all"], nargs="?", default="all"
+    )
     parser.add_argument("--only", choices=["cranfield", "docs"], help="run one quality dataset")
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/latest.json"))
     parser.add_argument("--embed-tokens", type=int, help="tokens of each record the local model embeds")
+    parser.add_argument("--runs", type=int, default=9, help="grepglob: timed runs per case (medians)")
+    parser.add_argument(
+        "--sizes", default="10000,100000,1000000", help="scale: synthetic store sizes (records), comma-separated"
+    )
     args = parser.parse_args(argv)
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
@@ -152,16 +166,33 @@ def main(argv: list[str] | None = None) -> int:
         "work": str(work),
     }
     rows: list[dict[str, Any]] = []
-    if args.only in (None, "cranfield"):
+    quality_on = args.suite in ("quality", "all")
+    if quality_on and args.only in (None, "cranfield"):
         report["cranfield"] = run_cranfield(work, modes)
         rows += report["cranfield"]["rows"]
         print("cranfield ingest:", json.dumps(report["cranfield"]["ingest"]), file=sys.stderr)
-    if args.only in (None, "docs"):
+    if quality_on and args.only in (None, "docs"):
         report["docs"] = run_docs(work, modes)
         rows += report["docs"]["rows"]
         for item in report["docs"]["ingest"]:
             print("docs ingest:", json.dumps(item), file=sys.stderr)
-    print_table(rows)
+    if rows:
+        print_table(rows)
+    if args.suite in ("grepglob", "all"):
+        report["grepglob"] = grepglob.run(work, runs=args.runs)
+        report["grepglob"]["command"] = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)
+        grepglob.print_report(report["grepglob"])
+    if args.suite in ("startup", "all"):
+        report["startup"] = startup.run()
+        startup.print_report(report["startup"])
+    if args.suite in ("ingest", "all"):
+        report["ingest"] = ingest_suite.run_ingest(work)
+        print_pairs("ingest (English docs, 90 files)", report["ingest"])
+    if args.suite in ("scale", "all"):
+        sizes = tuple(int(s) for s in args.sizes.split(",") if s)
+        report["scale"] = scale.run_scale(work, sizes)
+        scale.print_report(report["scale"])
+    report["command"] = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"\nwritten: {args.out}", file=sys.stderr)

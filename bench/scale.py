@@ -198,3 +198,25 @@ def run_scale(work: Path, sizes: tuple[int, ...] = SIZES) -> dict[str, Any]:
         results.append(row)
         print("scale:", json.dumps(row), file=sys.stderr, flush=True)
     return {"base_vectors": int(base.shape[0]), "rows": results, "cpus": os.cpu_count()}
+
+
+def print_report(report: dict[str, Any]) -> None:
+    columns = [
+        ("size", "records"),
+        ("vector_index", "ANN"),
+        ("index_seconds", "index s"),
+        ("find_hybrid_p50_ms", "hybrid p50"),
+        ("find_hybrid_p95_ms", "p95"),
+        ("find_vector_p50_ms", "vector p50"),
+        ("find_vector_p95_ms", "p95"),
+        ("numpy_bruteforce_p50_ms", "numpy p50"),
+        ("recall@10_unfiltered", "recall"),
+        ("recall@10_uri_1_folder", "recall uri"),
+        ("recall@10_time_10pct", "recall time"),
+        ("cli_find_seconds_p50", "CLI find s"),
+        ("cli_find_peak_rss_mb", "CLI MB"),
+    ]
+    print("\nfind at scale (ms unless noted; warm SDK calls; recall@10 of the index vs exact search)")
+    print("  ".join(label for _, label in columns))
+    for row in report["rows"]:
+        print("  ".join(str(row.get(key, "")).rjust(len(label)) for key, label in columns))

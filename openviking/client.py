@@ -580,8 +580,19 @@ class OpenViking:
         Returns ``{"matches": [{"uri", "line", "content"}], "count", "match_count",
         "files_scanned"}``. ``options`` are grep's extras (see :mod:`openviking.retrieve.grep`).
         """
-        from .retrieve.grep import grep
+        from .retrieve.grep import check_arguments, grep
 
+        # Argument errors come before the store (and lancedb) is opened: they stay instant.
+        check_arguments(
+            pattern,
+            case_insensitive=case_insensitive,
+            node_limit=node_limit,
+            level_limit=level_limit,
+            **{k: v for k, v in options.items() if k in ("fixed_strings", "count", "files_with_matches")},
+        )
+        self._uri(uri)
+        if exclude_uri:
+            self._uri(exclude_uri, "exclude_uri")
         return grep(
             self._open(),
             uri,
@@ -596,8 +607,12 @@ class OpenViking:
 
     def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> dict[str, Any]:
         """URIs whose path below ``uri`` matches a glob (the brief's ``glob()``): ``{"matches", "count"}``."""
-        from .retrieve.glob import glob
+        from .retrieve.glob import compile_glob, glob
+        from .retrieve.grep import check_limit
 
+        check_limit(node_limit, "node_limit", "-n/--node-limit")
+        compile_glob(pattern)
+        self._uri(uri)
         return glob(self._open(), pattern, uri, user=self.user, node_limit=node_limit)
 
     # ------------------------------------------------------------------ search and sessions

@@ -7,7 +7,6 @@ the process quietly with the documented exit statuses.
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -16,7 +15,7 @@ import typer
 
 from openviking import __version__
 
-from .commands import add, content, find, fs
+from .commands import add, content, find, fs, grep, search, session
 from .runtime import ExitCode, silence_stdout
 
 app = typer.Typer(
@@ -30,16 +29,8 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=True,
 )
-for module in (add, find, content, fs):
+for module in (add, find, search, grep, content, fs, session):
     app.add_typer(module.app)
-# Command groups being built in parallel (grep/glob, search/session); while the work is in
-# progress a module that does not exist yet is left out. INTEGRATION: make these static.
-for _name in ("grep", "search", "session"):
-    try:
-        app.add_typer(importlib.import_module(f"openviking_cli.commands.{_name}").app)
-    except ModuleNotFoundError as _exc:
-        if _exc.name != f"openviking_cli.commands.{_name}":
-            raise
 
 
 def _version(value: bool) -> None:

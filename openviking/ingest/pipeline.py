@@ -312,7 +312,8 @@ def _prepare(
         if node.get("source") == str(item.path):
             result.unchanged += 1
             return None
-    text = data.decode("utf-8", errors="replace")
+    # A byte-order mark is an encoding detail, not text (ripgrep and editors drop it too).
+    text = data.decode("utf-8-sig", errors="replace")
     created = node["created_at"] if node is not None and node.get("created_at") else now
     prepared = _Prepared(item, uri, text, content_hash, created, source_label=str(item.path), tags=list(tags))
     prepared.title = file_title(text, uri.name)
