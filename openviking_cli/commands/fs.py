@@ -82,6 +82,36 @@ def reindex(
     return Output(result, table=_line(text))
 
 
+@command(app, "doctor")
+def doctor(ctx: CliContext) -> Output:
+    """Check the installation, the configuration and the store (exit 1 when a problem is found)."""
+    report = ctx.client().doctor()
+
+    def render(console: Any) -> None:
+        from rich.text import Text
+
+        store = report["store"]
+        lines = [
+            f"openviking {report['openviking']} · Python {report['python']}",
+            "packages: " + ", ".join(f"{k} {v or '-'}" for k, v in report["packages"].items()),
+            f"config: {report['config'] or '(defaults)'} · user {report['user']}",
+            f"embedder: {report['embedder']['configured']} ({report['embedder']['dimension']}-d)",
+            f"llm: {report['llm']['model'] or 'not configured'} · rerank: {report['rerank']['provider'] or 'off'}",
+            f"store: {store['path']}" + ("" if store["exists"] else " (not created yet)"),
+        ]
+        if store["exists"]:
+            lines.append(
+                f"  {store['nodes']} nodes, {store['records']} records, built with {store['embedder'] or '-'}, "
+                f"vector index {'yes' if store['vector_index'] else 'no (exact search)'}"
+            )
+        for line in lines:
+            console.print(Text(line), soft_wrap=True)
+        for problem in report["problems"]:
+            console.print(Text("problem: " + problem, style="red"), soft_wrap=True)
+
+    return Output(report, table=render, exit_code=1 if report["problems"] else 0)
+
+
 @command(app, "mkdir")
 def mkdir(
     ctx: CliContext,

@@ -1,0 +1,1 @@
+complete --command openviking --no-files --arguments "(env _OPENVIKING_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) openviking)" --condition "env _OPENVIKING_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) openviking"
