@@ -499,24 +499,10 @@ class OpenViking:
         """
         from .retrieve.retriever import attach_relations, retrieve, to_matched
 
-        request = self._find_request(
-            query,
-            target_uri,
-            limit,
-            node_limit,
-            score_threshold,
-            filter,
-            since,
-            until,
-            time_field,
-            level,
-            context_type,
-            tags,
-            mode,
-        )
-        self._require_store()
-        store = self._open()
-        embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
+        request, store, embedder = self._start_retrieval(
+            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field,
+            level, context_type, tags, mode,
+        )  # fmt: skip
         hits = retrieve(
             store,
             embedder,
@@ -532,6 +518,14 @@ class OpenViking:
 
             result.diagnostics = diagnose(store, embedder, request)
         return result
+
+    def _start_retrieval(self, *arguments: Any) -> tuple[FindRequest, LanceStore, Embedder | None]:
+        """Validate a find/search request, then open the store and the embedder it needs."""
+        request = self._find_request(*arguments)
+        self._require_store()
+        store = self._open()
+        embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
+        return request, store, embedder
 
     def _find_request(
         self,
@@ -692,24 +686,10 @@ class OpenViking:
         """
         from .retrieve.search import search
 
-        request = self._find_request(
-            query,
-            target_uri,
-            limit,
-            node_limit,
-            score_threshold,
-            filter,
-            since,
-            until,
-            time_field,
-            level,
-            context_type,
-            tags,
-            mode,
-        )
-        self._require_store()
-        store = self._open()
-        embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
+        request, store, embedder = self._start_retrieval(
+            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field,
+            level, context_type, tags, mode,
+        )  # fmt: skip
         if session_id is None and session is not None:
             session_id = getattr(session, "session_id", None)
         return search(
