@@ -16,10 +16,11 @@ sort by score (ties by URI, so results are deterministic), cut to ``limit``.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.store.filters import Scope
+from openviking.store.filters import Scope, sql_string
 from openviking.store.lance import LanceStore
 from openviking.types import MatchedContext
 
@@ -37,7 +38,10 @@ VECTOR_MIN_SPREAD = 0.1
 VECTOR_FLOOR = 0.05
 # A query is a question, not a document: past this many tokens the model learns nothing new.
 QUERY_MAX_TOKENS = 256
-RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract", "tags"]
+# Candidates carry no text (up to 2 KB each, hundreds per query): fill_texts() fetches it for
+# the few that need it (an L1 hit's overview, what a reranker reads).
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="openviking-search")
+RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "abstract", "tags"]
 
 
 @dataclass(slots=True)
@@ -79,7 +83,20 @@ def retrieve(
     fetch = candidate_count(limit)
     where = scope.to_sql()
     candidates = score_candidates(store, embedder, query, where, fetch, mode, query_vector)
-    return finish(candidates, limit=limit, threshold=threshold)
+    hits = finish(candidates, limit=limit, threshold=threshold)
+    fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
+    return hits
+
+
+def fill_texts(store: LanceStore, candidates: list[Candidate]) -> None:
+    """Fetch the record text of candidates that lack it, in one query."""
+    missing = [c for c in candidates if "text" not in c.row]
+    if not missing:
+        return
+    ids = ", ".join(sql_string(str(c.row["id"])) for c in missing)
+    texts = {row["id"]: row["text"] for row in store.query_records(f"id IN ({ids})", ["id", "text"])}
+    for candidate in missing:
+        candidate.row["text"] = texts.get(candidate.row["id"]) or ""
 
 
 def score_candidates(
@@ -98,6 +115,10 @@ def score_candidates(
     """
     by_uri: dict[str, Candidate] = {}
     depth = max(NORMALIZE_DEPTH, fetch // 3)
+    keyword_rows: Any = None
+    if mode == "hybrid":
+        # The keyword search runs while the query is embedded and the vector side searched.
+        keyword_rows = _POOL.submit(store.keyword_search, query, where, fetch, RECORD_COLUMNS)
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embed_query(embedder, query)
         rows = _best_per_uri(store.vector_search(vector, where, fetch, RECORD_COLUMNS))[:depth]
@@ -106,7 +127,12 @@ def score_candidates(
             item = by_uri.setdefault(row["uri"], Candidate(row))
             item.vector_score, item.vector_rank = similarity, rank
     if mode in ("keyword", "hybrid"):
-        rows = _best_per_uri(store.keyword_search(query, where, fetch, RECORD_COLUMNS))[:depth]
+        found = (
+            keyword_rows.result()
+            if keyword_rows is not None
+            else store.keyword_search(query, where, fetch, RECORD_COLUMNS)
+        )
+        rows = _best_per_uri(found)[:depth]
         for rank, row in enumerate(rows, start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
             item = by_uri.get(row["uri"])

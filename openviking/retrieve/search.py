@@ -38,7 +38,7 @@ from openviking.store.filters import sql_string
 from openviking.types import FindResult, MatchedContext, QueryPlan, TypedQuery
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
-from .retriever import Candidate, candidate_count, finish, score_candidates, to_matched
+from .retriever import Candidate, candidate_count, fill_texts, finish, score_candidates, to_matched
 
 if TYPE_CHECKING:
     from openviking.config import Config
@@ -278,8 +278,12 @@ def _run(
         store, embedder, typed.query, scope.to_sql(), candidate_count(pool_size), request.mode, vector
     )
     pool = candidates[:pool_size]
+    if reranker is not None and pool:
+        fill_texts(store, pool)  # what the reranker reads
     failure = rerank(reranker, typed.query, pool) if reranker is not None and pool else None
-    return _Pass(finish(pool, limit=limit, threshold=request.threshold), failure)
+    hits = finish(pool, limit=limit, threshold=request.threshold)
+    fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
+    return _Pass(hits, failure)
 
 
 def rerank_text(candidate: Candidate) -> str:
