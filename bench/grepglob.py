@@ -38,7 +38,8 @@ from typing import Any
 ROOT = "viking://resources/stdlib"
 MIN_CORPUS_BYTES = 30 * 1024 * 1024
 SKIP_DIRS = {"site-packages", "__pycache__", "lib-dynload"}
-RG_FLAGS = ["--no-config", "-n", "--no-ignore", "--hidden", "--no-messages", "--encoding", "none"]
+# rg's default encoding mode drops a UTF-8 BOM, as add-resource does.
+RG_FLAGS = ["--no-config", "-n", "--no-ignore", "--hidden", "--no-messages"]
 FD_FLAGS = ["--no-ignore", "--hidden", "--color", "never"]
 
 # (what it shows, pattern, ignore case)
