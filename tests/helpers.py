@@ -17,6 +17,19 @@ DOCS_EN = DATA / "openviking-docs" / "en"
 DOCS_ZH = DATA / "openviking-docs" / "zh"
 HASH_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash"}}}
 SIDECAR_SUFFIXES = ("/.abstract.md", "/.overview.md")
+# The brief's MatchedContext fields, in order, plus tags.
+MATCHED_CONTEXT_KEYS = [
+    "context_type",
+    "uri",
+    "level",
+    "score",
+    "category",
+    "match_reason",
+    "relations",
+    "abstract",
+    "overview",
+    "tags",
+]
 
 # Small English and Chinese markdown trees, each file about one clearly separate topic.
 EN_FILES: dict[str, str] = {

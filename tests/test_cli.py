@@ -16,7 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, REPO, CliResult, hash_config, make_tree, run_module, snapshot, write_hash_config
+from helpers import (
+    EN_FILES,
+    MATCHED_CONTEXT_KEYS,
+    REPO,
+    CliResult,
+    hash_config,
+    make_tree,
+    run_module,
+    snapshot,
+    write_hash_config,
+)
 
 from openviking.client import OpenViking
 
@@ -24,18 +34,7 @@ R = "viking://resources"
 H = f"{R}/handbook"
 MARKUP_NAME = "[bold]x.md"  # a file name cannot hold "/", so "[/bold]" is out
 MARKUP_TEXT = "# [red]Alarm[/red] notes\n\n[red]Markup words[/red] stay literal [bold]always[/bold] in alarm notes.\n"
-ITEM_KEYS = [
-    "context_type",
-    "uri",
-    "level",
-    "score",
-    "category",
-    "match_reason",
-    "relations",
-    "abstract",
-    "overview",
-    "tags",
-]
+ITEM_KEYS = MATCHED_CONTEXT_KEYS
 ANSI = re.compile(r"\x1b\[")
 Cli = Callable[..., CliResult]
 

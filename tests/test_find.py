@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, ZH_FILES, hash_config, make_tree, raw_uri, snapshot
+from helpers import EN_FILES, MATCHED_CONTEXT_KEYS, ZH_FILES, hash_config, make_tree, raw_uri, snapshot
 
 from openviking.client import OpenViking
 from openviking.config import Config
@@ -19,18 +19,7 @@ from openviking.types import FindResult, MatchedContext
 
 R = "viking://resources"
 H = f"{R}/handbook"
-ITEM_KEYS = [
-    "context_type",
-    "uri",
-    "level",
-    "score",
-    "category",
-    "match_reason",
-    "relations",
-    "abstract",
-    "overview",
-    "tags",
-]
+ITEM_KEYS = MATCHED_CONTEXT_KEYS
 MTIMES = {
     "README.md": datetime(2023, 1, 1, 12, tzinfo=UTC),
     "auth.md": datetime(2024, 1, 10, 12, tzinfo=UTC),

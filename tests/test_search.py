@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, REPO, CliResult, hash_config, make_tree, raw_uri, snapshot
+from helpers import EN_FILES, MATCHED_CONTEXT_KEYS, REPO, CliResult, hash_config, make_tree, raw_uri, snapshot
 from servers import FAKE_KEY, ChatServer, Reply, RerankServer, completion, http_error, overlap_score, plan_json, slow
 
 from openviking.client import OpenViking
@@ -439,18 +439,7 @@ def test_every_group_is_sorted_by_score_and_json_lists_the_queries(make_client: 
         scores = [h["score"] for h in data[group]]
         assert scores == sorted(scores, reverse=True) and len(scores) >= 2
         for hit in data[group]:
-            assert list(hit)[:10] == [
-                "context_type",
-                "uri",
-                "level",
-                "score",
-                "category",
-                "match_reason",
-                "relations",
-                "abstract",
-                "overview",
-                "tags",
-            ]
+            assert list(hit)[:10] == MATCHED_CONTEXT_KEYS
             assert hit["queries"] and set(hit["queries"]) <= {q["query"] for q in data["query_plan"]["queries"]}
 
 

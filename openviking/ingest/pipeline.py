@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -127,28 +127,9 @@ def ingest_tree(
             continue
         changed.append((item, uri, None))
 
-    total_bytes = sum(item.size for item, _, _ in changed) or 1
-    done_bytes = 0
-    if progress:
-        progress(0, total_bytes)
-    batch: list[_Prepared] = []
-    batch_chunks = 0
-    for item, uri, _ in changed:
-        prepared = _prepare(item, uri, existing.get(str(uri)), tag_list, now, limits, result)
-        if prepared is None:
-            done_bytes += item.size
-            continue
-        batch.append(prepared)
-        batch_chunks += len(prepared.chunks)
-        if batch_chunks >= BATCH_CHUNKS:
-            done_bytes += _flush(store, embedder, batch, result)
-            if progress:
-                progress(done_bytes, total_bytes)
-            batch, batch_chunks = [], 0
-    if batch:
-        done_bytes += _flush(store, embedder, batch, result)
-    if progress:
-        progress(total_bytes, total_bytes)
+    prepared = (_prepare(item, uri, existing.get(str(uri)), tag_list, now, limits, result) for item, uri, _ in changed)
+    total_bytes = sum(item.size for item, _, _ in changed)
+    _flush_all(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress)
 
     if single_file and not walked.files and result.skipped == 0:
         result.skipped += 1
@@ -187,15 +168,11 @@ def write_document(
     result = AddResult(root_uri=str(uri))
     item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
     created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _Prepared(item, uri, text, hashlib.sha256(data).hexdigest(), created)
-    prepared.title = file_title(text, uri.name)
-    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
-    prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+    prepared = _analysed(item, uri, text, hashlib.sha256(data).hexdigest(), created, limits, tags=tags)
     if node is None:
         result.added = 1
     else:
         result.updated = 1
-    prepared.tags = list(tags)
     _flush(store, embedder, [prepared], result)
     result.directories = refresh_directories(store, embedder, uri, limits=limits)
     store.optimize()
@@ -213,39 +190,19 @@ def reembed_files(
 ) -> AddResult:
     """Chunk and embed stored files again from their stored content (``reindex``)."""
     result = AddResult(root_uri="")
-    total = sum(int(n.get("size") or 0) for n in nodes) or 1
-    done = 0
-    batch: list[_Prepared] = []
-    chunks = 0
-    for node in nodes:
-        uri = _from_text(node["uri"])
-        text = node.get("content") or ""
-        updated = node.get("updated_at") or datetime.now(UTC)
-        item = SourceFile(Path(uri.name), uri.name, int(node.get("size") or 0), updated.timestamp())
-        prepared = _Prepared(
-            item,
-            uri,
-            text,
-            node.get("content_hash") or "",
-            node.get("created_at") or updated,
-            source_label=node.get("source") or "",
-            tags=list(node.get("tags") or []),
-        )
-        prepared.title = file_title(text, uri.name)
-        prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
-        prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
-        batch.append(prepared)
-        chunks += len(prepared.chunks)
-        result.updated += 1
-        if chunks >= BATCH_CHUNKS:
-            done += _flush(store, embedder, batch, result)
-            if progress:
-                progress(done, total)
-            batch, chunks = [], 0
-    if batch:
-        done += _flush(store, embedder, batch, result)
-    if progress:
-        progress(total, total)
+
+    def prepared() -> Iterator[_Prepared]:
+        for node in nodes:
+            uri = _from_text(node["uri"])
+            updated = node.get("updated_at") or datetime.now(UTC)
+            item = SourceFile(Path(uri.name), uri.name, int(node.get("size") or 0), updated.timestamp())
+            result.updated += 1
+            yield _analysed(
+                item, uri, node.get("content") or "", node.get("content_hash") or "", node.get("created_at") or updated,
+                limits, source_label=node.get("source") or "", tags=node.get("tags") or [],
+            )  # fmt: skip
+
+    _flush_all(store, embedder, prepared(), result, sum(int(n.get("size") or 0) for n in nodes), progress)
     return result
 
 
@@ -315,15 +272,60 @@ def _prepare(
     # A byte-order mark is an encoding detail, not text (ripgrep and editors drop it too).
     text = data.decode("utf-8-sig", errors="replace")
     created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _Prepared(item, uri, text, content_hash, created, source_label=str(item.path), tags=list(tags))
-    prepared.title = file_title(text, uri.name)
-    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
-    prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+    prepared = _analysed(item, uri, text, content_hash, created, limits, source_label=str(item.path), tags=tags)
     if node is None:
         result.added += 1
     else:
         result.updated += 1
     return prepared
+
+
+def _analysed(
+    item: SourceFile,
+    uri: VikingURI,
+    text: str,
+    content_hash: str,
+    created: datetime,
+    limits: IngestLimits,
+    *,
+    source_label: str = "",
+    tags: Sequence[str] = (),
+) -> _Prepared:
+    """A file ready to embed: its title, summary and chunks."""
+    prepared = _Prepared(item, uri, text, content_hash, created, source_label=source_label, tags=list(tags))
+    prepared.title = file_title(text, uri.name)
+    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
+    prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+    return prepared
+
+
+def _flush_all(
+    store: LanceStore,
+    embedder: Embedder,
+    files: Iterable[_Prepared],
+    result: AddResult,
+    total_bytes: int,
+    progress: ProgressCallback | None,
+) -> None:
+    """Embed and write ``files`` in batches of about ``BATCH_CHUNKS`` chunks, reporting progress."""
+    total = total_bytes or 1
+    done = 0
+    if progress:
+        progress(0, total)
+    batch: list[_Prepared] = []
+    chunks = 0
+    for prepared in files:
+        batch.append(prepared)
+        chunks += len(prepared.chunks)
+        if chunks >= BATCH_CHUNKS:
+            done += _flush(store, embedder, batch, result)
+            if progress:
+                progress(done, total)
+            batch, chunks = [], 0
+    if batch:
+        _flush(store, embedder, batch, result)
+    if progress:
+        progress(total, total)
 
 
 def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], result: AddResult) -> int:
