@@ -134,3 +134,53 @@ def run_module(args: list[str], *, timeout: float = 300, **kwargs: Any) -> subpr
         cwd=str(REPO),
         **kwargs,
     )
+
+
+# ----------------------------------------------------------------------------- store writes
+EVERYWHERE = ["viking://resources", "viking://user", "viking://agent"]
+
+
+def everything(client: Any, query: str = "anything at all") -> Any:
+    """Every record of the store: find over all scopes, big limit, no threshold."""
+    return client.find(query, target_uri=EVERYWHERE, limit=10_000, score_threshold=-1)
+
+
+def store_state(client: Any, query: str) -> tuple[Any, Any, Any]:
+    """What a user can see of the store: the full listing, every find hit, every relation."""
+    entries = client.ls("viking://", recursive=True)
+    hits = [(h.uri, h.level, h.context_type, round(h.score, 6)) for h in everything(client, query)]
+    rels = {e["uri"]: client.relations(e["uri"]) for e in entries}
+    return entries, hits, rels
+
+
+def unharmed(client: Any, op: Any, query: str = "anything at all") -> Any:
+    """Run ``op``; it must raise an OpenVikingError and leave the store exactly as it was."""
+    import pytest
+
+    from openviking.errors import OpenVikingError
+
+    store = Path(client.store_path)
+    before_state = store_state(client, query)
+    before_files = snapshot(store)
+    with pytest.raises(OpenVikingError) as info:
+        op()
+    assert snapshot(store) == before_files, "the store's files changed"
+    assert store_state(client, query) == before_state, "what the store shows changed"
+    return info.value
+
+
+def one_line(result: CliResult) -> str:
+    """A successful command that printed exactly one line (and nothing on stderr)."""
+    assert result.code == 0, result.err
+    assert result.err == ""
+    assert result.out.endswith("\n") and result.out.count("\n") == 1, result.out
+    return result.out.strip()
+
+
+def cli_error(result: CliResult, code: str, status: int) -> dict[str, Any]:
+    """A failed command: its exit status, empty stdout, and the JSON error's code."""
+    assert result.code == status, (result.code, result.err)
+    assert result.out == ""
+    error = result.error()
+    assert error["code"] == code, error
+    return error

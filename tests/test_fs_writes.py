@@ -14,7 +14,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, CliResult, hash_config, make_tree, raw_uri, snapshot
+from helpers import (
+    EN_FILES,
+    CliResult,
+    cli_error,
+    everything,
+    hash_config,
+    make_tree,
+    one_line,
+    raw_uri,
+    snapshot,
+    store_state,
+)
+from helpers import unharmed as _unharmed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +38,6 @@ Cli = Callable[..., CliResult]
 R = "viking://resources"
 H = f"{R}/handbook"
 MEM = "viking://user/default/memories"
-EVERYWHERE = ["viking://resources", "viking://user", "viking://agent"]
 AUTH = f"{H}/auth.md"
 README = f"{H}/README.md"
 DEPLOY = f"{H}/deploy"
@@ -65,9 +76,12 @@ def sdk(tmp_path: Path) -> Iterator[OpenViking]:
         yield client
 
 
-def everything(client: OpenViking, query: str = "anything at all") -> Any:
-    """Every record of the store: find over all scopes, big limit, no threshold."""
-    return client.find(query, target_uri=EVERYWHERE, limit=10_000, score_threshold=-1)
+def unharmed(client: OpenViking, op: Callable[[], Any]) -> OpenVikingError:
+    return _unharmed(client, op, "deploy the handbook")
+
+
+def state(client: OpenViking) -> tuple[Any, Any, Any]:
+    return store_state(client, "deploy the handbook")
 
 
 def hit_set(client: OpenViking, query: str = "anything at all") -> set[str]:
@@ -104,47 +118,12 @@ def assert_consistent(client: OpenViking) -> None:
             assert link["uri"] in nodes, f"relation {uri} -> {link['uri']} points at nothing"
 
 
-def state(client: OpenViking) -> tuple[Any, Any, Any]:
-    """What a user can see of the store: the full listing, every find hit, every relation."""
-    entries = client.ls("viking://", recursive=True)
-    hits = [(h.uri, h.level, h.context_type, round(h.score, 6)) for h in everything(client, "deploy the handbook")]
-    rels = {e["uri"]: client.relations(e["uri"]) for e in entries}
-    return entries, hits, rels
-
-
-def unharmed(client: OpenViking, op: Callable[[], Any]) -> OpenVikingError:
-    """Run ``op``; it must raise an OpenVikingError and leave the store exactly as it was."""
-    store = Path(client.store_path)
-    before_state = state(client)
-    before_files = snapshot(store)
-    with pytest.raises(OpenVikingError) as info:
-        op()
-    assert snapshot(store) == before_files, "the store's files changed"
-    assert state(client) == before_state, "what the store shows changed"
-    return info.value
-
-
-def one_line(result: CliResult) -> str:
-    assert result.code == 0, result.err
-    assert result.err == ""
-    assert result.out.endswith("\n") and result.out.count("\n") == 1, result.out
-    return result.out.strip()
-
-
 def ok_json(result: CliResult) -> Any:
     assert result.code == 0, result.err
     assert result.err == ""
     envelope = result.json()
     assert envelope["status"] == "ok"
     return envelope["result"]
-
-
-def cli_error(result: CliResult, code: str, status: int) -> dict[str, Any]:
-    assert result.code == status, (result.code, result.err)
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == code, error
-    return error
 
 
 def cli_unharmed(ov: Cli, store: Path, argv: list[str], code: str, status: int, needle: str) -> None:

@@ -13,7 +13,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, CliResult, hash_config, make_tree, raw_uri, snapshot
+from helpers import (
+    EN_FILES,
+    CliResult,
+    cli_error,
+    everything,
+    hash_config,
+    make_tree,
+    one_line,
+    raw_uri,
+    snapshot,
+    store_state,
+)
+from helpers import unharmed as _unharmed
 
 from openviking.client import OpenViking
 from openviking.errors import OpenVikingError
@@ -22,7 +34,6 @@ from openviking.ingest.naming import memory_name, skill_name
 Cli = Callable[..., CliResult]
 MEM = "viking://user/default/memories"
 SKILLS = "viking://agent/skills"
-EVERYWHERE = ["viking://resources", "viking://user", "viking://agent"]
 
 DARK = "The user prefers dark mode in every editor and terminal"
 TEA = "The user drinks green tea, never coffee"
@@ -62,46 +73,6 @@ def ov(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> Cli:
     return run
 
 
-def everything(client: OpenViking, query: str = "anything at all") -> Any:
-    """Every record of the store: find over all scopes, big limit, no threshold."""
-    return client.find(query, target_uri=EVERYWHERE, limit=10_000, score_threshold=-1)
-
-
-def state(client: OpenViking) -> tuple[Any, Any, Any]:
-    """What a user can see of the store: the full listing, every find hit, every relation."""
-    entries = client.ls("viking://", recursive=True)
-    hits = [(h.uri, h.level, h.context_type, round(h.score, 6)) for h in everything(client, "user prefers tea pdf")]
-    rels = {e["uri"]: client.relations(e["uri"]) for e in entries}
-    return entries, hits, rels
-
-
-def unharmed(client: OpenViking, op: Callable[[], Any]) -> OpenVikingError:
-    """Run ``op``; it must raise an OpenVikingError and leave the store exactly as it was."""
-    store = Path(client.store_path)
-    before_state = state(client)
-    before_files = snapshot(store)
-    with pytest.raises(OpenVikingError) as info:
-        op()
-    assert snapshot(store) == before_files, "the store's files changed"
-    assert state(client) == before_state, "what the store shows changed"
-    return info.value
-
-
-def one_line(result: CliResult) -> str:
-    assert result.code == 0, result.err
-    assert result.err == ""
-    assert result.out.endswith("\n") and result.out.count("\n") == 1, result.out
-    return result.out.strip()
-
-
-def cli_error(result: CliResult, code: str, status: int) -> dict[str, Any]:
-    assert result.code == status, (result.code, result.err)
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == code, error
-    return error
-
-
 # ----------------------------------------------------------------------------- naming
 def test_memory_name_is_stable_readable_and_safe() -> None:
     name = memory_name(DARK)
@@ -115,6 +86,14 @@ def test_memory_name_is_stable_readable_and_safe() -> None:
         assert "/" not in name and "\\" not in name and name not in (".", "..")
         assert name.endswith(".md")
     assert memory_name("用户喜欢 深色 模式").startswith("用户喜欢-深色-模式")
+
+
+def unharmed(client: OpenViking, op: Callable[[], Any]) -> OpenVikingError:
+    return _unharmed(client, op, "user prefers tea pdf")
+
+
+def state(client: OpenViking) -> tuple[Any, Any, Any]:
+    return store_state(client, "user prefers tea pdf")
 
 
 def test_skill_name_from_front_matter_folder_and_file(tmp_path: Path, skill_dir: Path) -> None:
