@@ -23,27 +23,7 @@ from typing import Any
 
 from . import grepglob, quality, scale, startup
 from . import ingest as ingest_suite
-
-
-class EmbedTimer:
-    """Wraps an embedder to add up the seconds spent embedding documents."""
-
-    def __init__(self, embedder: Any) -> None:
-        self.inner = embedder
-        self.seconds = 0.0
-        self.texts = 0
-        original = embedder.embed_documents
-
-        def timed(texts: list[str]) -> Any:
-            started = time.perf_counter()
-            try:
-                return original(texts)
-            finally:
-                self.seconds += time.perf_counter() - started
-                self.texts += len(texts)
-
-        embedder.embed_documents = timed
-
+from .procs import EmbedTimer
 
 EMBED_TOKENS: int | None = None
 

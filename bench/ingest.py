@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from . import quality
-from .procs import run_cli
+from .procs import EmbedTimer, run_cli
 
 
 def run_ingest(work: Path) -> dict[str, Any]:
@@ -33,22 +33,7 @@ def run_ingest(work: Path) -> dict[str, Any]:
     sdk_store = work / "store-ingest-sdk"
     shutil.rmtree(sdk_store, ignore_errors=True)
     client = ov.OpenViking(path=str(sdk_store))
-    embedder = client.embedder()
-    original = embedder.embed_documents
-    spent = {"seconds": 0.0, "tokens": 0, "texts": 0}
-
-    def timed(texts: list[str]) -> Any:
-        started = time.perf_counter()
-        try:
-            return original(texts)
-        finally:
-            spent["seconds"] += time.perf_counter() - started
-            spent["texts"] += len(texts)
-            counter = getattr(embedder, "count_tokens", None)
-            if counter is not None:
-                spent["tokens"] += sum(counter(t) for t in texts)
-
-    embedder.embed_documents = timed
+    timer = EmbedTimer(client.embedder())
     started = time.perf_counter()
     client.add_resource(source, to="viking://resources/docs")
     total = time.perf_counter() - started
@@ -65,9 +50,9 @@ def run_ingest(work: Path) -> dict[str, Any]:
         "cli_find_seconds": round(find_seconds, 3),
         "cli_find_peak_rss_mb": find_peak,
         "sdk_seconds": round(total, 2),
-        "embed_seconds": round(spent["seconds"], 2),
-        "outside_embedding_share": round(1 - spent["seconds"] / total, 3),
-        "embedded_texts": spent["texts"],
-        "embedded_tokens": spent["tokens"],
-        "tokens_per_second": round(spent["tokens"] / spent["seconds"]) if spent["seconds"] else None,
+        "embed_seconds": round(timer.seconds, 2),
+        "outside_embedding_share": round(1 - timer.seconds / total, 3),
+        "embedded_texts": timer.texts,
+        "embedded_tokens": timer.tokens,
+        "tokens_per_second": round(timer.tokens / timer.seconds) if timer.seconds else None,
     }

@@ -25,3 +25,26 @@ def run_cli(args: list[str]) -> tuple[float, float | None, Any]:
         last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
         peak = round(int(last) / 1024, 1) if last.isdigit() else None
     return seconds, peak, json.loads(done.stdout)["result"]
+
+
+class EmbedTimer:
+    """Wraps an embedder's ``embed_documents`` to add up its seconds, texts and tokens."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.seconds = 0.0
+        self.texts = 0
+        self.tokens = 0
+        original = embedder.embed_documents
+        count = getattr(embedder, "count_tokens", None)  # only the local model can count
+
+        def timed(texts: list[str]) -> Any:
+            started = time.perf_counter()
+            try:
+                return original(texts)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.texts += len(texts)
+                if count is not None:
+                    self.tokens += sum(count(t) for t in texts)
+
+        embedder.embed_documents = timed

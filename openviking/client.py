@@ -11,6 +11,7 @@ import math
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,22 +179,20 @@ class OpenViking:
         source = source.absolute()
         tag_list = normalize_tags(tags)
         root = self._target(source, to, parent)
-        self._check_has_text(source, include, exclude)
-        from .ingest.pipeline import IngestLimits, ingest_tree
+        walked = self._walk_text(source, include, exclude)
+        from .ingest.pipeline import ingest_tree
 
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True)
-        limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
         return ingest_tree(
             store,
             embedder,
             source,
             root,
             tags=tag_list,
-            include=include,
-            exclude=exclude,
-            limits=limits,
+            limits=self._limits(),
             progress=progress,
+            walked=walked,
         )
 
     def _target(self, source: Path, to: str | None, parent: str | None) -> VikingURI:
@@ -233,7 +232,8 @@ class OpenViking:
         return uri
 
     @staticmethod
-    def _check_has_text(source: Path, include: Sequence[str], exclude: Sequence[str]) -> None:
+    def _walk_text(source: Path, include: Sequence[str], exclude: Sequence[str]) -> Any:
+        """Walk ``source`` once, and refuse it before anything is written when it holds no text."""
         from .ingest.walk import walk
 
         walked = walk(source, include, exclude)
@@ -244,7 +244,7 @@ class OpenViking:
             except OSError:
                 continue
             if b"\x00" not in head:
-                return
+                return walked
         if source.is_file():
             if walked.skipped:
                 raise InvalidArgumentError(
@@ -273,7 +273,7 @@ class OpenViking:
         comes back in the ``memories`` group of find and search.
         """
         from .ingest.naming import memory_name
-        from .ingest.pipeline import IngestLimits, write_document
+        from .ingest.pipeline import write_document
 
         if not isinstance(text, str) or not text.strip():
             raise InvalidArgumentError(
@@ -293,8 +293,9 @@ class OpenViking:
         uri = folder.join(memory_name(text))
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True)
-        limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
-        result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
+        result = write_document(
+            store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=self._limits()
+        )
         return {"uri": str(uri), "category": name, "added": bool(result.added)}
 
     def add_skill(
@@ -307,7 +308,7 @@ class OpenViking:
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under ``viking://agent/skills/{name}``."""
         from .ingest.naming import sanitize_segment, skill_name
-        from .ingest.pipeline import IngestLimits, ingest_tree
+        from .ingest.pipeline import ingest_tree
 
         source = Path(path).expanduser()
         if not source.exists():
@@ -319,14 +320,16 @@ class OpenViking:
                 hint="A skill is a folder with a SKILL.md (or a single markdown file)",
                 details={"path": str(source)},
             )
-        self._check_has_text(source, (), ())
+        walked = self._walk_text(source, (), ())
         root = VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
         if source.is_file():
             root = root.join("SKILL.md")
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True)
-        limits = IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
-        return ingest_tree(store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress)
+        return ingest_tree(
+            store, embedder, source, root, tags=normalize_tags(tags), limits=self._limits(), progress=progress,
+            walked=walked,
+        )  # fmt: skip
 
     # ------------------------------------------------------------------ filesystem writes
     def mkdir(self, uri: str, description: str | None = None) -> dict[str, Any]:
@@ -455,6 +458,7 @@ class OpenViking:
         return report
 
     def _limits(self) -> Any:
+        """The ``semantic.*`` sizes of generated text."""
         from .ingest.pipeline import IngestLimits
 
         return IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
@@ -801,17 +805,15 @@ class OpenViking:
         return self._fs().stat(self._uri(uri))
 
 
+@dataclass(frozen=True, slots=True)
 class FindRequest:
     """A validated find: the query, its scope, and how to rank."""
 
-    __slots__ = ("limit", "mode", "query", "scope", "threshold")
-
-    def __init__(self, query: str, scope: Any, limit: int, threshold: float, mode: str) -> None:
-        self.query = query
-        self.scope = scope
-        self.limit = limit
-        self.threshold = threshold
-        self.mode = mode
+    query: str
+    scope: Any
+    limit: int
+    threshold: float
+    mode: str
 
 
 def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:

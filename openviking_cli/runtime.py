@@ -246,16 +246,24 @@ def report_error(ctx: CliContext, exc: OpenVikingError) -> None:
 
 
 def make_console(stderr: bool = False) -> Console:
-    """A rich console that never reads data as markup and colors only a terminal."""
+    """A rich console that never reads data as markup and colors only a terminal.
+
+    Made anew each time: rich reads NO_COLOR and the terminal when a console is built.
+    """
+    return _console_class()(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+
+
+@functools.cache
+def _console_class() -> type[Console]:
     from rich.console import Console
 
-    class _PipeAwareConsole(Console):
+    class PipeAwareConsole(Console):
         def on_broken_pipe(self) -> None:
             # rich exits 1 on EPIPE; a reader that stopped early (`| head -1`) is no failure.
             self.quiet = True
             raise BrokenPipeError
 
-    return _PipeAwareConsole(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+    return PipeAwareConsole
 
 
 def silence_stdout() -> None:

@@ -607,15 +607,6 @@ def test_search_only_reads_the_store(make_client: Callable[..., Client], corpus:
     assert snapshot(corpus) == before
 
 
-def test_search_reads_the_session_tables_by_their_schema_names() -> None:
-    from openviking.retrieve import search
-    from openviking.session import schema
-
-    assert (search.SESSIONS_TABLE, search.MESSAGES_TABLE) == (schema.SESSIONS, schema.MESSAGES)
-    assert {"user_id", "session_id", "summary"} <= set(schema.SESSION_COLUMNS)
-    assert {"user_id", "session_id", "seq", "id", "role", "content"} <= set(schema.MESSAGE_COLUMNS)
-
-
 # ----------------------------------------------------------------------------- CLI
 @pytest.fixture
 def ov_with(cli: Cli, corpus: Path, tmp_path: Path) -> Callable[..., Cli]:

@@ -34,7 +34,7 @@ from .summary import (
     navigation_text,
     truncate_generated,
 )
-from .walk import SourceFile, walk
+from .walk import SourceFile, WalkResult, walk
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -90,10 +90,16 @@ def ingest_tree(
     exclude: Sequence[str] = (),
     limits: IngestLimits = DEFAULT_LIMITS,
     progress: ProgressCallback | None = None,
+    walked: WalkResult | None = None,
 ) -> AddResult:
-    """Mirror ``source`` (a file or a folder) at ``root`` and index what changed."""
+    """Mirror ``source`` (a file or a folder) at ``root`` and index what changed.
+
+    ``walked`` is the walk of ``source`` when the caller already made it (with the same
+    include/exclude globs); otherwise it is made here.
+    """
     started = time.monotonic()
-    walked = walk(source, include, exclude)
+    if walked is None:
+        walked = walk(source, include, exclude)
     result = AddResult(root_uri=str(root))
     result.skipped_files = [{"path": rel, "reason": reason} for rel, reason in walked.skipped]
     single_file = source.is_file()

@@ -17,7 +17,6 @@ _ADVICE = {
     "tags": "drop or change --tags",
     "time": "widen --after/--before, or use --time-field created_at",
     "filter": "loosen --filter",
-    "extra": "loosen the query's restrictions",
 }
 
 

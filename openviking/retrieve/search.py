@@ -34,7 +34,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
-from openviking.store.filters import sql_string
+from openviking.session.sessions import SessionStore
 from openviking.types import FindResult, MatchedContext, QueryPlan, TypedQuery
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
@@ -48,12 +48,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SearchHit", "load_session_context", "rerank", "rerank_text", "search"]
 
-# The session tables (openviking/session/schema.py; the layering keeps retrieve from
-# importing the session package, and tests/test_search.py keeps the names in step).
-SESSIONS_TABLE = "sessions"
-MESSAGES_TABLE = "messages"
-# How many messages are read back to find the last RECENT_MESSAGES with text.
-MESSAGE_WINDOW = 20
 MAX_PARALLEL_PASSES = 5
 
 Warn = Callable[[str], None]
@@ -74,18 +68,11 @@ class SearchHit(MatchedContext):
 
 def load_session_context(store: LanceStore, user: str, session_id: str) -> SessionContext | None:
     """The summary and the recent messages of a session, or None when it does not exist."""
-    owner = f"user_id = {sql_string(user)} AND session_id = {sql_string(session_id)}"
-    rows = store.query_rows(SESSIONS_TABLE, owner, ["summary"], limit=1)
-    if not rows:
+    found = SessionStore(store, user).recent(session_id, RECENT_MESSAGES)
+    if found is None:
         return None
-    messages = store.query_rows(MESSAGES_TABLE, owner, ["id", "seq", "role", "content"])
-    messages.sort(key=lambda r: (r.get("seq") or 0, r.get("id") or ""))
-    recent = tuple(
-        (str(r.get("role") or "user"), str(r.get("content") or ""))
-        for r in messages[-MESSAGE_WINDOW:]
-        if str(r.get("content") or "").strip()
-    )
-    return SessionContext(summary=str(rows[0].get("summary") or ""), messages=recent[-RECENT_MESSAGES:])
+    summary, messages = found
+    return SessionContext(summary=summary, messages=tuple(messages))
 
 
 class _Warnings:

@@ -326,6 +326,25 @@ class SessionStore:
             rows = rows[-last:] if last > 0 else []
         return [_message(r) for r in rows]
 
+    def recent(self, session_id: str, last: int) -> tuple[str, list[tuple[str, str]]] | None:
+        """The summary and the last ``last`` messages with text (``(role, content)``), or None.
+
+        Search reads a session through this: an id that names no session (or could not
+        name one) is not an error there, so it is not validated here.
+        """
+        sql = self._session_sql(session_id)
+        rows = self.store.query_rows(schema.SESSIONS, sql, ["summary"], limit=1)
+        if not rows:
+            return None
+        messages = self.store.query_rows(schema.MESSAGES, sql, ["id", "seq", "role", "content"])
+        messages.sort(key=lambda r: (r.get("seq") or 0, r.get("id") or ""))
+        texts = [
+            (str(r.get("role") or "user"), str(r.get("content") or ""))
+            for r in messages
+            if str(r.get("content") or "").strip()
+        ]
+        return str(rows[0].get("summary") or ""), texts[-last:] if last > 0 else []
+
     def _count(self, session_id: str) -> int:
         return self.store.count_rows(schema.MESSAGES, self._session_sql(session_id))
 

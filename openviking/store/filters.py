@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -139,7 +139,6 @@ class Scope:
     time_range: TimeRange | None = None
     filter: dict[str, Any] | None = None
     user: str = "default"
-    extra: tuple[str, ...] = field(default=())
 
     def stage_predicates(self) -> list[tuple[str, str]]:
         """``(stage name, SQL)`` for every active restriction, in the order they apply."""
@@ -156,7 +155,6 @@ class Scope:
             stages.append(("time", _range(self.time_range.to_filter(), self.time_range.field, "time")))
         if self.filter:
             stages.append(("filter", filter_to_sql(self.filter, user=self.user)))
-        stages.extend(("extra", sql) for sql in self.extra)
         return stages
 
     def to_sql(self) -> str | None:

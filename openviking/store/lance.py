@@ -362,14 +362,9 @@ class LanceStore:
         query = table.search(MatchQuery(text, "text"), query_type="fts")
         if where:
             query = query.where(where, prefilter=True)
+        # Rows not yet in the full-text index (written before optimize()) are scanned as well.
         query = query.select([*columns, "_score"]).limit(limit)
-        try:
-            return _run(query.to_list)
-        except OpenVikingError as exc:
-            # A store written before its first optimize() has no FTS index yet.
-            if "no inverted index" in exc.message.lower() or "index" in exc.message.lower():
-                return []
-            raise
+        return _run(query.to_list)
 
     # ------------------------------------------------------------------ other tables
     def has_table(self, name: str) -> bool:
