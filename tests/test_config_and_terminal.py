@@ -1,0 +1,171 @@
+"""Configuration (ov.conf, $VAR, precedence, secrets) and what changes on a real terminal
+(colors, NO_COLOR, the progress bar), checked through a pseudo-terminal."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import HASH_CONF, make_tree
+
+from openviking.config import load_config, redacted
+from openviking.errors import ConfigError, NotFoundError
+
+COLOR = re.compile(rb"\x1b\[[0-9;]*m")
+
+
+def _write(path: Path, raw: Any) -> Path:
+    path.write_text(raw if isinstance(raw, str) else json.dumps(raw), encoding="utf-8")
+    return path
+
+
+# ----------------------------------------------------------------------------- ov.conf
+def test_variables_are_expanded_and_unset_ones_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OV_TEST_STORE", str(tmp_path / "from-env"))
+    monkeypatch.setenv("OV_TEST_MODEL", "text-embedding-3-small")
+    monkeypatch.delenv("OV_TEST_UNSET", raising=False)
+    conf = _write(
+        tmp_path / "ov.conf",
+        '{"storage": {"workspace": "$OV_TEST_STORE"}, "default_user": "u$OV_TEST_UNSET",'
+        ' "vlm": {"model": "${OV_TEST_MODEL}"}}',
+    )
+    config = load_config(conf)
+    assert config.store_path() == str(tmp_path / "from-env")
+    assert config.user == "u$OV_TEST_UNSET"
+    assert config.vlm.model == "text-embedding-3-small"
+
+
+def test_config_file_is_found_flag_then_env_then_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("OPENVIKING_HOME", str(home))
+    _write(home / "ov.conf", {"default_user": "from-home"})
+    assert load_config().user == "from-home"
+    monkeypatch.setenv("OPENVIKING_CONFIG_FILE", str(_write(tmp_path / "env.conf", {"default_user": "from-env"})))
+    assert load_config().user == "from-env"
+    assert load_config(_write(tmp_path / "flag.conf", {"default_user": "from-flag"})).user == "from-flag"
+
+
+def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENVIKING_HOME", str(tmp_path / "home"))
+    config = load_config(_write(tmp_path / "ov.conf", {"storage": {"workspace": str(tmp_path / "conf-store")}}))
+    assert config.store_path() == str(tmp_path / "conf-store")
+    monkeypatch.setenv("OPENVIKING_STORE", str(tmp_path / "env-store"))
+    assert config.store_path() == str(tmp_path / "env-store")
+    assert config.store_path(tmp_path / "flag-store") == str(tmp_path / "flag-store")
+    monkeypatch.delenv("OPENVIKING_STORE")
+    assert load_config().store_path() == str(tmp_path / "home" / "data")
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message"),
+    [
+        ('{"storage": {"workspace": "x"},}', ConfigError, "not valid JSON"),
+        ('{"storag": {}}', ConfigError, "Unknown config key(s): storag"),
+        ('{"embedding": {"dense": {"provider": "sentence-transformers"}}}', ConfigError, "is not supported"),
+        ('{"retrieval": {"mode": "fuzzy"}}', ConfigError, "retrieval.mode"),
+        ('{"embedding": {"dense": {"batch_size": "big"}}}', ConfigError, "must be an integer"),
+        ("[1, 2]", ConfigError, "must hold a JSON object"),
+    ],
+)
+def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as info:
+        load_config(_write(tmp_path / "ov.conf", text))
+    assert message in str(info.value)
+
+
+def test_a_named_config_that_does_not_exist_is_not_found(tmp_path: Path) -> None:
+    with pytest.raises(NotFoundError, match="Config file not found"):
+        load_config(tmp_path / "missing.conf")
+
+
+def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
+    conf = _write(tmp_path / "ov.conf", "{,}")
+    out = cli("ls", "--config", str(conf), "--store", str(tmp_path / "store"), "-o", "json")
+    assert (out.code, out.out) == (2, "")
+    error = out.error()
+    assert error["code"] == "FAILED_PRECONDITION" and "not valid JSON" in error["message"]
+    missing = cli("ls", "--config", str(tmp_path / "nope.conf"), "--store", str(tmp_path / "store"))
+    assert missing.code == 1 and missing.err.startswith("Error: Config file not found")
+    assert not (tmp_path / "store").exists()
+
+
+def test_secrets_never_show(tmp_path: Path) -> None:
+    secret = "sk-config-secret-123456"
+    raw = {"vlm": {"model": "m", "api_key": secret}, "rerank": {"api_key": secret, "api_base": "http://x"}}
+    config = load_config(_write(tmp_path / "ov.conf", raw))
+    assert secret not in repr(config)
+    assert secret not in json.dumps(redacted(raw))
+    assert redacted(raw)["vlm"]["api_key"] == "***"
+
+
+# ----------------------------------------------------------------------------- a real terminal
+def _on_terminal(args: list[str], *, stdout_tty: bool, env: dict[str, str]) -> tuple[int, bytes, bytes]:
+    """Run ``openviking ARGS`` with stderr (and stdout, if asked) on a pseudo-terminal."""
+    master, slave = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TERM")}
+    environment.update({"TERM": "xterm-256color", "COLUMNS": "100", **env})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "openviking_cli", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=slave if stdout_tty else subprocess.PIPE,
+        stderr=slave,
+        env=environment,
+    )
+    os.close(slave)
+    seen = []
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        seen.append(data)
+    piped = proc.stdout.read() if proc.stdout is not None else b""
+    if proc.stdout is not None:
+        proc.stdout.close()
+    code = proc.wait(timeout=60)
+    os.close(master)
+    return code, piped, b"".join(seen)
+
+
+@pytest.fixture
+def terminal_store(tmp_path: Path) -> tuple[list[str], Path]:
+    source = make_tree(tmp_path / "src", {"a.md": "# Alpha\n\nAlpha is about authentication.\n"})
+    conf = _write(tmp_path / "ov.conf", HASH_CONF)
+    options = ["--store", str(tmp_path / "store"), "--config", str(conf)]
+    return options, source
+
+
+def test_progress_bar_on_a_terminal_and_results_on_stdout(terminal_store: tuple[list[str], Path]) -> None:
+    options, source = terminal_store
+    code, stdout, terminal = _on_terminal(["add-resource", str(source), *options], stdout_tty=False, env={})
+    assert code == 0
+    assert b"Indexing" in terminal  # the bar, drawn on stderr
+    assert stdout.startswith(b"Added 1 ")
+    assert b"Indexing" not in stdout
+
+
+def test_colors_only_on_a_terminal_and_never_with_no_color(terminal_store: tuple[list[str], Path]) -> None:
+    options, source = terminal_store
+    assert _on_terminal(["add-resource", str(source), *options], stdout_tty=False, env={})[0] == 0
+    code, _, colored = _on_terminal(["find", "alpha", *options], stdout_tty=True, env={})
+    assert code == 0 and b"viking://resources/src/a.md" in colored
+    assert re.search(rb"\x1b\[[0-9;]*3[0-7]m|\x1b\[[0-9;]*38;5;", colored)  # a foreground color
+    code, _, plain = _on_terminal(["find", "alpha", *options], stdout_tty=True, env={"NO_COLOR": "1"})
+    assert code == 0 and b"viking://resources/src/a.md" in plain
+    assert not re.search(rb"\x1b\[[0-9;]*(3[0-7]|38;5;\d+)m", plain)
+    code, piped, _ = _on_terminal(["find", "alpha", *options], stdout_tty=False, env={})
+    assert code == 0 and b"viking://resources/src/a.md" in piped and not COLOR.search(piped)
