@@ -1,0 +1,115 @@
+"""`openviking reindex`: re-embedding after a model change, in place, and after Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import EN_FILES, make_tree, raw_uri
+
+from openviking.client import OpenViking
+from openviking.config import config_from_dict
+from openviking.errors import FailedPreconditionError
+
+OLD = {"embedding": {"dense": {"provider": "hash"}}}  # hash:v1-1024
+NEW = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}  # hash:v1-64
+ROOT = "viking://resources/handbook"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    source = make_tree(tmp_path / "src", EN_FILES)
+    with OpenViking(path=tmp_path / "store", config=config_from_dict(OLD)) as client:
+        client.add_resource(source, to=ROOT)
+    return tmp_path / "store"
+
+
+def uris(client: OpenViking, query: str = "authentication api keys") -> list[str]:
+    return [hit.uri for hit in client.find(query, target_uri=ROOT, limit=50, score_threshold=-1)]
+
+
+def test_a_new_embedder_is_refused_until_reindex(store: Path) -> None:
+    before = uris(OpenViking(path=store, config=config_from_dict(OLD)))
+    client = OpenViking(path=store, config=config_from_dict(NEW))
+    with pytest.raises(FailedPreconditionError, match="hash:v1-1024") as info:
+        client.find("authentication")
+    assert "reindex" in (info.value.hint or "")
+    result = client.reindex()
+    assert result["switched_table"] is True
+    assert (result["embedder"], result["previous_embedder"]) == ("hash:v1-64", "hash:v1-1024")
+    assert result["files"] == len(EN_FILES)
+    after = uris(client)
+    # The same files and directories, now 64-dimensional (a directory may now be best met by
+    # its other level, so compare what each hit is about, not which of its two records).
+    assert sorted(map(raw_uri, after)) == sorted(map(raw_uri, before))
+    assert after[0] == f"{ROOT}/auth.md"
+    meta = client._open().meta()
+    assert meta["embedder"] == "hash:v1-64" and meta["dimension"] == "64" and not meta.get("reindex_table")
+    assert client._open().records_dimension() == 64
+    with pytest.raises(FailedPreconditionError):  # and the old embedder is the stranger now
+        OpenViking(path=store, config=config_from_dict(OLD)).find("authentication")
+
+
+def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
+    client = OpenViking(path=store, config=config_from_dict(OLD))
+    before = uris(client)
+    result = client.reindex(f"{ROOT}/deploy")
+    assert result["switched_table"] is False
+    assert result["records_embedded"] == 0  # nothing changed in what is embedded
+    assert result["files"] == 2
+    assert uris(client) == before
+
+
+def test_reindex_of_one_uri_with_a_new_embedder_is_refused(store: Path) -> None:
+    client = OpenViking(path=store, config=config_from_dict(NEW))
+    with pytest.raises(FailedPreconditionError, match="re-embeds everything"):
+        client.reindex(f"{ROOT}/deploy")
+    assert client._open().meta()["embedder"] == "hash:v1-1024"
+
+
+def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import openviking.ingest.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 1)  # one file per commit, to stop in between
+    client = OpenViking(path=store, config=config_from_dict(NEW))
+    embedder = client.embedder()
+    original = embedder.embed_documents
+    calls = {"n": 0}
+
+    def interrupted(texts: list[str]) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return original(texts)
+
+    embedder.embed_documents = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        client.reindex()
+    client.close()
+    # Still answering with the embedder it was built with, half a new table aside.
+    old = OpenViking(path=store, config=config_from_dict(OLD))
+    assert uris(old)[0] == f"{ROOT}/auth.md"
+    meta = old._open().meta()
+    assert meta["embedder"] == "hash:v1-1024" and meta["reindex_table"]
+    old.close()
+    embedder.embed_documents = original  # type: ignore[method-assign]
+    again = OpenViking(path=store, config=config_from_dict(NEW))
+    result = again.reindex()
+    assert result["switched_table"] is True
+    assert 0 < result["files"] < len(EN_FILES)  # only what the first run had not done
+    assert uris(again)[0] == f"{ROOT}/auth.md"
+    assert len(set(uris(again))) == len(uris(again))
+
+
+def test_reindex_through_the_cli(cli: Any, store: Path, tmp_path: Path) -> None:
+    conf = tmp_path / "new.conf"
+    conf.write_text(json.dumps(NEW), encoding="utf-8")
+    refused = cli("find", "auth", "--store", str(store), "--config", str(conf))
+    assert refused.code == 1 and "openviking reindex" in refused.err
+    done = cli("reindex", "--store", str(store), "--config", str(conf))
+    assert done.code == 0, done.err
+    assert done.out.startswith(f"Re-embedded {len(EN_FILES)} files") and "hash:v1-64" in done.out
+    found = cli("find", "authentication", "--uri", ROOT, "--store", str(store), "--config", str(conf), "-o", "json")
+    assert found.code == 0 and found.json()["result"]["resources"][0]["uri"] == f"{ROOT}/auth.md"
