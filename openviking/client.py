@@ -515,6 +515,7 @@ class OpenViking:
             limit=request.limit,
             threshold=request.threshold,
             mode=request.mode,
+            translate=request.translate,
         )
         result = FindResult.from_hits(attach_relations(store, [to_matched(h, explain=explain) for h in hits]))
         if explain and result.total == 0:
@@ -586,7 +587,14 @@ class OpenViking:
             filter=parsed_filter,
             user=self.user,
         )
-        return FindRequest(query.strip(), scope, min(effective, MAX_LIMIT), float(threshold), chosen_mode)
+        return FindRequest(
+            query.strip(),
+            scope,
+            min(effective, MAX_LIMIT),
+            float(threshold),
+            chosen_mode,
+            translate=self.config.retrieval.translate_queries,
+        )
 
     def _targets(self, target_uri: str | Sequence[str] | None) -> tuple[VikingURI, ...]:
         items = [target_uri] if isinstance(target_uri, str) or target_uri is None else list(target_uri)
@@ -814,6 +822,7 @@ class FindRequest:
     limit: int
     threshold: float
     mode: str
+    translate: bool = True
 
 
 def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:

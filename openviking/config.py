@@ -131,10 +131,12 @@ class RerankConfig:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
-    """``retrieval``: intent analysis switch and the default find mode."""
+    """``retrieval``: intent analysis switch, the default find mode, query translation."""
 
     enable_intent: bool = True
     mode: str = "hybrid"
+    # Chinese words of a query also search as their English glosses (keyword side).
+    translate_queries: bool = True
 
 
 @dataclass(frozen=True, slots=True)

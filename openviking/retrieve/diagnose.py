@@ -46,7 +46,7 @@ def diagnose(store: LanceStore, embedder: Embedder | None, request: Any) -> dict
         advice = _ADVICE.get(blocking)
     elif remaining > 0:
         where = " AND ".join(clauses) if clauses else None
-        scored = score_candidates(store, embedder, request.query, where, 20, request.mode)
+        scored = score_candidates(store, embedder, request.query, where, 20, request.mode, translate=request.translate)
         best = max((c.score for c in scored), default=0.0)
         threshold_info = {"threshold": request.threshold, "best_score": best, "candidates": len(scored)}
         if scored:

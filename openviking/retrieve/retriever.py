@@ -9,6 +9,10 @@ Modes:
   so that a few near-equal candidates are not stretched apart), then
   ``0.4 * vector + 0.6 * keyword``. A URI best on both sides scores 1.0.
 
+When the query has Chinese words, their English dictionary glosses join the keyword side as
+a second clause at ``TRANSLATION_WEIGHT`` (``retrieval.translate_queries``; see
+``crosslingual.py``), so that Chinese questions find English pages too.
+
 Then, whatever the mode: threshold (strict ``>``), dedupe by record URI keeping the best,
 sort by score (ties by URI, so results are deterministic), cut to ``limit``.
 """
@@ -36,6 +40,11 @@ KEYWORD_WEIGHT = 0.6
 NORMALIZE_DEPTH = 100
 VECTOR_MIN_SPREAD = 0.1
 VECTOR_FLOOR = 0.05
+# BM25 of the English glosses of a Chinese query counts this much of the original words':
+# low enough that a Chinese page matching the Chinese words stays first (docs-zh 0.809 ->
+# 0.808 nDCG@10), high enough to find the English page (Chinese-only questions over the
+# English docs 0.153 -> 0.58; bench/README.md).
+TRANSLATION_WEIGHT = 0.3
 # A query is a question, not a document: past this many tokens the model learns nothing new.
 QUERY_MAX_TOKENS = 256
 # Candidates carry no text (up to 2 KB each, hundreds per query): fill_texts() fetches it for
@@ -76,13 +85,14 @@ def retrieve(
     threshold: float,
     mode: str = "hybrid",
     query_vector: Any = None,
+    translate: bool = True,
 ) -> list[Candidate]:
     """Ranked, thresholded, deduplicated candidates (at most ``limit``)."""
     if limit <= 0 or not store.has_records:
         return []
     fetch = candidate_count(limit)
     where = scope.to_sql()
-    candidates = score_candidates(store, embedder, query, where, fetch, mode, query_vector)
+    candidates = score_candidates(store, embedder, query, where, fetch, mode, query_vector, translate=translate)
     hits = finish(candidates, limit=limit, threshold=threshold)
     fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
     return hits
@@ -107,6 +117,8 @@ def score_candidates(
     fetch: int,
     mode: str,
     query_vector: Any = None,
+    *,
+    translate: bool = True,
 ) -> list[Candidate]:
     """Scored candidates of one query, one per record URI, best first, before the threshold.
 
@@ -116,9 +128,20 @@ def score_candidates(
     by_uri: dict[str, Candidate] = {}
     depth = max(NORMALIZE_DEPTH, fetch // 3)
     keyword_rows: Any = None
+    expansion = ""
+    if translate and mode != "vector":
+        from .crosslingual import english_terms
+
+        expansion = english_terms(query)
+
+    def keyword_search() -> list[dict[str, Any]]:
+        return store.keyword_search(
+            query, where, fetch, RECORD_COLUMNS, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
+        )
+
     if mode == "hybrid":
         # The keyword search runs while the query is embedded and the vector side searched.
-        keyword_rows = _POOL.submit(store.keyword_search, query, where, fetch, RECORD_COLUMNS)
+        keyword_rows = _POOL.submit(keyword_search)
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embed_query(embedder, query)
         rows = _best_per_uri(store.vector_search(vector, where, fetch, RECORD_COLUMNS))[:depth]
@@ -127,11 +150,7 @@ def score_candidates(
             item = by_uri.setdefault(row["uri"], Candidate(row))
             item.vector_score, item.vector_rank = similarity, rank
     if mode in ("keyword", "hybrid"):
-        found = (
-            keyword_rows.result()
-            if keyword_rows is not None
-            else store.keyword_search(query, where, fetch, RECORD_COLUMNS)
-        )
+        found = keyword_rows.result() if keyword_rows is not None else keyword_search()
         rows = _best_per_uri(found)[:depth]
         for rank, row in enumerate(rows, start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
@@ -154,6 +173,9 @@ def score_candidates(
         for item, v, k in zip(candidates, vector_parts, keyword_parts, strict=True):
             item.extra = {"vector_part": v, "keyword_part": k}
             item.score = VECTOR_WEIGHT * v + KEYWORD_WEIGHT * k
+    if expansion:
+        for item in candidates:
+            item.extra["keyword_translation"] = expansion
     candidates.sort(key=lambda c: (-c.score, c.uri))
     return candidates
 

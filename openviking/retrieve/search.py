@@ -262,7 +262,14 @@ def _run(
         scope = replace(scope, context_types=(typed.context_type,))
     pool_size = 2 * limit if reranker is not None else limit
     candidates = score_candidates(
-        store, embedder, typed.query, scope.to_sql(), candidate_count(pool_size), request.mode, vector
+        store,
+        embedder,
+        typed.query,
+        scope.to_sql(),
+        candidate_count(pool_size),
+        request.mode,
+        vector,
+        translate=request.translate,
     )
     pool = candidates[:pool_size]
     if reranker is not None and pool:

