@@ -128,16 +128,17 @@ def score_candidates(
     by_uri: dict[str, Candidate] = {}
     depth = max(NORMALIZE_DEPTH, fetch // 3)
     keyword_rows: Any = None
-    expansion = ""
-    if translate and mode != "vector":
-        from .crosslingual import english_terms
 
-        expansion = english_terms(query)
+    def keyword_search() -> tuple[list[dict[str, Any]], str]:
+        expansion = ""
+        if translate:
+            from .crosslingual import english_terms
 
-    def keyword_search() -> list[dict[str, Any]]:
-        return store.keyword_search(
+            expansion = english_terms(query)  # the dictionary loads here, off the vector side's path
+        rows = store.keyword_search(
             query, where, fetch, RECORD_COLUMNS, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
         )
+        return rows, expansion
 
     if mode == "hybrid":
         # The keyword search runs while the query is embedded and the vector side searched.
@@ -149,8 +150,9 @@ def score_candidates(
             similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
             item = by_uri.setdefault(row["uri"], Candidate(row))
             item.vector_score, item.vector_rank = similarity, rank
+    expansion = ""
     if mode in ("keyword", "hybrid"):
-        found = keyword_rows.result() if keyword_rows is not None else keyword_search()
+        found, expansion = keyword_rows.result() if keyword_rows is not None else keyword_search()
         rows = _best_per_uri(found)[:depth]
         for rank, row in enumerate(rows, start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
