@@ -84,7 +84,7 @@ def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
     root = quality.DATA / "openviking-docs"
     stats = [ingest(client, root / "en", "viking://resources/en"), ingest(client, root / "zh", "viking://resources/zh")]
     rows = []
-    sets = {"docs-en": "en", "docs-zh": "zh", "docs-zh2en": "en", "docs-zh2en-pure": "en"}
+    sets = {"docs-en": "en", "docs-en-zh": "zh", "docs-zh": "zh", "docs-zh2en": "en", "docs-zh2en-pure": "en"}
     for name, scope in sets.items():
         queries = quality.docs_queries(name)
         prefix = f"viking://resources/{scope}/"

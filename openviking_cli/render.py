@@ -70,4 +70,7 @@ def explain_line(parts: dict[str, Any]) -> str:
             )
         elif side != "rerank":
             pieces.append(f"{side} -")
+    if parts.get("keyword_translation"):
+        glosses = textwrap.shorten(str(parts["keyword_translation"]), 60, placeholder="...")
+        pieces.append(f"keyword also matched in English: {glosses}")
     return " · ".join(pieces)

@@ -138,3 +138,12 @@ def _hash_conf(client: OpenViking) -> str:
     path = Path(client.store_path).parent / "ov.conf"
     path.write_text(json.dumps(SMALL_HASH), encoding="utf-8")
     return str(path)
+
+
+def test_the_terminal_explain_line_names_the_english_words(client: OpenViking, cli: object) -> None:
+    out = cli(  # type: ignore[operator]
+        "find", "重建向量索引", "--uri", "viking://resources/en", "--mode", "keyword", "--explain",
+        "--store", str(client.store_path), "--config", _hash_conf(client),
+    )  # fmt: skip
+    assert out.code == 0, out.err
+    assert "keyword also matched in English: rebuild" in out.out
