@@ -53,6 +53,14 @@ def test_words_are_cut_longest_first_and_glossed() -> None:
     assert "rebuild" in glossed["重建"]
 
 
+def test_the_cut_with_fewer_words_wins_over_the_greedy_forward_one() -> None:
+    # Scanning forward takes 后路 ("escape route") out of 崩溃后路径锁; scanning backward
+    # gives 崩溃 / 后 / 路径 / 锁 ("crash / after / path / lock").
+    words = [word for word, _ in crosslingual.english_glosses("崩溃后路径锁")]
+    assert words == ["崩溃", "后", "路径", "锁"]
+    assert "path" in crosslingual.english_terms("崩溃后路径锁").split()
+
+
 def test_computing_senses_win_over_everyday_ones() -> None:
     # 会话 is "conversation; dialog" in everyday Chinese and "session" in software.
     assert dict(crosslingual.english_glosses("会话"))["会话"] == ["session"]
