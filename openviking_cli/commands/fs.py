@@ -97,6 +97,10 @@ def doctor(ctx: CliContext) -> Output:
             f"config: {report['config'] or '(defaults)'} · user {report['user']}",
             f"embedder: {report['embedder']['configured']} ({report['embedder']['dimension']}-d)",
             f"llm: {report['llm']['model'] or 'not configured'} · rerank: {report['rerank']['provider'] or 'off'}",
+            "Chinese query translation: "
+            + {True: "on (CC-CEDICT)", False: "dictionary missing", None: "off"}[
+                report["query_translation"]["dictionary"]
+            ],
             f"store: {store['path']}" + ("" if store["exists"] else " (not created yet)"),
         ]
         if store["exists"]:
