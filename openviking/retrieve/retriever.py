@@ -43,7 +43,7 @@ VECTOR_FLOOR = 0.05
 # BM25 of the English glosses of a Chinese query counts this much of the original words':
 # low enough that a Chinese page matching the Chinese words stays first (docs-zh 0.809 ->
 # 0.808 nDCG@10), high enough to find the English page (Chinese-only questions over the
-# English docs 0.153 -> 0.58; bench/README.md).
+# English docs 0.153 -> 0.60; bench/README.md).
 TRANSLATION_WEIGHT = 0.3
 # A query is a question, not a document: past this many tokens the model learns nothing new.
 QUERY_MAX_TOKENS = 256
