@@ -61,6 +61,11 @@ def test_the_cut_with_fewer_words_wins_over_the_greedy_forward_one() -> None:
     assert "path" in crosslingual.english_terms("崩溃后路径锁").split()
 
 
+def test_a_character_that_is_two_words_speaks_as_the_more_general_one() -> None:
+    # 后 is both 后 "empress" (two senses) and the simplified 後 "back, behind, after" (many).
+    assert dict(crosslingual.english_glosses("后"))["后"] == ["back"]
+
+
 def test_computing_senses_win_over_everyday_ones() -> None:
     # 会话 is "conversation; dialog" in everyday Chinese and "session" in software.
     assert dict(crosslingual.english_glosses("会话"))["会话"] == ["session"]

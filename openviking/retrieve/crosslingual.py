@@ -129,12 +129,16 @@ def _longest_words(run: str, entries: dict[str, str] | _Reversed, longest: int) 
 
 def _glosses(raw: str, senses: int) -> list[str]:
     """English words from a word's dictionary lines (``[pinyin] /sense/sense/`` each)."""
-    common: list[str] = []
-    proper: list[str] = []
+    common: list[list[str]] = []
+    proper: list[list[str]] = []
     for line in raw.split("\n"):
         pinyin, _, definitions = line.partition("] /")
-        (proper if pinyin[1:2].isupper() else common).extend(definitions.rstrip("/").split("/"))
-    meanings = [s for s in (common or proper) if s and not s.startswith(_NOT_A_MEANING)]
+        meanings = [s for s in definitions.rstrip("/").split("/") if s and not s.startswith(_NOT_A_MEANING)]
+        (proper if pinyin[1:2].isupper() else common).append(meanings)
+    # A character that is two words (后 "empress", 後 "behind, after") has an entry for each:
+    # the entry with more senses is the more general word, so it speaks first.
+    entries = sorted(common or proper, key=len, reverse=True)
+    meanings = [sense for entry in entries for sense in entry]
     computing = [s for s in meanings if "(computing)" in s]
     chosen = computing or meanings[:senses]
     words: list[str] = []
