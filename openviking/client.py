@@ -25,7 +25,7 @@ from .errors import (
 from .tags import normalize_tags
 from .timefilter import parse_time_range
 from .types import AddResult, FindResult
-from .uri import CONTEXT_TYPES, VikingURI, parse
+from .uri import CONTEXT_TYPES, VikingURI, default_targets, parse
 
 if TYPE_CHECKING:
     from .models.embedder import Embedder
@@ -119,7 +119,7 @@ class OpenViking:
     def _fs(self) -> VikingFS:
         from .store.fs import VikingFS
 
-        return VikingFS(self._open(), self.user)
+        return VikingFS(self._open())
 
     def embedder(self) -> Embedder:
         """The configured embedder (built once)."""
@@ -307,14 +307,14 @@ class OpenViking:
         progress: ProgressCallback | None = None,
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under ``viking://agent/skills/{name}``."""
-        from .ingest.naming import sanitize_segment, skill_name
+        from .ingest.naming import SKILL_FILES, sanitize_segment, skill_name
         from .ingest.pipeline import ingest_tree
 
         source = Path(path).expanduser()
         if not source.exists():
             raise NotFoundError(f"Path not found: {path}", details={"path": str(path)})
         source = source.absolute()
-        if source.is_dir() and not any((source / n).is_file() for n in ("SKILL.md", "skill.md", "Skill.md")):
+        if source.is_dir() and not any((source / n).is_file() for n in SKILL_FILES):
             raise InvalidArgumentError(
                 f"{source} holds no SKILL.md",
                 hint="A skill is a folder with a SKILL.md (or a single markdown file)",
@@ -623,13 +623,7 @@ class OpenViking:
                 continue
             if uri not in targets:
                 targets.append(uri)
-        if not targets:
-            return (
-                VikingURI(("resources",)),
-                VikingURI(("user", self.user)),
-                VikingURI(("agent", "skills")),
-            )
-        return tuple(targets)
+        return tuple(targets) or default_targets(self.user)
 
     # ------------------------------------------------------------------ grep and glob
     def grep(

@@ -18,6 +18,7 @@ __all__ = [
     "SCHEME",
     "VikingURI",
     "context_type_of",
+    "default_targets",
     "parse",
 ]
 
@@ -135,6 +136,11 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
         elif not _USER_ID.match(segments[1]):
             raise InvalidURIError(uri, f"Invalid user id '{segments[1]}'")
     return VikingURI(tuple(segments))
+
+
+def default_targets(user: str) -> tuple[VikingURI, ...]:
+    """Where find and search look when no target is given: resources, the user's space, skills."""
+    return VikingURI(("resources",)), VikingURI(("user", user)), VikingURI(("agent", "skills"))
 
 
 def context_type_of(uri: str) -> str:

@@ -30,11 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["make_directory", "move", "remove"]
 
-RECORD_COLUMNS = [
-    "id", "uri", "depth", "level", "chunk", "line_start", "line_end", "context_type", "text", "abstract",
-    "text_hash", "vector", "created_at", "updated_at", "tags",
-]  # fmt: skip
-
 
 def make_directory(
     store: LanceStore,
@@ -159,7 +154,7 @@ def move(
         check_parents_are_directories(store, target)
         scope = path_scope_sql(source)
         nodes = store.query_nodes(scope, columns=NODE_COLUMNS)
-        records = store.query_records(scope, RECORD_COLUMNS)
+        records = store.query_records(scope)
         for row in nodes:
             new = _moved(row["uri"], source, target)
             row.update(
@@ -179,7 +174,7 @@ def move(
             )
         # New copies first, then the old ones go: a crash in between leaves a duplicate, never a loss.
         if records:
-            store.replace_records(sorted({r["uri"] for r in records}), records, len(records[0]["vector"]))
+            store.replace_records(sorted({r["uri"] for r in records}), records, store.records_dimension())
         store.upsert_nodes(nodes)
         store.delete_records(scope)
         store.delete_nodes(scope)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["resource_name", "sanitize_segment"]
+__all__ = ["SKILL_FILES", "resource_name", "sanitize_segment"]
+
+# The file that makes a folder a skill, in the spellings accepted.
+SKILL_FILES = ("SKILL.md", "skill.md", "Skill.md")
 
 # Word characters, '-', '.', and the scripts upstream keeps (Latin-1 and Extended, Cyrillic,
 # Arabic, CJK, kana, Hangul); everything else becomes '_'.
@@ -39,7 +42,7 @@ def skill_name(source: Path) -> str:
     """A skill's name: ``name:`` in its SKILL.md front matter, else the folder or file name."""
     skill_file = source
     if source.is_dir():
-        for candidate in ("SKILL.md", "skill.md", "Skill.md"):
+        for candidate in SKILL_FILES:
             if (source / candidate).is_file():
                 skill_file = source / candidate
                 break

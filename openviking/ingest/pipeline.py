@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
-from openviking.store.filters import path_scope_sql, sql_string
+from openviking.store.filters import path_scope_sql, sql_in
 from openviking.store.lance import LanceStore
 from openviking.types import AddResult
 from openviking.uri import VikingURI
@@ -131,9 +131,9 @@ def ingest_tree(
         if node is not None and _looks_unchanged(node, item, tag_list):
             result.unchanged += 1
             continue
-        changed.append((item, uri, None))
+        changed.append((item, uri, node))
 
-    prepared = (_prepare(item, uri, existing.get(str(uri)), tag_list, now, limits, result) for item, uri, _ in changed)
+    prepared = (_prepare(item, uri, node, tag_list, now, limits, result) for item, uri, node in changed)
     total_bytes = sum(item.size for item, _, _ in changed)
     _flush_all(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress)
 
@@ -413,8 +413,7 @@ def _embed_rows(
     reusable: dict[str, Any] = {}
     uri_list = list(uris)
     if uri_list and store.has_records:
-        where = "uri IN (" + ", ".join(sql_string(u) for u in uri_list) + ")"
-        for old in store.query_records(where, ["text_hash", "vector"]):
+        for old in store.query_records(sql_in("uri", uri_list), ["text_hash", "vector"]):
             reusable[old["text_hash"]] = old["vector"]
     missing = [i for i, h in enumerate(hashes) if h not in reusable]
     if missing:
@@ -462,7 +461,7 @@ def _remove_vanished(
         return 0
     for start in range(0, len(vanished), 500):
         part = vanished[start : start + 500]
-        where = "uri IN (" + ", ".join(sql_string(u) for u in part) + ")"
+        where = sql_in("uri", part)
         store.delete_records(where)
         store.delete_nodes(where)
     return len(vanished)
@@ -505,15 +504,15 @@ def refresh_directories(
             ancestors.append(cursor)
             cursor = cursor.parent
         if ancestors:
-            where = "parent_uri IN (" + ", ".join(sql_string(str(a)) for a in ancestors) + ")"
-            where += " OR uri IN (" + ", ".join(sql_string(str(a)) for a in ancestors) + ")"
+            names = [str(a) for a in ancestors]
+            where = f"{sql_in('parent_uri', names)} OR {sql_in('uri', names)}"
             subtree.extend(store.query_nodes(where, columns=columns))
         nodes = {row["uri"]: row for row in subtree}
         # Descriptions live in the content column of directories: fetch only those, never
         # the content of files.
-        described = f"is_dir AND content IS NOT NULL AND ({path_scope_sql(top)})"
-        if ancestors:
-            described = f"is_dir AND content IS NOT NULL AND (({path_scope_sql(top)}) OR {where})"
+        # Descriptions of the subtree and of the ancestors and their children read above.
+        scope = f"({path_scope_sql(top)}) OR {where}" if ancestors else path_scope_sql(top)
+        described = f"is_dir AND content IS NOT NULL AND ({scope})"
         for row in store.query_nodes(described, columns=["uri", "content"]):
             if row["uri"] in nodes:
                 nodes[row["uri"]]["content"] = row["content"]
@@ -620,12 +619,13 @@ def refresh_directories(
                         }
                     )
         if to_delete:
-            where = "uri IN (" + ", ".join(sql_string(u) for u in to_delete) + ")"
+            where = sql_in("uri", to_delete)
             store.delete_records(where)
             store.delete_nodes(where)
         if new_records:
-            _embed_rows(store, embedder, new_records, inputs, sorted({r["uri"] for r in new_records}))
-            store.replace_records(sorted({r["uri"] for r in new_records}), new_records, embedder.dimension)
+            refreshed = sorted({r["uri"] for r in new_records})
+            _embed_rows(store, embedder, new_records, inputs, refreshed)
+            store.replace_records(refreshed, new_records, embedder.dimension)
         if new_nodes:
             store.upsert_nodes(new_nodes)
         return len(new_nodes)

@@ -423,7 +423,7 @@ def glob(
     base = parse(uri, user=user, field="uri")
     if not base.is_root:
         try:
-            node = VikingFS(store, user).node(base, columns=["uri", "is_dir"])
+            node = VikingFS(store).node(base, columns=["uri", "is_dir"])
         except NotFoundError as exc:
             if len(base.segments) == 3 and base.segments[0] == "user" and base.segments[2] == "sessions":
                 return {"matches": [], "count": 0}

@@ -42,11 +42,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from re import _constants as sre_constants
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import InvalidArgumentError
 from openviking.store.filters import path_scope_sql
-from openviking.store.fs import VikingFS
+from openviking.store.fs import VikingFS, tree_key
 from openviking.uri import SCHEME, VikingURI, parse
 
 if TYPE_CHECKING:
@@ -72,7 +73,6 @@ __all__ = [
     "search_content",
     "set_re2",
     "to_bool",
-    "traversal_key",
 ]
 
 MAX_CODE = 0x10FFFF
@@ -118,19 +118,23 @@ def check_arguments(
     level_limit: Any = 5,
     count: bool = False,
     files_with_matches: bool = False,
-) -> None:
+) -> tuple[int | None, int | None]:
     """Validate grep's arguments with no store and no heavy import (the regex with Python's ``re``).
+
+    Returns:
+        The node and level limits as numbers (None: no limit).
 
     Raises:
         InvalidArgumentError: the first bad argument.
     """
-    check_limit(node_limit, "node_limit", "-n/--node-limit")
-    check_limit(level_limit, "level_limit", "-L/--level-limit")
+    limit = check_limit(node_limit, "node_limit", "-n/--node-limit")
+    depth_limit = check_limit(level_limit, "level_limit", "-L/--level-limit")
     if count and files_with_matches:
         raise InvalidArgumentError(
             "Use just one of --count or --files-with-matches", details={"count": True, "files_with_matches": True}
         )
     _python_pattern(_string(pattern), bool(case_insensitive), bool(fixed_strings))
+    return limit, depth_limit
 
 
 def _string(pattern: Any) -> str:
@@ -247,10 +251,9 @@ class _Translator:
     """
 
     def __init__(self, source: str, flags: int) -> None:
-        import re._constants as sre
         import re._parser as sre_parse
 
-        self.c = sre
+        self.c = sre_constants
         self.tree = sre_parse.parse(source, flags)
         self.flags = self.tree.state.flags | flags
         self.groups: dict[int, tuple[Any, int]] = {}
@@ -433,16 +436,16 @@ class _Translator:
         c = self.c
         if self.in_reference:
             return ""
-        if code in (c.AT_BEGINNING, c.AT_BEGINNING_STRING, c.AT_BEGINNING_LINE):
+        if code in (c.AT_BEGINNING, c.AT_BEGINNING_STRING):
             return r"(?m:^)" if self.mode == "content" else "^"
-        if code in (c.AT_END, c.AT_END_STRING, c.AT_END_LINE):
+        if code in (c.AT_END, c.AT_END_STRING):
             return r"(?:\r?(?m:$))" if self.mode == "content" else "$"
-        if code in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY, c.AT_UNI_BOUNDARY, c.AT_UNI_NON_BOUNDARY):
+        if code in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY):
             if self.mode in ("loose", "content"):
                 return ""  # a zero-width test only removes matches
             if not flags & c.SRE_FLAG_ASCII:
                 self.boundary = True
-            return r"\b" if code in (c.AT_BOUNDARY, c.AT_UNI_BOUNDARY) else r"\B"
+            return r"\b" if code == c.AT_BOUNDARY else r"\B"
         raise _Untranslatable(str(code))
 
 
@@ -577,27 +580,23 @@ def _category_ranges(category: str, ascii_only: bool) -> tuple[tuple[int, int], 
     return tuple((m.start(), m.end() - 1) for m in re.finditer(regex, _all_characters()))
 
 
-def _category_set(code: Any, flags: int) -> Ranges:
-    import re._constants as sre
+# The class escapes the parser emits (it never emits the CATEGORY_UNI_* forms: the compiler
+# adds those; anything else is left to Python's re).
+_CATEGORIES = {
+    sre_constants.CATEGORY_DIGIT: ("digit", False),
+    sre_constants.CATEGORY_NOT_DIGIT: ("digit", True),
+    sre_constants.CATEGORY_SPACE: ("space", False),
+    sre_constants.CATEGORY_NOT_SPACE: ("space", True),
+    sre_constants.CATEGORY_WORD: ("word", False),
+    sre_constants.CATEGORY_NOT_WORD: ("word", True),
+}
 
-    ascii_only = bool(flags & sre.SRE_FLAG_ASCII)
-    names = {
-        sre.CATEGORY_DIGIT: ("digit", False),
-        sre.CATEGORY_NOT_DIGIT: ("digit", True),
-        sre.CATEGORY_SPACE: ("space", False),
-        sre.CATEGORY_NOT_SPACE: ("space", True),
-        sre.CATEGORY_WORD: ("word", False),
-        sre.CATEGORY_NOT_WORD: ("word", True),
-        sre.CATEGORY_UNI_DIGIT: ("digit", False),
-        sre.CATEGORY_UNI_NOT_DIGIT: ("digit", True),
-        sre.CATEGORY_UNI_SPACE: ("space", False),
-        sre.CATEGORY_UNI_NOT_SPACE: ("space", True),
-        sre.CATEGORY_UNI_WORD: ("word", False),
-        sre.CATEGORY_UNI_NOT_WORD: ("word", True),
-    }
-    if code not in names:
+
+def _category_set(code: Any, flags: int) -> Ranges:
+    ascii_only = bool(flags & sre_constants.SRE_FLAG_ASCII)
+    if code not in _CATEGORIES:
         raise _Untranslatable(str(code))
-    name, negated = names[code]
+    name, negated = _CATEGORIES[code]
     ranges = list(_category_ranges(name, ascii_only))
     return complement(ranges) if negated else ranges
 
@@ -704,13 +703,6 @@ def _python_class(items: Sequence[tuple[Any, Any]]) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # files, lines and the snapshot cache
-
-
-def traversal_key(uri: str) -> tuple[tuple[int, str, str], ...]:
-    """Depth-first order of a file: at each level directories first, then by name, case-insensitively."""
-    parts = uri[len(SCHEME) :].split("/")
-    last = len(parts) - 1
-    return tuple((1 if i == last else 0, part.lower(), part) for i, part in enumerate(parts))
 
 
 @dataclass(frozen=True)
@@ -942,7 +934,7 @@ def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Sn
         where.append(f"depth <= {int(max_depth)}")
     table = store.scan_nodes(" AND ".join(f"({w})" for w in where), columns=["uri", "content"])
     uri_list = table.column("uri").to_pylist()
-    order = sorted(range(len(uri_list)), key=lambda i: traversal_key(uri_list[i]))
+    order = sorted(range(len(uri_list)), key=lambda i: tree_key(uri_list[i], is_dir=False))
     indices = pa.array(order, pa.int64())
     uris = table.column("uri").take(indices).combine_chunks()
     content = pc.fill_null(table.column("content").take(indices).combine_chunks(), "")
@@ -1044,7 +1036,7 @@ def grep(
         InvalidURIError, PermissionDeniedError: a malformed ``uri`` or ``exclude_uri``.
         NotFoundError: nothing is stored at ``uri``.
     """
-    check_arguments(
+    limit, depth_limit = check_arguments(
         pattern,
         case_insensitive=case_insensitive,
         fixed_strings=fixed_strings,
@@ -1053,12 +1045,10 @@ def grep(
         count=count,
         files_with_matches=files_with_matches,
     )
-    limit = check_limit(node_limit, "node_limit", "-n/--node-limit")
-    depth_limit = check_limit(level_limit, "level_limit", "-L/--level-limit")
     compiled = compile_pattern(pattern, case_insensitive=case_insensitive, fixed_strings=fixed_strings)
     target = parse(uri, user=user, field="uri")
     excluded = parse(exclude_uri, user=user, field="exclude_uri") if exclude_uri is not None else None
-    is_file = not VikingFS(store, user).node(target, columns=["uri", "is_dir"])["is_dir"]
+    is_file = not VikingFS(store).node(target, columns=["uri", "is_dir"])["is_dir"]
     max_depth = None if is_file or depth_limit is None else target.depth + depth_limit
     snap = _snapshot(store, target, max_depth)
     selected = _select(snap, target, is_file, max_depth, excluded)
@@ -1180,8 +1170,7 @@ def search_content(
 
     hit, by_re2 = _decide(text, compiled, ascii_lines, restrict)
     if compiled.empty_line is not None and len(text):
-        offsets = np.frombuffer(text.buffers()[1], dtype=np.int64, count=len(text) + 1, offset=text.offset * 8)
-        hit[np.diff(offsets) == 0] = compiled.empty_line
+        hit[np.diff(_offsets(text)) == 0] = compiled.empty_line
     hits = np.flatnonzero(hit)
     if not len(hits):
         return Found([], [], [])

@@ -13,8 +13,8 @@ When the query has Chinese words, their English dictionary glosses join the keyw
 a second clause at ``TRANSLATION_WEIGHT`` (``retrieval.translate_queries``; see
 ``crosslingual.py``), so that Chinese questions find English pages too.
 
-Then, whatever the mode: threshold (strict ``>``), dedupe by record URI keeping the best,
-sort by score (ties by URI, so results are deterministic), cut to ``limit``.
+Then, whatever the mode (each URI is one candidate by then): threshold (strict ``>``), sort
+by score (ties by URI, so results are deterministic), cut to ``limit``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.store.filters import Scope, sql_string
+from openviking.store.filters import Scope, sql_in
 from openviking.store.lance import LanceStore
 from openviking.types import MatchedContext
 
@@ -93,9 +93,7 @@ def retrieve(
     fetch = candidate_count(limit)
     where = scope.to_sql()
     candidates = score_candidates(store, embedder, query, where, fetch, mode, query_vector, translate=translate)
-    hits = finish(candidates, limit=limit, threshold=threshold)
-    fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
-    return hits
+    return finish(store, candidates, limit=limit, threshold=threshold)
 
 
 def fill_texts(store: LanceStore, candidates: list[Candidate]) -> None:
@@ -103,8 +101,8 @@ def fill_texts(store: LanceStore, candidates: list[Candidate]) -> None:
     missing = [c for c in candidates if "text" not in c.row]
     if not missing:
         return
-    ids = ", ".join(sql_string(str(c.row["id"])) for c in missing)
-    texts = {row["id"]: row["text"] for row in store.query_records(f"id IN ({ids})", ["id", "text"])}
+    where = sql_in("id", (str(c.row["id"]) for c in missing))
+    texts = {row["id"]: row["text"] for row in store.query_records(where, ["id", "text"])}
     for candidate in missing:
         candidate.row["text"] = texts.get(candidate.row["id"]) or ""
 
@@ -223,17 +221,15 @@ def _best_per_uri(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def finish(candidates: list[Candidate], *, limit: int, threshold: float) -> list[Candidate]:
-    """Threshold (strict), dedupe by record URI keeping the best, sort, cut to ``limit``."""
-    best: dict[str, Candidate] = {}
-    for item in candidates:
-        if not item.score > threshold:
-            continue
-        kept = best.get(item.uri)
-        if kept is None or item.score > kept.score:
-            best[item.uri] = item
-    ranked = sorted(best.values(), key=lambda c: (-c.score, c.uri))
-    return ranked[:limit]
+def finish(store: LanceStore, candidates: list[Candidate], *, limit: int, threshold: float) -> list[Candidate]:
+    """Threshold (strict), sort, cut to ``limit``; then fetch the text of the L1 hits (their overview).
+
+    ``candidates`` hold one candidate per URI, as ``score_candidates`` makes them.
+    """
+    kept = [item for item in candidates if item.score > threshold]
+    hits = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
+    fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
+    return hits
 
 
 def to_matched(item: Candidate, *, explain: bool = False) -> MatchedContext:

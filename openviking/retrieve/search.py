@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import OpenVikingError
 from openviking.session.sessions import SessionStore
 from openviking.types import FindResult, MatchedContext, QueryPlan, TypedQuery
+from openviking.uri import default_targets
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
-from .retriever import Candidate, candidate_count, fill_texts, finish, score_candidates, to_matched
+from .retriever import Candidate, candidate_count, embed_query, fill_texts, finish, score_candidates, to_matched
 
 if TYPE_CHECKING:
     from openviking.config import Config
@@ -172,8 +173,7 @@ def _plan(
 
 
 def _explicit_targets(scope: Any, user: str) -> bool:
-    default = {"viking://resources", f"viking://user/{user}", "viking://agent/skills"}
-    return {str(t) for t in scope.targets} != default
+    return set(scope.targets) != set(default_targets(user))
 
 
 def _within_types(plan: QueryPlan, request: Any) -> QueryPlan:
@@ -231,7 +231,7 @@ def _run_all(
     if request.limit <= 0 or not store.has_records:
         return [[] for _ in queries]
     vectors: list[Any] = [
-        embedder.embed_query(typed.query) if embedder is not None and request.mode != "keyword" else None
+        embed_query(embedder, typed.query) if embedder is not None and request.mode != "keyword" else None
         for typed in queries
     ]
     jobs = list(zip(queries, vectors, strict=True))
@@ -272,12 +272,11 @@ def _run(
         translate=request.translate,
     )
     pool = candidates[:pool_size]
+    failure = None
     if reranker is not None and pool:
         fill_texts(store, pool)  # what the reranker reads
-    failure = rerank(reranker, typed.query, pool) if reranker is not None and pool else None
-    hits = finish(pool, limit=limit, threshold=request.threshold)
-    fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
-    return _Pass(hits, failure)
+        failure = rerank(reranker, typed.query, pool)
+    return _Pass(finish(store, pool, limit=limit, threshold=request.threshold), failure)
 
 
 def rerank_text(candidate: Candidate) -> str:

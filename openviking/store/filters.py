@@ -42,6 +42,11 @@ def sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
+def sql_in(column: str, values: Iterable[str]) -> str:
+    """``column IN ('a', 'b')`` for string values."""
+    return f"{column} IN ({', '.join(map(sql_string, values))})"
+
+
 def sql_timestamp(moment: datetime) -> str:
     """A UTC timestamp literal with millisecond precision."""
     text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
@@ -146,7 +151,7 @@ class Scope:
         if self.targets and not any(t.is_root for t in self.targets):
             stages.append(("scope", _any(path_scope_sql(t) for t in self.targets)))
         if self.context_types:
-            stages.append(("context_type", f"context_type IN ({', '.join(map(sql_string, self.context_types))})"))
+            stages.append(("context_type", sql_in("context_type", self.context_types)))
         if self.levels:
             stages.append(("level", f"level IN ({', '.join(str(int(v)) for v in self.levels)})"))
         if self.tags:
@@ -210,7 +215,7 @@ def _must(node: dict[str, Any], name: str, kind: str, user: str) -> str:
         return f"array_has_any(tags, [{', '.join(map(sql_string, values))}])"
     if kind == "time":
         return _any(f"{name} = {sql_timestamp(_time(v, node))}" for v in conds)
-    return f"{name} IN ({', '.join(map(sql_string, conds))})"
+    return sql_in(name, conds)
 
 
 def _range(node: dict[str, Any], name: str, kind: str) -> str:

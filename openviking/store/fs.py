@@ -10,13 +10,13 @@ from typing import Any
 
 from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
-from openviking.uri import VikingURI, parse
+from openviking.uri import VikingURI
 
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS
 
-__all__ = ["SIDECARS", "VikingFS"]
+__all__ = ["SIDECARS", "VikingFS", "tree_key"]
 
 SIDECARS = {".abstract.md": "abstract", ".overview.md": "overview"}
 
@@ -24,13 +24,8 @@ SIDECARS = {".abstract.md": "abstract", ".overview.md": "overview"}
 class VikingFS:
     """Read-side filesystem operations over one open store."""
 
-    def __init__(self, store: LanceStore, user: str = "default") -> None:
+    def __init__(self, store: LanceStore) -> None:
         self.store = store
-        self.user = user
-
-    def uri(self, text: str, field: str = "uri") -> VikingURI:
-        """Parse a user URI with this store's user."""
-        return parse(text, user=self.user, field=field)
 
     # ------------------------------------------------------------------ lookups
     def node(self, uri: VikingURI, columns: list[str] | None = None) -> dict[str, Any]:
@@ -125,11 +120,9 @@ class VikingFS:
         else:
             rows.sort(key=lambda r: (not r["is_dir"], r["name"].lower(), r["name"]))
         for child in rows:
+            entries.append(self._entry(child, abs_limit))
             if child["is_dir"] and show_hidden:
-                entries.append(self._entry(child, abs_limit))
                 entries.extend(self._sidecar_entries(child))
-            else:
-                entries.append(self._entry(child, abs_limit))
         if show_hidden and not uri.is_root:
             entries[0:0] = self._sidecar_entries(row)
         if node_limit is not None and node_limit > 0:
@@ -141,14 +134,12 @@ class VikingFS:
         row = self.node(uri, columns=NODE_LISTING_COLUMNS)
         if not row["is_dir"]:
             return [self._entry(row, 256, rel_path=row["name"])]
-        where = "TRUE" if uri.is_root else path_scope_sql(uri)
-        if level_limit > 0:
-            where = f"({where}) AND depth <= {uri.depth + level_limit}"
+        where = path_scope_sql(uri, max_depth=level_limit if level_limit > 0 else None)
         rows = [r for r in self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS) if r["uri"] != str(uri)]
-        rows.sort(key=lambda r: _tree_key(r))
+        rows.sort(key=lambda r: tree_key(r["uri"], r["is_dir"]))
         entries = []
         for child in rows:
-            rel = child["uri"][len(str(uri)) :].lstrip("/") if not uri.is_root else child["uri"][len("viking://") :]
+            rel = child["uri"][len(str(uri)) :].lstrip("/")
             entries.append(self._entry(child, 128, rel_path=rel))
         if node_limit is not None and node_limit > 0:
             entries = entries[:node_limit]
@@ -225,12 +216,9 @@ def _path_key(uri: str) -> tuple[str, ...]:
     return tuple(uri[len("viking://") :].split("/"))
 
 
-def _tree_key(row: dict[str, Any]) -> tuple[tuple[int, str, str], ...]:
-    # Depth-first: compare path segment by segment; at each level directories come first.
-    parts = _path_key(row["uri"])
-    keys = []
-    for index, part in enumerate(parts):
-        last = index == len(parts) - 1
-        is_dir = row["is_dir"] if last else True
-        keys.append((0 if is_dir else 1, part.lower(), part))
-    return tuple(keys)
+def tree_key(uri: str, is_dir: bool) -> tuple[tuple[int, str, str], ...]:
+    """Depth-first order: path segment by segment, at each level directories first, then by
+    name case-insensitively (then as written)."""
+    parts = _path_key(uri)
+    last = len(parts) - 1
+    return tuple((0 if (is_dir or index < last) else 1, part.lower(), part) for index, part in enumerate(parts))

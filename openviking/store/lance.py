@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import FailedPreconditionError, InternalError, NotFoundError, OpenVikingError
 
 from . import schema
-from .filters import sql_string
+from .filters import sql_in, sql_string
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -249,7 +249,7 @@ class LanceStore:
             table = self._ensure_records(dimension)
             merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             if uris:
-                merge = merge.when_not_matched_by_source_delete(_in_list("uri", uris))
+                merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
             _run(lambda: merge.execute(data))
 
     def append_records(self, data: pa.Table, dimension: int) -> None:
@@ -260,30 +260,20 @@ class LanceStore:
 
     def delete_records(self, where: str) -> None:
         """Delete the records matching ``where``."""
-        if not self.has_records:
-            return
-        with self.write_lock():
-            _run(lambda: self._table(self.records_table).delete(where))
+        self.delete_rows(self.records_table, where)
 
     def query_records(
         self,
         where: str | None,
-        columns: Sequence[str],
+        columns: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Records matching a SQL predicate, as dicts (no scoring)."""
-        if not self.has_records:
-            return []
-        query = self._table(self.records_table).search()
-        if where:
-            query = query.where(where)
-        return _run(query.select(list(columns)).limit(limit).to_list)
+        """Records matching a SQL predicate, as dicts (no scoring; every column by default)."""
+        return self.query_rows(self.records_table, where, columns, limit)
 
     def count_records(self, where: str | None = None) -> int:
         """How many records match ``where``."""
-        if not self.has_records:
-            return 0
-        return int(_run(lambda: self._table(self.records_table).count_rows(where)))
+        return self.count_rows(self.records_table, where)
 
     def records_dimension(self) -> int | None:
         """The vector width of the records table, or None before any record exists."""
@@ -474,10 +464,6 @@ class LanceStore:
     def nodes_version(self) -> int:
         """The nodes table's version: every write changes it, so it keys read caches (grep, glob)."""
         return int(_run(lambda: self._table(schema.NODES).version))
-
-
-def _in_list(column: str, values: Sequence[str]) -> str:
-    return f"{column} IN ({', '.join(sql_string(v) for v in values)})"
 
 
 def _dedupe(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from openviking.store.filters import path_scope_sql, sql_string
+from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.store.schema import RELATIONS, relations_schema
 from openviking.uri import VikingURI
@@ -42,17 +42,15 @@ def remove_links(store: LanceStore, source: str, target: str) -> int:
 
 def links_from(store: LanceStore, source: str) -> list[dict[str, Any]]:
     """``[{"uri", "reason"}]`` of the links out of ``source``, oldest first."""
-    rows = store.query_rows(RELATIONS, f"from_uri = {sql_string(source)}", ["to_uri", "reason", "created_at"])
-    rows.sort(key=lambda r: (r["created_at"], r["to_uri"]))
-    return [{"uri": r["to_uri"], "reason": r["reason"] or ""} for r in rows]
+    return links_of_many(store, [source]).get(source, [])
 
 
 def links_of_many(store: LanceStore, sources: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
     """Links out of each of ``sources`` in one query (for filling hits' ``relations``)."""
     wanted = sorted(set(sources))
-    if not wanted or not store.has_table(RELATIONS):
+    if not wanted:
         return {}
-    where = "from_uri IN (" + ", ".join(sql_string(s) for s in wanted) + ")"
+    where = sql_in("from_uri", wanted)
     out: dict[str, list[dict[str, Any]]] = {}
     rows = store.query_rows(RELATIONS, where, ["from_uri", "to_uri", "reason", "created_at"])
     for row in sorted(rows, key=lambda r: (r["created_at"], r["to_uri"])):
@@ -62,8 +60,6 @@ def links_of_many(store: LanceStore, sources: Iterable[str]) -> dict[str, list[d
 
 def remove_links_within(store: LanceStore, uri: VikingURI) -> None:
     """Drop every link from or to ``uri`` or anything below it."""
-    if not store.has_table(RELATIONS):
-        return
     scope_from = path_scope_sql(uri, column="from_uri")
     scope_to = path_scope_sql(uri, column="to_uri")
     store.delete_rows(RELATIONS, f"({scope_from}) OR ({scope_to})")
@@ -71,8 +67,6 @@ def remove_links_within(store: LanceStore, uri: VikingURI) -> None:
 
 def move_links(store: LanceStore, old: VikingURI, new: VikingURI) -> None:
     """Rewrite links from or to ``old``'s subtree so that they follow it to ``new``."""
-    if not store.has_table(RELATIONS):
-        return
     scope = f"({path_scope_sql(old, column='from_uri')}) OR ({path_scope_sql(old, column='to_uri')})"
     rows = store.query_rows(RELATIONS, scope)
     if not rows:
