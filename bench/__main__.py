@@ -17,13 +17,13 @@ import os
 import platform
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from . import grepglob, quality, scale, startup
 from . import ingest as ingest_suite
-from .procs import EmbedTimer
+from .procs import timed_add
+from .report import print_pairs, print_table
 
 EMBED_TOKENS: int | None = None
 
@@ -41,19 +41,7 @@ def open_client(store: Path) -> Any:
 
 
 def ingest(client: Any, source: Path, to: str) -> dict[str, Any]:
-    timer = EmbedTimer(client.embedder())
-    started = time.perf_counter()
-    result = client.add_resource(source, to=to)
-    total = time.perf_counter() - started
-    return {
-        "source": str(source),
-        "to": to,
-        "seconds": round(total, 2),
-        "embed_seconds": round(timer.seconds, 2),
-        "outside_embedding_share": round(1 - timer.seconds / total, 3) if total else None,
-        "records_embedded": result.records_embedded,
-        "files": result.added + result.updated + result.unchanged,
-    }
+    return timed_add(client, source, to)[0]
 
 
 def run_cranfield(work: Path, modes: list[str]) -> dict[str, Any]:
@@ -81,7 +69,7 @@ def run_cranfield(work: Path, modes: list[str]) -> dict[str, Any]:
 
 def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
     client = open_client(work / "store-docs")
-    root = quality.DATA / "openviking-docs"
+    root = quality.DOCS
     stats = [ingest(client, root / "en", "viking://resources/en"), ingest(client, root / "zh", "viking://resources/zh")]
     rows = []
     sets = {"docs-en": "en", "docs-en-zh": "zh", "docs-zh": "zh", "docs-zh2en": "en", "docs-zh2en-pure": "en"}
@@ -105,18 +93,7 @@ def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
     return {"ingest": stats, "rows": rows}
 
 
-def print_table(rows: list[dict[str, Any]]) -> None:
-    columns = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for row in rows:
-        print("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in columns))
-
-
-def print_pairs(title: str, values: dict[str, Any]) -> None:
-    print(f"\n{title}")
-    for key, value in values.items():
-        print(f"  {key:<28} {value}")
+QUALITY_COLUMNS = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -157,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
         for item in report["docs"]["ingest"]:
             print("docs ingest:", json.dumps(item), file=sys.stderr)
     if rows:
-        print_table(rows)
+        print_table(rows, QUALITY_COLUMNS)
     if args.suite in ("grepglob", "all"):
         report["grepglob"] = grepglob.run(work, runs=args.runs)
         report["grepglob"]["command"] = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -35,6 +35,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .report import print_table
+
 ROOT = "viking://resources/stdlib"
 MIN_CORPUS_BYTES = 30 * 1024 * 1024
 SKIP_DIRS = {"site-packages", "__pycache__", "lib-dynload"}
@@ -302,13 +304,5 @@ def print_report(report: dict[str, Any]) -> None:
         f"(ingest {report['ingest_seconds']} s); load {report['load_before'][0]:.1f} -> {report['load_after'][0]:.1f}"
     )
     columns = ["kind", "case", "pattern", "ours_ms", "peer", "peer_ms", "ratio", "ours_n", "peer_n", "python_glob_ms"]
-    _table(report["sdk"], columns, "warm SDK call vs peer process (median ms)")
-    _table(report["cli"], ["case", "ours_ms", "peer", "peer_ms", "ratio", "timer"], "whole process (median ms)")
-
-
-def _table(rows: list[dict[str, Any]], columns: list[str], title: str) -> None:
-    print(f"\n{title}")
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
-    print("  ".join(c.ljust(widths[c]) for c in columns))
-    for row in rows:
-        print("  ".join(str(row.get(c, "")).ljust(widths[c]) for c in columns))
+    print_table(report["sdk"], columns, "warm SDK call vs peer process (median ms)")
+    print_table(report["cli"], ["case", "ours_ms", "peer", "peer_ms", "ratio", "timer"], "whole process (median ms)")

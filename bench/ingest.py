@@ -8,16 +8,15 @@ timed, so the embedding share and tokens/s are measured on the same work.
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
 from . import quality
-from .procs import EmbedTimer, run_cli
+from .procs import run_cli, timed_add
 
 
 def run_ingest(work: Path) -> dict[str, Any]:
-    source = quality.DATA / "openviking-docs" / "en"
+    source = quality.DOCS / "en"
     store = work / "store-ingest"
     shutil.rmtree(store, ignore_errors=True)
     first, first_peak, added = run_cli(
@@ -33,10 +32,7 @@ def run_ingest(work: Path) -> dict[str, Any]:
     sdk_store = work / "store-ingest-sdk"
     shutil.rmtree(sdk_store, ignore_errors=True)
     client = ov.OpenViking(path=str(sdk_store))
-    timer = EmbedTimer(client.embedder())
-    started = time.perf_counter()
-    client.add_resource(source, to="viking://resources/docs")
-    total = time.perf_counter() - started
+    stats, timer = timed_add(client, source, "viking://resources/docs")
     client.close()
     return {
         "files": added["added"],
@@ -49,9 +45,9 @@ def run_ingest(work: Path) -> dict[str, Any]:
         "unchanged_reported": unchanged["unchanged"],
         "cli_find_seconds": round(find_seconds, 3),
         "cli_find_peak_rss_mb": find_peak,
-        "sdk_seconds": round(total, 2),
-        "embed_seconds": round(timer.seconds, 2),
-        "outside_embedding_share": round(1 - timer.seconds / total, 3),
+        "sdk_seconds": stats["seconds"],
+        "embed_seconds": stats["embed_seconds"],
+        "outside_embedding_share": stats["outside_embedding_share"],
         "embedded_texts": timer.texts,
         "embedded_tokens": timer.tokens,
         "tokens_per_second": round(timer.tokens / timer.seconds) if timer.seconds else None,

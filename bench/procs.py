@@ -48,3 +48,21 @@ class EmbedTimer:
                     self.tokens += sum(count(t) for t in texts)
 
         embedder.embed_documents = timed
+
+
+def timed_add(client: Any, source: Path, to: str) -> tuple[dict[str, Any], EmbedTimer]:
+    """``add_resource`` with the embedder timed: wall and embedding seconds, and the timer."""
+    timer = EmbedTimer(client.embedder())
+    started = time.perf_counter()
+    result = client.add_resource(source, to=to)
+    total = time.perf_counter() - started
+    stats = {
+        "source": str(source),
+        "to": to,
+        "seconds": round(total, 2),
+        "embed_seconds": round(timer.seconds, 2),
+        "outside_embedding_share": round(1 - timer.seconds / total, 3) if total else None,
+        "records_embedded": result.records_embedded,
+        "files": result.added + result.updated + result.unchanged,
+    }
+    return stats, timer

@@ -16,6 +16,7 @@ from typing import Any
 from .metrics import hit_at_1, mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
 DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DOCS = DATA / "openviking-docs"
 QUERIES = Path(__file__).resolve().parent / "queries"
 MODES = ("hybrid", "vector", "keyword")
 
@@ -126,5 +127,5 @@ def docs_queries(name: str) -> list[tuple[str, str, dict[str, float]]]:
 
 
 def docs_texts(language: str) -> list[tuple[str, str]]:
-    root = DATA / "openviking-docs"
+    root = DOCS
     return [(str(p.relative_to(root)), p.read_text(encoding="utf-8")) for p in sorted((root / language).rglob("*.md"))]

@@ -159,20 +159,12 @@ def measure(path: Path, size: int, queries: list[str], base: Any) -> dict[str, A
         recalls = []
         for vector in vectors[:50]:
             got = {r["id"] for r in store.vector_search(vector, where, 10, ["id"])}
-            exact = _exact(store, vector, where)
+            exact = {r["id"] for r in store.vector_search(vector, where, 10, ["id"], exact=True)}
             recalls.append(len(got & exact) / max(len(exact), 1))
         out[f"recall@10_{label}"] = round(sum(recalls) / len(recalls), 4)
     client.close()
     out.update(whole_process(path))
     return out
-
-
-def _exact(store: Any, vector: Any, where: str | None) -> set[str]:
-    table = store._table(store.records_table)
-    query = table.search(list(vector), vector_column_name="vector").distance_type("cosine").bypass_vector_index()
-    if where:
-        query = query.where(where, prefilter=True)
-    return {r["id"] for r in query.select(["id", "_distance"]).limit(10).to_list()}
 
 
 def whole_process(path: Path, runs: int = 5) -> dict[str, Any]:

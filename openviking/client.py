@@ -347,7 +347,6 @@ class OpenViking:
         from .ingest.fsops import remove
 
         target = self._uri(uri)
-        self._require_store()
         store = self._open()
         return remove(
             store, self._checked_embedder(store, writing=True), target, recursive=recursive, limits=self._limits()
@@ -358,7 +357,6 @@ class OpenViking:
         from .ingest.fsops import move
 
         source, target = self._uri(from_uri, "from_uri"), self._uri(to_uri, "to_uri")
-        self._require_store()
         store = self._open()
         return move(store, self._checked_embedder(store, writing=True), source, target, limits=self._limits())
 
@@ -370,7 +368,6 @@ class OpenViking:
         targets = [self._uri(u, "to_uri") for u in ([uris] if isinstance(uris, str) else list(uris))]
         if not targets:
             raise InvalidArgumentError("link needs at least one target URI")
-        self._require_store()
         fs = self._fs()
         for uri in (source, *targets):
             fs.node(uri, columns=["uri"])  # NOT_FOUND for a URI that does not exist
@@ -382,7 +379,6 @@ class OpenViking:
         from .store.relations import remove_links
 
         source, target = self._uri(from_uri, "from_uri"), self._uri(uri, "to_uri")
-        self._require_store()
         removed = remove_links(self._open(), str(source), str(target))
         return {"from": str(source), "to": str(target), "removed": removed}
 
@@ -391,7 +387,6 @@ class OpenViking:
         from .store.relations import links_from
 
         source = self._uri(uri)
-        self._require_store()
         self._fs().node(source, columns=["uri"])
         return links_from(self._open(), str(source))
 
@@ -405,7 +400,6 @@ class OpenViking:
         from .ingest.reindex import reindex
 
         root = self._uri(uri) if uri else None
-        self._require_store()
         return reindex(self._open(), self.embedder(), root, limits=self._limits(), progress=progress)
 
     def doctor(self) -> dict[str, Any]:
@@ -515,10 +509,12 @@ class OpenViking:
         """
         from .retrieve.retriever import attach_relations, retrieve, to_matched
 
-        request, store, embedder = self._start_retrieval(
-            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field,
-            level, context_type, tags, mode,
+        request = self._find_request(
+            query, target_uri=target_uri, limit=limit, node_limit=node_limit, score_threshold=score_threshold,
+            filter_=filter, since=since, until=until, time_field=time_field, level=level,
+            context_type=context_type, tags=tags, mode=mode,
         )  # fmt: skip
+        store, embedder = self._retrieval_backend(request)
         hits = retrieve(
             store,
             embedder,
@@ -536,17 +532,16 @@ class OpenViking:
             result.diagnostics = diagnose(store, embedder, request)
         return result
 
-    def _start_retrieval(self, *arguments: Any) -> tuple[FindRequest, LanceStore, Embedder | None]:
-        """Validate a find/search request, then open the store and the embedder it needs."""
-        request = self._find_request(*arguments)
-        self._require_store()
+    def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
+        """The store and the embedder a validated find/search request needs (none for keyword mode)."""
         store = self._open()
         embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
-        return request, store, embedder
+        return store, embedder
 
     def _find_request(
         self,
         query: str,
+        *,
         target_uri: str | Sequence[str],
         limit: int,
         node_limit: int | None,
@@ -704,10 +699,12 @@ class OpenViking:
         """
         from .retrieve.search import search
 
-        request, store, embedder = self._start_retrieval(
-            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field,
-            level, context_type, tags, mode,
+        request = self._find_request(
+            query, target_uri=target_uri, limit=limit, node_limit=node_limit, score_threshold=score_threshold,
+            filter_=filter, since=since, until=until, time_field=time_field, level=level,
+            context_type=context_type, tags=tags, mode=mode,
         )  # fmt: skip
+        store, embedder = self._retrieval_backend(request)
         if session_id is None and session is not None:
             session_id = getattr(session, "session_id", None)
         return search(
@@ -743,17 +740,14 @@ class OpenViking:
 
     def get_session(self, session_id: str) -> dict[str, Any]:
         """A session with its messages."""
-        self._require_store()
         return self._sessions().get(session_id)
 
     def list_sessions(self) -> list[dict[str, Any]]:
         """Every session of the user, newest first."""
-        self._require_store()
         return self._sessions().list()
 
     def delete_session(self, session_id: str) -> dict[str, Any]:
         """Delete a session and its messages."""
-        self._require_store()
         return self._sessions().delete(session_id)
 
     def session(self, session_id: str | None = None) -> Any:
@@ -764,16 +758,6 @@ class OpenViking:
             validate_session_id(session_id)
         info = self.create_session(session_id) if session_id is None else self._sessions(create=True).ensure(session_id)
         return Session(self, info["session_id"])
-
-    def _require_store(self) -> None:
-        from .store.lance import store_exists
-
-        if not store_exists(self.store_path):
-            raise NotFoundError(
-                f"No store at {self.store_path}",
-                hint="Add something first: openviking add-resource PATH (or pass --store / set OPENVIKING_STORE)",
-                details={"store": self.store_path},
-            )
 
     # ------------------------------------------------------------------ reading
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:

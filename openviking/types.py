@@ -26,9 +26,6 @@ class ContextType:
     ALL = ("memory", "resource", "skill")
 
 
-GROUP_OF_TYPE = {"memory": "memories", "resource": "resources", "skill": "skills"}
-
-
 @dataclass(frozen=True, slots=True)
 class RelatedContext:
     """A link from one URI to another, with the reason it was made."""

@@ -14,7 +14,6 @@ from .errors import InvalidURIError, PermissionDeniedError
 
 __all__ = [
     "CONTEXT_TYPES",
-    "ROOT",
     "SCHEME",
     "VikingURI",
     "context_type_of",
@@ -23,7 +22,6 @@ __all__ = [
 ]
 
 SCHEME = "viking://"
-ROOT = SCHEME
 SCOPES = ("agent", "resources", "session", "user")
 CONTEXT_TYPES = ("memory", "resource", "skill")
 # Second segments that name a part of a user's space; `viking://user/memories` is the

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -19,18 +18,25 @@ def text_width(console: Console) -> int:
     return max(32, min(96, console.width - 3))
 
 
-def note(console_factory: Callable[[], Console], *lines: str) -> None:
+def note(*lines: str) -> None:
     """Notes such as "No results found." go to stderr, so stdout holds results only."""
-    console = console_factory()
+    from .runtime import make_console
+
+    console = make_console(stderr=True)
     for line in lines:
         console.print(line, soft_wrap=True)
+
+
+def hits_of(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """A find/search result's hits as one list: memories, then resources, then skills."""
+    return [*result.get("memories", []), *result.get("resources", []), *result.get("skills", [])]
 
 
 def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: str) -> None:
     """Ranked cards: ``N. type · Level L · score S``, the URI, two lines of abstract."""
     from rich.text import Text
 
-    hits = [*result.get("memories", []), *result.get("resources", []), *result.get("skills", [])]
+    hits = hits_of(result)
     width = text_width(console)
     console.print(Text(header, style="bold"), soft_wrap=True)
     console.print(Text(subheader, style="dim"), soft_wrap=True)

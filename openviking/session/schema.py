@@ -4,10 +4,7 @@ Both live in the same LanceDB directory as the nodes and records, and are create
 write. A session row is keyed by its URI (``viking://user/{user}/sessions/{id}``), so two
 users' sessions never collide; a message row by its id (``msg_<32 hex>``). A message's
 ``parts`` are kept as JSON text (``[{"type": "text", "text": ...}]``) next to ``content``,
-their joined text, which is what intent analysis reads.
-
-``openviking.retrieve.search`` reads these tables too (the layering keeps it from importing
-this package), so the names below are repeated there; a test keeps the two in step.
+their joined text, which is what intent analysis reads (through ``SessionStore``).
 """
 
 from __future__ import annotations

@@ -276,8 +276,7 @@ class SessionStore:
             raise InvalidArgumentError("summary must be a string")
         sid = validate_session_id(session_id)
         with self.store.write_lock():
-            self.ensure(sid)
-            row = self._require(sid)
+            row = self._row(sid) or self._new_row(sid)
             row.update(summary=summary, updated_at=datetime.now(UTC))
             self._write_session(row)
         return self._info(row, self._count(sid))

@@ -302,15 +302,23 @@ class LanceStore:
         where: str | None,
         limit: int,
         columns: Sequence[str],
+        *,
+        exact: bool = False,
     ) -> list[dict[str, Any]]:
-        """Nearest records by cosine distance, with ``_distance`` on each row."""
+        """Nearest records by cosine distance, with ``_distance`` on each row.
+
+        ``exact``: compare with every record even where an index exists (the reference the
+        index's recall is measured against).
+        """
         if not self.has_records or limit <= 0:
             return []
         table = self._table(self.records_table)
         query = table.search(list(vector), vector_column_name="vector").distance_type("cosine")
         if where:
             query = query.where(where, prefilter=True)
-        if self.has_vector_index():
+        if exact:
+            query = query.bypass_vector_index()
+        elif self.has_vector_index():
             if where and self._filtered_count(where) <= EXACT_MAX_ROWS:
                 query = query.bypass_vector_index()
             else:

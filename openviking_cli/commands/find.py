@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from openviking_cli.render import hit_cards, note
-from openviking_cli.runtime import CliContext, Output, command, make_console
+from openviking_cli.render import hit_cards, hits_of, note
+from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
 
@@ -139,7 +139,7 @@ def find(
         explain=explain,
     )
     data = result.to_dict()
-    return Output(data, table=lambda console: render_result(console, data, limit), items=[h.to_dict() for h in result])
+    return Output(data, table=lambda console: render_result(console, data, limit), items=hits_of(data))
 
 
 def render_result(console: object, data: dict, limit: int, passes: int = 1) -> None:
@@ -156,7 +156,7 @@ def render_result(console: object, data: dict, limit: int, passes: int = 1) -> N
                 lines.append(f"  threshold {info['threshold']}: best score {info['best_score']:.3f}")
             if diagnostics.get("advice"):
                 lines.append(f"Suggestion: {diagnostics['advice']}")
-        note(lambda: make_console(stderr=True), *lines)
+        note(*lines)
         return
     noun = "result" if total == 1 else "results"
     if passes > 1:

@@ -120,7 +120,7 @@ def grep(
 
     def render(console: Any) -> None:
         if not lines:
-            note(lambda: make_console(stderr=True), "No matches.")
+            note("No matches.")
         elif highlight:
             _highlighted(console, result["matches"])
         else:
@@ -174,7 +174,7 @@ def glob(
 
     def render(_console: Any) -> None:
         if not result["matches"]:
-            note(lambda: make_console(stderr=True), "No matches.")
+            note("No matches.")
             return
         _write_lines(result["matches"])
 

@@ -22,7 +22,7 @@ from openviking_cli.commands.find import (
     UriOption,
     render_result,
 )
-from openviking_cli.render import note
+from openviking_cli.render import hits_of, note
 from openviking_cli.runtime import CliContext, Output, command, make_console
 
 app = typer.Typer()
@@ -83,7 +83,7 @@ def search(
         explain=explain,
     )
     data = result.to_dict()
-    return Output(data, table=lambda console: render_search(console, data, limit), items=[h.to_dict() for h in result])
+    return Output(data, table=lambda console: render_search(console, data, limit), items=hits_of(data))
 
 
 def render_search(console: Any, data: dict[str, Any], limit: int) -> None:
@@ -93,7 +93,7 @@ def render_search(console: Any, data: dict[str, Any], limit: int) -> None:
         lines = ["No search needed: the query planner planned no queries."]
         if plan.get("reasoning"):
             lines.append(f"Reasoning: {plan['reasoning']}")
-        note(lambda: make_console(stderr=True), *lines)
+        note(*lines)
         return
     passes = len(plan["queries"]) if plan is not None else 1
     render_result(console, data, limit, passes=passes)

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import note, text_width
-from openviking_cli.runtime import CliContext, Output, command, make_console
+from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
 session_app = typer.Typer(
@@ -60,7 +60,7 @@ def list_(ctx: CliContext) -> Output:
 
 def _render_list(console: Any, sessions: list[dict[str, Any]]) -> None:
     if not sessions:
-        note(lambda: make_console(stderr=True), "No sessions yet.", "Start one with: openviking session new")
+        note("No sessions yet.", "Start one with: openviking session new")
         return
     from rich.table import Table
     from rich.text import Text
