@@ -64,29 +64,30 @@ class Reranker(Protocol):
 # ---------------------------------------------------------------------------- token budget
 def estimate_tokens(text: str) -> int:
     """Upstream's estimate: CJK, kana, hangul and full-width 1.5, astral 2.0, others 0.25 each."""
-    total = 0.0
-    for ch in text:
-        code = ord(ch)
-        if code > 0xFFFF:
-            total += 2.0
-        elif (
-            0x3040 <= code <= 0x30FF
-            or 0x3400 <= code <= 0x4DBF
-            or 0x4E00 <= code <= 0x9FFF
-            or 0xAC00 <= code <= 0xD7AF
-            or 0xF900 <= code <= 0xFAFF
-            or 0xFF00 <= code <= 0xFFEF
-        ):
-            total += 1.5
-        else:
-            total += 0.25
-    return math.ceil(total)
+    return math.ceil(sum(map(_char_tokens, text)))
+
+
+def _char_tokens(ch: str) -> float:
+    code = ord(ch)
+    if code > 0xFFFF:
+        return 2.0
+    if (
+        0x3040 <= code <= 0x30FF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xAC00 <= code <= 0xD7AF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFF00 <= code <= 0xFFEF
+    ):
+        return 1.5
+    return 0.25
 
 
 def _prefix_within(text: str, budget: float) -> str:
+    """The longest head of ``text`` whose characters add up to at most ``budget`` tokens."""
     used = 0.0
     for index, ch in enumerate(text):
-        used += estimate_tokens(ch)
+        used += _char_tokens(ch)
         if used > budget:
             return text[:index]
     return text
