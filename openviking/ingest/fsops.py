@@ -16,6 +16,7 @@ from openviking.ingest.pipeline import (
     DEFAULT_LIMITS,
     IngestLimits,
     check_parents_are_directories,
+    node_row,
     record_id,
     refresh_directories,
 )
@@ -60,23 +61,19 @@ def make_directory(
         now = datetime.now(UTC)
         store.upsert_nodes(
             [
-                {
-                    "uri": str(uri),
-                    "parent_uri": str(uri.parent),
-                    "name": uri.name,
-                    "is_dir": True,
-                    "context_type": uri.context_type,
-                    "depth": uri.depth,
-                    "content": (description or "").strip() or None,
-                    "abstract": None,
-                    "overview": None,
-                    "size": 0,
-                    "created_at": now,
-                    "updated_at": now,
-                    "tags": [],
-                    "content_hash": "",
-                    "source": "",
-                }
+                node_row(
+                    uri,
+                    is_dir=True,
+                    content=(description or "").strip() or None,
+                    abstract=None,
+                    overview=None,
+                    size=0,
+                    created_at=now,
+                    updated_at=now,
+                    tags=[],
+                    content_hash="",
+                    source="",
+                )
             ]
         )
         refresh_directories(store, embedder, uri, limits=limits)

@@ -79,6 +79,32 @@ def record_id(uri: str, level: int, chunk: int = 0) -> str:
     return hashlib.md5(f"{uri}#{level}#{chunk}".encode()).hexdigest()
 
 
+def node_row(uri: VikingURI, *, is_dir: bool, **fields: Any) -> dict[str, Any]:
+    """A nodes row: the columns the URI decides, then ``fields``."""
+    return {
+        "uri": str(uri),
+        "parent_uri": str(uri.parent) if uri.parent else None,
+        "name": uri.name,
+        "is_dir": is_dir,
+        "context_type": uri.context_type,
+        "depth": uri.depth,
+        **fields,
+    }
+
+
+def record_row(uri: VikingURI, level: int, chunk: int, **fields: Any) -> dict[str, Any]:
+    """A records row (without its vector): the columns the URI, level and chunk decide, then ``fields``."""
+    return {
+        "id": record_id(str(uri), level, chunk),
+        "uri": str(uri),
+        "depth": uri.depth,
+        "level": level,
+        "chunk": chunk,
+        "context_type": uri.context_type,
+        **fields,
+    }
+
+
 def ingest_tree(
     store: LanceStore,
     embedder: Embedder,
@@ -300,7 +326,7 @@ def _analysed(
     """A file ready to embed: its title, summary and chunks."""
     prepared = _Prepared(item, uri, text, content_hash, created, source_label=source_label, tags=list(tags))
     prepared.title = file_title(text, uri.name)
-    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars)
+    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars, title=prepared.title)
     prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
     return prepared
 
@@ -341,7 +367,6 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], result
     inputs: list[str] = []
     for prepared in batch:
         updated = datetime.fromtimestamp(prepared.source.mtime, UTC)
-        context_type = prepared.uri.context_type
         pieces = list(prepared.chunks) or [Chunk(0, 1, 1, "", prepared.summary or prepared.title)]
         if len(pieces) > 1 and prepared.summary:
             # A file of several chunks also gets a record of its title and first sentences: the
@@ -357,42 +382,35 @@ def _flush(store: LanceStore, embedder: Embedder, batch: list[_Prepared], result
                 embed_input = "\n".join(part for part in (heading, body) if part)
             inputs.append(embed_input)
             rows.append(
-                {
-                    "id": record_id(str(prepared.uri), 2, chunk.index),
-                    "uri": str(prepared.uri),
-                    "depth": prepared.uri.depth,
-                    "level": 2,
-                    "chunk": chunk.index,
-                    "line_start": chunk.line_start,
-                    "line_end": chunk.line_end,
-                    "context_type": context_type,
-                    "text": chunk.text if chunk.index == SUMMARY_CHUNK or not heading else heading + "\n" + chunk.text,
-                    "abstract": prepared.summary,
-                    "created_at": prepared.created_at,
-                    "updated_at": updated,
-                    "tags": list(prepared.tags),
-                }
+                record_row(
+                    prepared.uri,
+                    2,
+                    chunk.index,
+                    line_start=chunk.line_start,
+                    line_end=chunk.line_end,
+                    text=chunk.text if chunk.index == SUMMARY_CHUNK or not heading else heading + "\n" + chunk.text,
+                    abstract=prepared.summary,
+                    created_at=prepared.created_at,
+                    updated_at=updated,
+                    tags=list(prepared.tags),
+                )
             )
     result.records_embedded += _embed_rows(store, embedder, rows, inputs, uris)
     store.replace_records(uris, rows, embedder.dimension)
     nodes = [
-        {
-            "uri": str(p.uri),
-            "parent_uri": str(p.uri.parent) if p.uri.parent else None,
-            "name": p.uri.name,
-            "is_dir": False,
-            "context_type": p.uri.context_type,
-            "depth": p.uri.depth,
-            "content": p.text,
-            "abstract": p.summary,
-            "overview": None,
-            "size": p.source.size,
-            "created_at": p.created_at,
-            "updated_at": datetime.fromtimestamp(p.source.mtime, UTC),
-            "tags": list(p.tags),
-            "content_hash": p.content_hash,
-            "source": p.source_label,
-        }
+        node_row(
+            p.uri,
+            is_dir=False,
+            content=p.text,
+            abstract=p.summary,
+            overview=None,
+            size=p.source.size,
+            created_at=p.created_at,
+            updated_at=datetime.fromtimestamp(p.source.mtime, UTC),
+            tags=list(p.tags),
+            content_hash=p.content_hash,
+            source=p.source_label,
+        )
         for p in batch
     ]
     store.upsert_nodes(nodes)
@@ -569,23 +587,19 @@ def refresh_directories(
                 or list(node.get("tags") or []) != dir_tags
                 or (latest is not None and node.get("updated_at") != latest)
             )
-            row = {
-                "uri": uri_text,
-                "parent_uri": str(uri.parent) if uri.parent else None,
-                "name": uri.name,
-                "is_dir": True,
-                "context_type": uri.context_type,
-                "depth": uri.depth,
-                "content": description or None,
-                "abstract": abstract,
-                "overview": overview,
-                "size": 0,
-                "created_at": (node or {}).get("created_at") or now,
-                "updated_at": latest or (node or {}).get("updated_at") or now,
-                "tags": dir_tags,
-                "content_hash": digest,
-                "source": (node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
-            }
+            row = node_row(
+                uri,
+                is_dir=True,
+                content=description or None,
+                abstract=abstract,
+                overview=overview,
+                size=0,
+                created_at=(node or {}).get("created_at") or now,
+                updated_at=latest or (node or {}).get("updated_at") or now,
+                tags=dir_tags,
+                content_hash=digest,
+                source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
+            )
             # Keep this directory's fresh summary for its parent's overview.
             nodes[uri_text] = row
             parent_key = row["parent_uri"]
@@ -602,21 +616,18 @@ def refresh_directories(
                 ):
                     inputs.append(embed)
                     new_records.append(
-                        {
-                            "id": record_id(uri_text, level),
-                            "uri": uri_text,
-                            "depth": uri.depth,
-                            "level": level,
-                            "chunk": 0,
-                            "line_start": 0,
-                            "line_end": 0,
-                            "context_type": uri.context_type,
-                            "text": text,
-                            "abstract": abstract,
-                            "created_at": row["created_at"],
-                            "updated_at": row["updated_at"],
-                            "tags": dir_tags,
-                        }
+                        record_row(
+                            uri,
+                            level,
+                            0,
+                            line_start=0,
+                            line_end=0,
+                            text=text,
+                            abstract=abstract,
+                            created_at=row["created_at"],
+                            updated_at=row["updated_at"],
+                            tags=dir_tags,
+                        )
                     )
         if to_delete:
             where = sql_in("uri", to_delete)

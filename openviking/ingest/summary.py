@@ -106,9 +106,9 @@ def first_prose(text: str, max_chars: int) -> str:
     return " ".join(paragraphs)
 
 
-def file_summary(text: str, name: str, limit: int = 256) -> str:
-    """``Title: first sentences``, at most ``limit`` characters."""
-    title = file_title(text, name)
+def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = None) -> str:
+    """``Title: first sentences``, at most ``limit`` characters (``title``: ``file_title``'s, when known)."""
+    title = file_title(text, name) if title is None else title
     prose = first_prose(text, limit * 2)
     if not prose:
         return truncate_generated(title or name, limit)
