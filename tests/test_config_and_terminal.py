@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HASH_CONF, make_tree
+from helpers import cli_error, make_tree, write_config, write_hash_config
 
 from openviking.config import load_config, redacted
 from openviking.errors import ConfigError, NotFoundError
@@ -22,17 +22,12 @@ from openviking.errors import ConfigError, NotFoundError
 COLOR = re.compile(rb"\x1b\[[0-9;]*m")
 
 
-def _write(path: Path, raw: Any) -> Path:
-    path.write_text(raw if isinstance(raw, str) else json.dumps(raw), encoding="utf-8")
-    return path
-
-
 # ----------------------------------------------------------------------------- ov.conf
 def test_variables_are_expanded_and_unset_ones_left_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OV_TEST_STORE", str(tmp_path / "from-env"))
     monkeypatch.setenv("OV_TEST_MODEL", "text-embedding-3-small")
     monkeypatch.delenv("OV_TEST_UNSET", raising=False)
-    conf = _write(
+    conf = write_config(
         tmp_path / "ov.conf",
         '{"storage": {"workspace": "$OV_TEST_STORE"}, "default_user": "u$OV_TEST_UNSET",'
         ' "vlm": {"model": "${OV_TEST_MODEL}"}}',
@@ -47,16 +42,16 @@ def test_config_file_is_found_flag_then_env_then_home(tmp_path: Path, monkeypatc
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("OPENVIKING_HOME", str(home))
-    _write(home / "ov.conf", {"default_user": "from-home"})
+    write_config(home / "ov.conf", {"default_user": "from-home"})
     assert load_config().user == "from-home"
-    monkeypatch.setenv("OPENVIKING_CONFIG_FILE", str(_write(tmp_path / "env.conf", {"default_user": "from-env"})))
+    monkeypatch.setenv("OPENVIKING_CONFIG_FILE", str(write_config(tmp_path / "env.conf", {"default_user": "from-env"})))
     assert load_config().user == "from-env"
-    assert load_config(_write(tmp_path / "flag.conf", {"default_user": "from-flag"})).user == "from-flag"
+    assert load_config(write_config(tmp_path / "flag.conf", {"default_user": "from-flag"})).user == "from-flag"
 
 
 def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENVIKING_HOME", str(tmp_path / "home"))
-    config = load_config(_write(tmp_path / "ov.conf", {"storage": {"workspace": str(tmp_path / "conf-store")}}))
+    config = load_config(write_config(tmp_path / "ov.conf", {"storage": {"workspace": str(tmp_path / "conf-store")}}))
     assert config.store_path() == str(tmp_path / "conf-store")
     monkeypatch.setenv("OPENVIKING_STORE", str(tmp_path / "env-store"))
     assert config.store_path() == str(tmp_path / "env-store")
@@ -78,7 +73,7 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
 )
 def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
-        load_config(_write(tmp_path / "ov.conf", text))
+        load_config(write_config(tmp_path / "ov.conf", text))
     assert message in str(info.value)
 
 
@@ -88,11 +83,10 @@ def test_a_named_config_that_does_not_exist_is_not_found(tmp_path: Path) -> None
 
 
 def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
-    conf = _write(tmp_path / "ov.conf", "{,}")
+    conf = write_config(tmp_path / "ov.conf", "{,}")
     out = cli("ls", "--config", str(conf), "--store", str(tmp_path / "store"), "-o", "json")
-    assert (out.code, out.out) == (2, "")
-    error = out.error()
-    assert error["code"] == "FAILED_PRECONDITION" and "not valid JSON" in error["message"]
+    error = cli_error(out, "FAILED_PRECONDITION", 2)
+    assert "not valid JSON" in error["message"]
     missing = cli("ls", "--config", str(tmp_path / "nope.conf"), "--store", str(tmp_path / "store"))
     assert missing.code == 1 and missing.err.startswith("Error: Config file not found")
     assert not (tmp_path / "store").exists()
@@ -101,7 +95,7 @@ def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
 def test_secrets_never_show(tmp_path: Path) -> None:
     secret = "sk-config-secret-123456"
     raw = {"vlm": {"model": "m", "api_key": secret}, "rerank": {"api_key": secret, "api_base": "http://x"}}
-    config = load_config(_write(tmp_path / "ov.conf", raw))
+    config = load_config(write_config(tmp_path / "ov.conf", raw))
     assert secret not in repr(config)
     assert secret not in json.dumps(redacted(raw))
     assert redacted(raw)["vlm"]["api_key"] == "***"
@@ -144,7 +138,7 @@ def _on_terminal(args: list[str], *, stdout_tty: bool, env: dict[str, str]) -> t
 @pytest.fixture
 def terminal_store(tmp_path: Path) -> tuple[list[str], Path]:
     source = make_tree(tmp_path / "src", {"a.md": "# Alpha\n\nAlpha is about authentication.\n"})
-    conf = _write(tmp_path / "ov.conf", HASH_CONF)
+    conf = write_hash_config(tmp_path / "ov.conf")
     options = ["--store", str(tmp_path / "store"), "--config", str(conf)]
     return options, source
 

@@ -2,21 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from helpers import HASH_CONF, make_tree
+from helpers import HASH64_CONF, HASH_CONF, make_tree, write_config
 
 
-def _conf(tmp_path: Path, raw: dict[str, Any]) -> str:
-    path = tmp_path / "ov.conf"
-    path.write_text(json.dumps(raw), encoding="utf-8")
-    return str(path)
-
-
-def test_doctor_before_anything_was_added(cli: Any, tmp_path: Path) -> None:
-    out = cli("doctor", "--store", str(tmp_path / "store"), "--config", _conf(tmp_path, HASH_CONF), "-o", "json")
+def test_doctor_before_anything_was_added(cli: Any, tmp_path: Path, hash_conf: Path) -> None:
+    out = cli("doctor", "--store", str(tmp_path / "store"), "--config", str(hash_conf), "-o", "json")
     assert out.code == 0, out.err
     report = out.json()["result"]
     assert report["store"] == {"path": str(tmp_path / "store"), "exists": False}
@@ -25,12 +18,11 @@ def test_doctor_before_anything_was_added(cli: Any, tmp_path: Path) -> None:
     assert not (tmp_path / "store").exists()
 
 
-def test_doctor_reports_an_embedder_mismatch_and_exits_1(cli: Any, tmp_path: Path) -> None:
+def test_doctor_reports_an_embedder_mismatch_and_exits_1(cli: Any, tmp_path: Path, hash_conf: Path) -> None:
     source = make_tree(tmp_path / "src", {"a.md": "# A\n\nAlpha.\n"})
     store = str(tmp_path / "store")
-    assert cli("add-resource", str(source), "--store", store, "--config", _conf(tmp_path, HASH_CONF)).code == 0
-    other = tmp_path / "other.conf"
-    other.write_text(json.dumps({"embedding": {"dense": {"provider": "hash", "dimension": 64}}}), encoding="utf-8")
+    assert cli("add-resource", str(source), "--store", store, "--config", str(hash_conf)).code == 0
+    other = write_config(tmp_path / "other.conf", HASH64_CONF)
     out = cli("doctor", "--store", store, "--config", str(other))
     assert out.code == 1
     assert "problem: the store was built with hash:v1-1024" in out.out
@@ -40,7 +32,8 @@ def test_doctor_reports_an_embedder_mismatch_and_exits_1(cli: Any, tmp_path: Pat
 
 def test_doctor_never_prints_api_keys(cli: Any, tmp_path: Path) -> None:
     secret = "sk-doctor-secret-0123456789"
-    conf = _conf(tmp_path, {**HASH_CONF, "vlm": {"model": "m", "api_base": "http://127.0.0.1:9", "api_key": secret}})
+    vlm = {"model": "m", "api_base": "http://127.0.0.1:9", "api_key": secret}
+    conf = str(write_config(tmp_path / "ov.conf", {**HASH_CONF, "vlm": vlm}))
     for fmt in ("table", "json"):
         out = cli("doctor", "--store", str(tmp_path / "store"), "--config", conf, "-o", fmt)
         assert secret not in out.out + out.err

@@ -8,14 +8,13 @@ the result is exactly the set of records the filter lets through (deduplicated b
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import hash_config, make_tree, raw_uri, snapshot
+from helpers import hash_config, make_tree, raw_uri, set_mtime, snapshot
 
 from openviking.client import OpenViking
 from openviking.errors import InvalidArgumentError
@@ -39,11 +38,6 @@ FILES = FX_FILES | {
 EVERYTHING = FX_FILES | FX_DIRS | OTHER | MEMORY | SKILL | USER_ROOT
 
 
-def _stamp(path: Path, year: int, month: int = 1, day: int = 1) -> None:
-    moment = datetime(year, month, day, 12, tzinfo=UTC).timestamp()
-    os.utime(path, (moment, moment))
-
-
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[OpenViking, Path]]:
     base = tmp_path_factory.mktemp("filters")
@@ -58,12 +52,12 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[OpenViking
     other = make_tree(base / "other", {"delta.md": "# Delta\n\nDelta is about billing invoices.\n"})
     prefs = make_tree(base / "prefs", {"likes.md": "# Likes\n\nThe user likes dark mode.\n"})
     deploy = make_tree(base / "deploy", {"SKILL.md": "# Deploy skill\n\nDeploys the service to production.\n"})
-    _stamp(fx / "alpha.md", 2020)
-    _stamp(fx / "sub/beta.md", 2024, 6)
-    _stamp(fx / "sub/deep/gamma.md", 2025, 6)
-    _stamp(other / "delta.md", 2023)
-    _stamp(prefs / "likes.md", 2022)
-    _stamp(deploy / "SKILL.md", 2021)
+    set_mtime(fx / "alpha.md", datetime(2020, 1, 1, 12, tzinfo=UTC))
+    set_mtime(fx / "sub/beta.md", datetime(2024, 6, 1, 12, tzinfo=UTC))
+    set_mtime(fx / "sub/deep/gamma.md", datetime(2025, 6, 1, 12, tzinfo=UTC))
+    set_mtime(other / "delta.md", datetime(2023, 1, 1, 12, tzinfo=UTC))
+    set_mtime(prefs / "likes.md", datetime(2022, 1, 1, 12, tzinfo=UTC))
+    set_mtime(deploy / "SKILL.md", datetime(2021, 1, 1, 12, tzinfo=UTC))
     client = OpenViking(path=base / "store", config=hash_config())
     client.add_resource(fx, to=f"{R}/fx", tags=["env=prod"])
     client.add_resource(other, to=f"{R}/other", tags=["env=dev", "team=search"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -10,11 +9,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, MATCHED_CONTEXT_KEYS, ZH_FILES, hash_config, make_tree, raw_uri, snapshot
+from helpers import (
+    EN_FILES,
+    MATCHED_CONTEXT_KEYS,
+    ZH_FILES,
+    hash_config,
+    hit_uris,
+    make_tree,
+    raw_uri,
+    set_mtime,
+    snapshot,
+)
 
 from openviking.client import OpenViking
 from openviking.config import Config
-from openviking.errors import FailedPreconditionError, InvalidArgumentError, InvalidURIError, NotFoundError
+from openviking.errors import (
+    FailedPreconditionError,
+    InvalidArgumentError,
+    InvalidURIError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 from openviking.types import FindResult, MatchedContext
 
 R = "viking://resources"
@@ -38,7 +53,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenViking]:
     base = tmp_path_factory.mktemp("find")
     handbook = make_tree(base / "handbook", EN_FILES)
     for rel, moment in MTIMES.items():
-        os.utime(handbook / rel, (moment.timestamp(), moment.timestamp()))
+        set_mtime(handbook / rel, moment)
     manual = make_tree(base / "手册", ZH_FILES)
     long_dir = make_tree(base / "long", {"long.md": LONG})
     prefs = make_tree(base / "prefs", {"likes.md": "# Preferences\n\nThe user prefers docker compose for deploys.\n"})
@@ -63,20 +78,20 @@ def everything(client: OpenViking, query: str = "docker deploy", **kwargs: Any) 
     return client.find(query, **kwargs)
 
 
-def uris(result: FindResult) -> list[str]:
-    return [hit.uri for hit in result]
-
-
 # ----------------------------------------------------------------------------- target_uri
 def test_target_uri_string(corpus: OpenViking) -> None:
     result = everything(corpus, target_uri=f"{H}/deploy")
-    assert all(u.startswith(f"{H}/deploy/") for u in uris(result))
-    assert {raw_uri(u) for u in uris(result)} == {f"{H}/deploy", f"{H}/deploy/docker.md", f"{H}/deploy/kubernetes.md"}
+    assert all(u.startswith(f"{H}/deploy/") for u in hit_uris(result))
+    assert {raw_uri(u) for u in hit_uris(result)} == {
+        f"{H}/deploy",
+        f"{H}/deploy/docker.md",
+        f"{H}/deploy/kubernetes.md",
+    }
 
 
 def test_target_uri_list(corpus: OpenViking) -> None:
     result = everything(corpus, target_uri=[f"{H}/deploy/", f"{R}/手册/部署", f"{H}/deploy"])
-    raws = {raw_uri(u) for u in uris(result)}
+    raws = {raw_uri(u) for u in hit_uris(result)}
     assert raws == {
         f"{H}/deploy",
         f"{H}/deploy/docker.md",
@@ -89,8 +104,8 @@ def test_target_uri_list(corpus: OpenViking) -> None:
 def test_target_uri_aliases(corpus: OpenViking) -> None:
     by_alias = everything(corpus, target_uri="viking://~/memories")
     by_shorthand = everything(corpus, target_uri="viking://user/memories")
-    assert uris(by_alias) == uris(by_shorthand)
-    assert {raw_uri(u) for u in uris(by_alias)} == {
+    assert hit_uris(by_alias) == hit_uris(by_shorthand)
+    assert {raw_uri(u) for u in hit_uris(by_alias)} == {
         "viking://user/default/memories",
         "viking://user/default/memories/prefs",
         "viking://user/default/memories/prefs/likes.md",
@@ -112,15 +127,15 @@ def test_bad_targets(corpus: OpenViking) -> None:
         corpus.find("docker", target_uri="viking://nowhere/x")
     with pytest.raises(InvalidURIError):
         corpus.find("docker", target_uri=[f"{H}", "resources/x"])
-    with pytest.raises(Exception) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         corpus.find("docker", target_uri=f"{R}/../etc")
-    assert getattr(info.value, "code", None) == "PERMISSION_DENIED"
+    assert info.value.code == "PERMISSION_DENIED"
 
 
 # ----------------------------------------------------------------------------- default targets
 def test_default_targets_are_resources_user_space_and_agent_skills(corpus: OpenViking) -> None:
     result = everything(corpus)
-    raws = {raw_uri(u) for u in uris(result)}
+    raws = {raw_uri(u) for u in hit_uris(result)}
     assert f"{H}/deploy/docker.md" in raws
     assert "viking://user/default/memories/prefs/likes.md" in raws
     assert "viking://agent/skills/deploy/SKILL.md" in raws
@@ -132,9 +147,9 @@ def test_default_targets_are_resources_user_space_and_agent_skills(corpus: OpenV
 
 
 def test_other_spaces_only_when_targeted(corpus: OpenViking) -> None:
-    bob = {raw_uri(u) for u in uris(everything(corpus, target_uri="viking://user/bob"))}
+    bob = {raw_uri(u) for u in hit_uris(everything(corpus, target_uri="viking://user/bob"))}
     assert "viking://user/bob/memories/bob/bob.md" in bob
-    tools = {raw_uri(u) for u in uris(everything(corpus, target_uri="viking://agent/tools"))}
+    tools = {raw_uri(u) for u in hit_uris(everything(corpus, target_uri="viking://agent/tools"))}
     assert "viking://agent/tools/docker/tool.md" in tools
 
 
@@ -147,14 +162,18 @@ def test_limit(corpus: OpenViking) -> None:
 
 
 def test_limit_keeps_the_best(corpus: OpenViking) -> None:
-    full = uris(corpus.find("docker deploy", limit=10, score_threshold=0))
+    # The limit is applied to the global ranking, before the hits are grouped by type.
+    full = hit_uris(corpus.find("docker deploy", limit=10, score_threshold=0))
     top = corpus.find("docker deploy", limit=3, score_threshold=0)
+    assert top.total == 3
     # Iteration yields memories, then resources, then skills; each group is best first.
     for group in (top.memories, top.resources, top.skills):
         assert sorted((h.score for h in group), reverse=True) == [h.score for h in group]
     best = sorted(corpus.find("docker deploy", limit=10, score_threshold=0), key=lambda h: -h.score)
     assert {h.uri for h in top} == {h.uri for h in best[:3]}
-    assert set(uris(top)) <= set(full)
+    assert set(hit_uris(top)) <= set(full)
+    ranking = sorted(everything(corpus), key=lambda h: -h.score)  # every hit, not only the first 10
+    assert sorted(h.score for h in top) == sorted(h.score for h in ranking[:3])
 
 
 def test_node_limit_overrides_limit(corpus: OpenViking) -> None:
@@ -257,7 +276,7 @@ def test_time_field_created_at(corpus: OpenViking) -> None:
 def test_time_bounds_apply_to_directories_too(corpus: OpenViking) -> None:
     # a directory's updated_at is its newest child's; here only deploy/ holds 2025 files
     result = everything(corpus, target_uri=H, since="2025-01-01", level=[0, 1])
-    assert {raw_uri(u) for u in uris(result)} == {f"{H}/deploy", H}
+    assert {raw_uri(u) for u in hit_uris(result)} == {f"{H}/deploy", H}
 
 
 @pytest.mark.parametrize(
@@ -313,7 +332,7 @@ def test_sidecar_uris_and_levels(corpus: OpenViking) -> None:
 
 
 def test_directory_hit_never_twice(corpus: OpenViking) -> None:
-    raws = [raw_uri(u) for u in uris(everything(corpus))]
+    raws = [raw_uri(u) for u in hit_uris(everything(corpus))]
     assert [u for u, n in Counter(raws).items() if n > 1] == []
 
 
@@ -340,7 +359,7 @@ def test_tags(corpus: OpenViking) -> None:
     tagged = everything(corpus, tags="env=prod")
     assert tagged.total > 0
     assert all(h.uri.startswith(H) and "env=prod" in h.tags for h in tagged)
-    assert uris(everything(corpus, tags=["ENV=Prod"])) == uris(tagged)
+    assert hit_uris(everything(corpus, tags=["ENV=Prod"])) == hit_uris(tagged)
     assert everything(corpus, tags="env=prod,team=search").total == 0  # ANDed
     assert everything(corpus, tags="env=dev").total == 0
 
@@ -355,7 +374,7 @@ def test_bad_tags(corpus: OpenViking, tags: Any) -> None:
 # ----------------------------------------------------------------------------- filter
 def test_filter(corpus: OpenViking) -> None:
     result = everything(corpus, filter={"op": "must", "field": "uri", "conds": [f"{H}/deploy"], "para": "-d=0"})
-    assert {raw_uri(u) for u in uris(result)} == {f"{H}/deploy"}
+    assert {raw_uri(u) for u in hit_uris(result)} == {f"{H}/deploy"}
     text = everything(corpus, filter='{"op": "must", "field": "level", "conds": [2]}')
     assert text.total > 0 and all(h.level == 2 for h in text)
 
@@ -364,7 +383,7 @@ def test_filter(corpus: OpenViking) -> None:
 @pytest.mark.parametrize("mode", ["vector", "keyword", "hybrid"])
 def test_modes_rank_the_obvious_file_first(corpus: OpenViking, mode: str) -> None:
     result = corpus.find("Kubernetes cluster Helm chart", target_uri=H, level=2, mode=mode, score_threshold=0)
-    assert uris(result)[0] == f"{H}/deploy/kubernetes.md"
+    assert hit_uris(result)[0] == f"{H}/deploy/kubernetes.md"
     scores = [h.score for h in result]
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores == sorted(scores, reverse=True)
@@ -372,7 +391,7 @@ def test_modes_rank_the_obvious_file_first(corpus: OpenViking, mode: str) -> Non
 
 def test_chinese_query(corpus: OpenViking) -> None:
     result = corpus.find("用户 身份认证 密钥", target_uri=f"{R}/手册", level=2)
-    assert uris(result)[0] == f"{R}/手册/认证.md"
+    assert hit_uris(result)[0] == f"{R}/手册/认证.md"
 
 
 def test_keyword_mode_without_matching_words_finds_nothing(corpus: OpenViking) -> None:
@@ -397,7 +416,7 @@ def test_a_long_file_appears_once(corpus: OpenViking) -> None:
     assert corpus.stat(long_uri)["records"] >= 8
     for mode in ("vector", "keyword", "hybrid"):
         result = corpus.find("zebra stripes savanna herd", limit=50, score_threshold=0, mode=mode)
-        assert uris(result).count(long_uri) == 1, mode
+        assert hit_uris(result).count(long_uri) == 1, mode
         assert result.resources[0].uri == long_uri, mode
 
 
@@ -434,14 +453,6 @@ def test_scores_in_range_and_sorted_in_each_group(corpus: OpenViking) -> None:
             scores = [h.score for h in group]
             assert all(0.0 <= s <= 1.0 for s in scores), mode
             assert scores == sorted(scores, reverse=True), mode
-
-
-def test_groups_keep_the_global_order(corpus: OpenViking) -> None:
-    # the limit is applied to the global ranking before grouping
-    result = corpus.find("docker deploy", limit=4, score_threshold=0)
-    assert result.total == 4
-    wider = sorted(everything(corpus, limit=4), key=lambda h: -h.score)
-    assert sorted(h.score for h in result) == sorted(h.score for h in wider)
 
 
 def test_to_dict_shape(corpus: OpenViking) -> None:

@@ -18,12 +18,12 @@ from helpers import (
     EN_FILES,
     CliResult,
     cli_error,
+    cli_unharmed,
     everything,
     hash_config,
     make_tree,
     one_line,
     raw_uri,
-    snapshot,
     store_state,
 )
 from helpers import unharmed as _unharmed
@@ -48,30 +48,10 @@ COOKING = f"{NOTES}/cooking.md"
 
 
 # ----------------------------------------------------------------------------- fixtures and helpers
-@pytest.fixture
-def client(tmp_path: Path, en_tree: Path) -> Iterator[OpenViking]:
-    """A store holding the English handbook at viking://resources/handbook, hash embedder."""
-    with OpenViking(path=tmp_path / "store", config=hash_config()) as ov:
-        ov.add_resource(en_tree)
-        yield ov
-
-
-@pytest.fixture
-def ov(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> Cli:
-    """``cli`` on a store holding the handbook, with ``--store`` and ``--config`` appended."""
-    store = tmp_path / "store"
-    with OpenViking(path=store, config=hash_config()) as client:
-        client.add_resource(en_tree)
-
-    def run(*argv: Any) -> CliResult:
-        return cli(*argv, "--store", store, "--config", hash_conf)
-
-    return run
-
-
+# handbook_client and handbook_ov (conftest.py) hold the English handbook in tmp_path/"store".
 @pytest.fixture
 def sdk(tmp_path: Path) -> Iterator[OpenViking]:
-    """An SDK client on the store the ``ov`` fixture built (for checks after CLI writes)."""
+    """An SDK client on the store the ``handbook_ov`` fixture built (for checks after CLI writes)."""
     with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
         yield client
 
@@ -126,55 +106,40 @@ def ok_json(result: CliResult) -> Any:
     return envelope["result"]
 
 
-def cli_unharmed(ov: Cli, store: Path, argv: list[str], code: str, status: int, needle: str) -> None:
-    """``argv`` fails with ``code``/``status`` in json and table form; the store is unchanged."""
-    before_ls = ov("ls", "viking://", "-r", "-s").out
-    before_find = ov("find", "deploy the handbook", "-t", "-1", "-n", "1000", "-o", "json").json()["result"]
-    before = snapshot(store)
-    error = cli_error(ov(*argv, "-o", "json"), code, status)
-    assert needle in error["message"], error
-    table = ov(*argv)
-    assert table.code == status and table.out == ""
-    assert table.err.startswith("Error: ") and needle in table.err.splitlines()[0]
-    assert snapshot(store) == before
-    assert ov("ls", "viking://", "-r", "-s").out == before_ls
-    assert ov("find", "deploy the handbook", "-t", "-1", "-n", "1000", "-o", "json").json()["result"] == before_find
-
-
-def test_everything_sees_every_node(client: OpenViking) -> None:
+def test_everything_sees_every_node(handbook_client: OpenViking) -> None:
     """The helper the consistency checks rely on: find over all scopes returns every node."""
-    assert_consistent(client)
-    assert {AUTH, README, DOCKER, K8S, COOKING, H, DEPLOY, NOTES} <= hit_set(client)
+    assert_consistent(handbook_client)
+    assert {AUTH, README, DOCKER, K8S, COOKING, H, DEPLOY, NOTES} <= hit_set(handbook_client)
 
 
 # ----------------------------------------------------------------------------- mkdir
-def test_mkdir_creates_directory_and_parents(client: OpenViking) -> None:
-    result = client.mkdir(f"{R}/projects/alpha/specs")
+def test_mkdir_creates_directory_and_parents(handbook_client: OpenViking) -> None:
+    result = handbook_client.mkdir(f"{R}/projects/alpha/specs")
     assert result == {"uri": f"{R}/projects/alpha/specs", "created": True}
     for uri in (f"{R}/projects", f"{R}/projects/alpha", f"{R}/projects/alpha/specs"):
-        info = client.stat(uri)
+        info = handbook_client.stat(uri)
         assert info["isDir"] is True and info["context_type"] == "resource"
-    assert client.ls(f"{R}/projects/alpha", simple=True) == [f"{R}/projects/alpha/specs"]
-    assert client.ls(f"{R}/projects/alpha/specs") == []
-    assert "specs" in client.overview(f"{R}/projects/alpha")
-    assert_consistent(client)
+    assert handbook_client.ls(f"{R}/projects/alpha", simple=True) == [f"{R}/projects/alpha/specs"]
+    assert handbook_client.ls(f"{R}/projects/alpha/specs") == []
+    assert "specs" in handbook_client.overview(f"{R}/projects/alpha")
+    assert_consistent(handbook_client)
 
 
-def test_mkdir_description_becomes_the_abstract(client: OpenViking) -> None:
+def test_mkdir_description_becomes_the_abstract(handbook_client: OpenViking) -> None:
     text = "Design notes for the billing service and its invoices"
-    client.mkdir(f"{R}/billing", description=text)
-    assert client.stat(f"{R}/billing")["abstract"] == text
-    assert client.abstract(f"{R}/billing") == text
-    hits = {h.uri for h in everything(client, text)}
+    handbook_client.mkdir(f"{R}/billing", description=text)
+    assert handbook_client.stat(f"{R}/billing")["abstract"] == text
+    assert handbook_client.abstract(f"{R}/billing") == text
+    hits = {h.uri for h in everything(handbook_client, text)}
     assert f"{R}/billing/.abstract.md" in hits or f"{R}/billing/.overview.md" in hits
-    assert text in client.overview(R + "/billing")
-    assert_consistent(client)
+    assert text in handbook_client.overview(R + "/billing")
+    assert_consistent(handbook_client)
 
 
-def test_mkdir_long_description_is_cut_to_the_l0_size(client: OpenViking) -> None:
+def test_mkdir_long_description_is_cut_to_the_l0_size(handbook_client: OpenViking) -> None:
     text = " ".join(["Billing design notes for the invoices service."] * 20)
-    client.mkdir(f"{R}/long", description=text)
-    abstract = client.abstract(f"{R}/long")
+    handbook_client.mkdir(f"{R}/long", description=text)
+    abstract = handbook_client.abstract(f"{R}/long")
     assert 0 < len(abstract) <= 256
     assert abstract.startswith("Billing design notes")
 
@@ -186,27 +151,27 @@ def test_mkdir_on_a_new_store_creates_it(tmp_path: Path) -> None:
         assert_consistent(client)
 
 
-def test_mkdir_in_memories_is_memory(client: OpenViking) -> None:
-    client.mkdir("viking://user/memories/profile")
-    assert client.stat(f"{MEM}/profile")["context_type"] == "memory"
+def test_mkdir_in_memories_is_memory(handbook_client: OpenViking) -> None:
+    handbook_client.mkdir("viking://user/memories/profile")
+    assert handbook_client.stat(f"{MEM}/profile")["context_type"] == "memory"
 
 
 @pytest.mark.parametrize("uri", [H, DEPLOY, AUTH], ids=["dir", "subdir", "file"])
-def test_mkdir_existing_is_already_exists(client: OpenViking, uri: str) -> None:
-    error = unharmed(client, lambda: client.mkdir(uri))
+def test_mkdir_existing_is_already_exists(handbook_client: OpenViking, uri: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mkdir(uri))
     assert error.code == "ALREADY_EXISTS"
     assert uri in error.message
 
 
 @pytest.mark.parametrize("uri", ["viking://resources", "viking://user", "viking://agent", "viking://"])
-def test_mkdir_scope_root_is_invalid(client: OpenViking, uri: str) -> None:
-    error = unharmed(client, lambda: client.mkdir(uri))
+def test_mkdir_scope_root_is_invalid(handbook_client: OpenViking, uri: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mkdir(uri))
     assert error.code == "INVALID_ARGUMENT"
 
 
 @pytest.mark.parametrize("uri", [f"{AUTH}/sub", f"{AUTH}/sub/deeper"])
-def test_mkdir_under_a_file_is_failed_precondition(client: OpenViking, uri: str) -> None:
-    error = unharmed(client, lambda: client.mkdir(uri))
+def test_mkdir_under_a_file_is_failed_precondition(handbook_client: OpenViking, uri: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mkdir(uri))
     assert error.code == "FAILED_PRECONDITION"
     assert AUTH in error.message
 
@@ -215,161 +180,163 @@ def test_mkdir_under_a_file_is_failed_precondition(client: OpenViking, uri: str)
     ("uri", "code"),
     [(f"{R}/../x", "PERMISSION_DENIED"), ("viking://nowhere/x", "INVALID_URI"), ("resources/x", "INVALID_URI")],
 )
-def test_mkdir_bad_uri(client: OpenViking, uri: str, code: str) -> None:
-    assert unharmed(client, lambda: client.mkdir(uri)).code == code
+def test_mkdir_bad_uri(handbook_client: OpenViking, uri: str, code: str) -> None:
+    assert unharmed(handbook_client, lambda: handbook_client.mkdir(uri)).code == code
 
 
 # ----------------------------------------------------------------------------- rm
-def test_rm_file(client: OpenViking) -> None:
-    before = client.read(AUTH)
+def test_rm_file(handbook_client: OpenViking) -> None:
+    before = handbook_client.read(AUTH)
     assert "Authentication" in before
-    assert "auth.md" in client.overview(H)
-    result = client.rm(AUTH)
+    assert "auth.md" in handbook_client.overview(H)
+    result = handbook_client.rm(AUTH)
     assert result == {"uri": AUTH, "removed": 1}
-    assert not exists(client, AUTH)
+    assert not exists(handbook_client, AUTH)
     with pytest.raises(OpenVikingError) as info:
-        client.read(AUTH)
+        handbook_client.read(AUTH)
     assert info.value.code == "NOT_FOUND"
-    assert AUTH not in hit_set(client, "authenticate with API keys bearer token")
-    assert "auth.md" not in client.overview(H)
-    assert "bearer token" not in client.overview(H)
-    assert exists(client, H) and exists(client, README)
-    assert_consistent(client)
+    assert AUTH not in hit_set(handbook_client, "authenticate with API keys bearer token")
+    assert "auth.md" not in handbook_client.overview(H)
+    assert "bearer token" not in handbook_client.overview(H)
+    assert exists(handbook_client, H) and exists(handbook_client, README)
+    assert_consistent(handbook_client)
 
 
-def test_rm_file_refreshes_every_ancestor(client: OpenViking) -> None:
-    assert "Pancakes" in client.overview(H)  # handbook's overview shows notes' abstract, from cooking.md
-    client.rm(COOKING)
-    assert "Pancakes" not in client.overview(NOTES)
-    assert "Pancakes" not in client.overview(H)
-    assert "Pancakes" not in client.abstract(NOTES)
-    assert_consistent(client)
+def test_rm_file_refreshes_every_ancestor(handbook_client: OpenViking) -> None:
+    assert "Pancakes" in handbook_client.overview(H)  # handbook's overview shows notes' abstract, from cooking.md
+    handbook_client.rm(COOKING)
+    assert "Pancakes" not in handbook_client.overview(NOTES)
+    assert "Pancakes" not in handbook_client.overview(H)
+    assert "Pancakes" not in handbook_client.abstract(NOTES)
+    assert_consistent(handbook_client)
 
 
-def test_rm_directory_without_recursive_is_refused(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.rm(DEPLOY))
+def test_rm_directory_without_recursive_is_refused(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.rm(DEPLOY))
     assert error.code == "FAILED_PRECONDITION"
     assert "--recursive" in error.message
-    assert exists(client, DOCKER) and exists(client, K8S)
+    assert exists(handbook_client, DOCKER) and exists(handbook_client, K8S)
 
 
-def test_rm_recursive_removes_subtree_records_and_relations(client: OpenViking) -> None:
-    client.link(AUTH, [DOCKER, DEPLOY, README], reason="outside in")
-    client.link(DOCKER, [AUTH], reason="inside out")
-    client.link(K8S, [DOCKER], reason="inside inside")
-    result = client.rm(DEPLOY, recursive=True)
+def test_rm_recursive_removes_subtree_records_and_relations(handbook_client: OpenViking) -> None:
+    handbook_client.link(AUTH, [DOCKER, DEPLOY, README], reason="outside in")
+    handbook_client.link(DOCKER, [AUTH], reason="inside out")
+    handbook_client.link(K8S, [DOCKER], reason="inside inside")
+    result = handbook_client.rm(DEPLOY, recursive=True)
     assert result == {"uri": DEPLOY, "removed": 3}
     for uri in (DEPLOY, DOCKER, K8S):
-        assert not exists(client, uri)
-    hits = hit_set(client, "docker kubernetes deployment helm chart container")
+        assert not exists(handbook_client, uri)
+    hits = hit_set(handbook_client, "docker kubernetes deployment helm chart container")
     assert not any(u == DEPLOY or u.startswith(DEPLOY + "/") for u in hits)
-    assert client.relations(AUTH) == [{"uri": README, "reason": "outside in"}]
-    assert "deploy" not in client.overview(H)
-    assert sorted(client.ls(H, simple=True)) == sorted([NOTES, README, AUTH])
-    assert_consistent(client)
+    assert handbook_client.relations(AUTH) == [{"uri": README, "reason": "outside in"}]
+    assert "deploy" not in handbook_client.overview(H)
+    assert sorted(handbook_client.ls(H, simple=True)) == sorted([NOTES, README, AUTH])
+    assert_consistent(handbook_client)
     # Nothing of the old links comes back when the same URIs exist again.
-    client.mkdir(DEPLOY)
-    client.mkdir(DOCKER)
-    client.mkdir(K8S)
-    assert client.relations(DOCKER) == []
-    assert client.relations(K8S) == []
-    assert client.relations(AUTH) == [{"uri": README, "reason": "outside in"}]
+    handbook_client.mkdir(DEPLOY)
+    handbook_client.mkdir(DOCKER)
+    handbook_client.mkdir(K8S)
+    assert handbook_client.relations(DOCKER) == []
+    assert handbook_client.relations(K8S) == []
+    assert handbook_client.relations(AUTH) == [{"uri": README, "reason": "outside in"}]
 
 
-def test_rm_hits_carry_no_relations_to_removed_nodes(client: OpenViking) -> None:
-    client.link(AUTH, [DOCKER], reason="deploy it")
-    client.rm(DOCKER)
-    for hit in everything(client, "authentication"):
+def test_rm_hits_carry_no_relations_to_removed_nodes(handbook_client: OpenViking) -> None:
+    handbook_client.link(AUTH, [DOCKER], reason="deploy it")
+    handbook_client.rm(DOCKER)
+    for hit in everything(handbook_client, "authentication"):
         assert all(r.uri != DOCKER for r in hit.relations)
 
 
-def test_rm_is_segment_aware(client: OpenViking) -> None:
-    client.mkdir(f"{H}/deploy-notes", description="Notes about deploying")
-    client.rm(DEPLOY, recursive=True)
-    assert exists(client, f"{H}/deploy-notes")
-    assert f"{H}/deploy-notes" in hit_set(client)
-    assert_consistent(client)
+def test_rm_is_segment_aware(handbook_client: OpenViking) -> None:
+    handbook_client.mkdir(f"{H}/deploy-notes", description="Notes about deploying")
+    handbook_client.rm(DEPLOY, recursive=True)
+    assert exists(handbook_client, f"{H}/deploy-notes")
+    assert f"{H}/deploy-notes" in hit_set(handbook_client)
+    assert_consistent(handbook_client)
 
 
-def test_rm_missing_succeeds_with_zero(client: OpenViking) -> None:
-    before = state(client)
-    assert client.rm(f"{H}/no-such-file.md") == {"uri": f"{H}/no-such-file.md", "removed": 0}
-    assert client.rm(f"{R}/nothing/here", recursive=True) == {"uri": f"{R}/nothing/here", "removed": 0}
-    assert state(client) == before
+def test_rm_missing_succeeds_with_zero(handbook_client: OpenViking) -> None:
+    before = state(handbook_client)
+    assert handbook_client.rm(f"{H}/no-such-file.md") == {"uri": f"{H}/no-such-file.md", "removed": 0}
+    assert handbook_client.rm(f"{R}/nothing/here", recursive=True) == {"uri": f"{R}/nothing/here", "removed": 0}
+    assert state(handbook_client) == before
 
 
-def test_rm_root_is_refused(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.rm("viking://", recursive=True))
+def test_rm_root_is_refused(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.rm("viking://", recursive=True))
     assert error.code == "INVALID_ARGUMENT"
 
 
-def test_rm_bad_uri(client: OpenViking) -> None:
-    assert unharmed(client, lambda: client.rm(f"{H}/../x", recursive=True)).code == "PERMISSION_DENIED"
-    assert unharmed(client, lambda: client.rm("viking://nowhere/x")).code == "INVALID_URI"
+def test_rm_bad_uri(handbook_client: OpenViking) -> None:
+    assert (
+        unharmed(handbook_client, lambda: handbook_client.rm(f"{H}/../x", recursive=True)).code == "PERMISSION_DENIED"
+    )
+    assert unharmed(handbook_client, lambda: handbook_client.rm("viking://nowhere/x")).code == "INVALID_URI"
 
 
 # ----------------------------------------------------------------------------- mv
-def test_mv_file(client: OpenViking) -> None:
-    content = client.read(AUTH)
+def test_mv_file(handbook_client: OpenViking) -> None:
+    content = handbook_client.read(AUTH)
     target = f"{R}/security/keys/auth.md"
-    result = client.mv(AUTH, target)
+    result = handbook_client.mv(AUTH, target)
     assert result == {"from": AUTH, "to": target, "moved": 1}
-    assert client.read(target) == content
-    assert not exists(client, AUTH)
-    assert client.stat(f"{R}/security/keys")["isDir"] is True
-    hits = hit_set(client, "authenticate with API keys bearer token")
+    assert handbook_client.read(target) == content
+    assert not exists(handbook_client, AUTH)
+    assert handbook_client.stat(f"{R}/security/keys")["isDir"] is True
+    hits = hit_set(handbook_client, "authenticate with API keys bearer token")
     assert target in hits and AUTH not in hits
-    assert "auth.md" not in client.overview(H)
-    assert "auth.md" in client.overview(f"{R}/security/keys")
-    assert_consistent(client)
+    assert "auth.md" not in handbook_client.overview(H)
+    assert "auth.md" in handbook_client.overview(f"{R}/security/keys")
+    assert_consistent(handbook_client)
 
 
-def test_mv_file_rename_in_place(client: OpenViking) -> None:
-    content = client.read(AUTH)
-    client.mv(AUTH, f"{H}/authentication.md")
-    assert client.read(f"{H}/authentication.md") == content
-    assert sorted(client.ls(H, simple=True)) == sorted([DEPLOY, NOTES, README, f"{H}/authentication.md"])
-    assert_consistent(client)
+def test_mv_file_rename_in_place(handbook_client: OpenViking) -> None:
+    content = handbook_client.read(AUTH)
+    handbook_client.mv(AUTH, f"{H}/authentication.md")
+    assert handbook_client.read(f"{H}/authentication.md") == content
+    assert sorted(handbook_client.ls(H, simple=True)) == sorted([DEPLOY, NOTES, README, f"{H}/authentication.md"])
+    assert_consistent(handbook_client)
 
 
-def test_mv_directory(client: OpenViking) -> None:
-    docker, k8s = client.read(DOCKER), client.read(K8S)
-    result = client.mv(DEPLOY, f"{R}/ops")
+def test_mv_directory(handbook_client: OpenViking) -> None:
+    docker, k8s = handbook_client.read(DOCKER), handbook_client.read(K8S)
+    result = handbook_client.mv(DEPLOY, f"{R}/ops")
     assert result == {"from": DEPLOY, "to": f"{R}/ops", "moved": 3}
-    assert client.read(f"{R}/ops/docker.md") == docker
-    assert client.read(f"{R}/ops/kubernetes.md") == k8s
+    assert handbook_client.read(f"{R}/ops/docker.md") == docker
+    assert handbook_client.read(f"{R}/ops/kubernetes.md") == k8s
     for old in (DEPLOY, DOCKER, K8S):
-        assert not exists(client, old)
-    hits = hit_set(client, "docker kubernetes deployment")
+        assert not exists(handbook_client, old)
+    hits = hit_set(handbook_client, "docker kubernetes deployment")
     assert {f"{R}/ops", f"{R}/ops/docker.md", f"{R}/ops/kubernetes.md"} <= hits
     assert not any(u == DEPLOY or u.startswith(DEPLOY + "/") for u in hits)
-    for hit in everything(client, "docker"):
+    for hit in everything(handbook_client, "docker"):
         assert not hit.uri.startswith(DEPLOY)
-    assert "deploy" not in client.overview(H)
-    assert "docker.md" in client.overview(f"{R}/ops")
-    assert_consistent(client)
+    assert "deploy" not in handbook_client.overview(H)
+    assert "docker.md" in handbook_client.overview(f"{R}/ops")
+    assert_consistent(handbook_client)
 
 
-def test_mv_relations_follow(client: OpenViking) -> None:
-    client.link(AUTH, [DOCKER, DEPLOY], reason="outside in")
-    client.link(DOCKER, [README], reason="inside out")
-    client.link(K8S, [DOCKER], reason="inside inside")
-    client.mv(DEPLOY, f"{R}/ops")
+def test_mv_relations_follow(handbook_client: OpenViking) -> None:
+    handbook_client.link(AUTH, [DOCKER, DEPLOY], reason="outside in")
+    handbook_client.link(DOCKER, [README], reason="inside out")
+    handbook_client.link(K8S, [DOCKER], reason="inside inside")
+    handbook_client.mv(DEPLOY, f"{R}/ops")
     ops = f"{R}/ops"
-    assert sorted(client.relations(AUTH), key=lambda r: r["uri"]) == [
+    assert sorted(handbook_client.relations(AUTH), key=lambda r: r["uri"]) == [
         {"uri": ops, "reason": "outside in"},
         {"uri": f"{ops}/docker.md", "reason": "outside in"},
     ]
-    assert client.relations(f"{ops}/docker.md") == [{"uri": README, "reason": "inside out"}]
-    assert client.relations(f"{ops}/kubernetes.md") == [{"uri": f"{ops}/docker.md", "reason": "inside inside"}]
-    hit = next(h for h in everything(client, "kubernetes helm") if h.uri == f"{ops}/kubernetes.md")
+    assert handbook_client.relations(f"{ops}/docker.md") == [{"uri": README, "reason": "inside out"}]
+    assert handbook_client.relations(f"{ops}/kubernetes.md") == [{"uri": f"{ops}/docker.md", "reason": "inside inside"}]
+    hit = next(h for h in everything(handbook_client, "kubernetes helm") if h.uri == f"{ops}/kubernetes.md")
     assert [r.to_dict() for r in hit.relations] == [{"uri": f"{ops}/docker.md", "reason": "inside inside"}]
-    assert_consistent(client)
+    assert_consistent(handbook_client)
     # The old URIs carry nothing when they exist again.
-    client.mkdir(DEPLOY)
-    client.mkdir(DOCKER)
-    assert client.relations(DOCKER) == []
-    assert {r["uri"] for r in client.relations(AUTH)} == {ops, f"{ops}/docker.md"}
+    handbook_client.mkdir(DEPLOY)
+    handbook_client.mkdir(DOCKER)
+    assert handbook_client.relations(DOCKER) == []
+    assert {r["uri"] for r in handbook_client.relations(AUTH)} == {ops, f"{ops}/docker.md"}
 
 
 def test_mv_keeps_description_tags_and_records(tmp_path: Path, en_tree: Path) -> None:
@@ -388,116 +355,116 @@ def test_mv_keeps_description_tags_and_records(tmp_path: Path, en_tree: Path) ->
         assert_consistent(client)
 
 
-def test_mv_into_itself_is_invalid(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.mv(DEPLOY, f"{DEPLOY}/inner"))
+def test_mv_into_itself_is_invalid(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mv(DEPLOY, f"{DEPLOY}/inner"))
     assert error.code == "INVALID_ARGUMENT"
     assert "into itself" in error.message
 
 
-def test_mv_onto_itself_is_refused(client: OpenViking) -> None:
-    unharmed(client, lambda: client.mv(DEPLOY, DEPLOY))
+def test_mv_onto_itself_is_refused(handbook_client: OpenViking) -> None:
+    unharmed(handbook_client, lambda: handbook_client.mv(DEPLOY, DEPLOY))
 
 
 @pytest.mark.parametrize(("source", "target"), [(AUTH, README), (DEPLOY, NOTES), (AUTH, NOTES), (DEPLOY, README)])
-def test_mv_onto_existing_is_already_exists(client: OpenViking, source: str, target: str) -> None:
-    contents = {u: client.read(u) for u in (AUTH, README, DOCKER, COOKING)}
-    error = unharmed(client, lambda: client.mv(source, target))
+def test_mv_onto_existing_is_already_exists(handbook_client: OpenViking, source: str, target: str) -> None:
+    contents = {u: handbook_client.read(u) for u in (AUTH, README, DOCKER, COOKING)}
+    error = unharmed(handbook_client, lambda: handbook_client.mv(source, target))
     assert error.code == "ALREADY_EXISTS"
     assert target in error.message
-    assert {u: client.read(u) for u in contents} == contents
+    assert {u: handbook_client.read(u) for u in contents} == contents
 
 
-def test_mv_missing_source_is_not_found(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.mv(f"{H}/ghost.md", f"{R}/ghost.md"))
+def test_mv_missing_source_is_not_found(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mv(f"{H}/ghost.md", f"{R}/ghost.md"))
     assert error.code == "NOT_FOUND"
     assert f"{H}/ghost.md" in error.message
 
 
-def test_mv_under_a_file_is_failed_precondition(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.mv(README, f"{AUTH}/README.md"))
+def test_mv_under_a_file_is_failed_precondition(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mv(README, f"{AUTH}/README.md"))
     assert error.code == "FAILED_PRECONDITION"
 
 
 @pytest.mark.parametrize(
     ("source", "target"), [(R, "viking://agent/elsewhere"), (H, "viking://agent"), (H, "viking://")]
 )
-def test_mv_scope_roots_are_invalid(client: OpenViking, source: str, target: str) -> None:
-    error = unharmed(client, lambda: client.mv(source, target))
+def test_mv_scope_roots_are_invalid(handbook_client: OpenViking, source: str, target: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.mv(source, target))
     assert error.code == "INVALID_ARGUMENT"
 
 
-def test_mv_is_segment_aware(client: OpenViking) -> None:
-    client.mkdir(f"{H}/deploy-notes")
-    client.link(f"{H}/deploy-notes", [AUTH], reason="sibling")
-    client.mv(DEPLOY, f"{R}/ops")
-    assert exists(client, f"{H}/deploy-notes")
-    assert client.relations(f"{H}/deploy-notes") == [{"uri": AUTH, "reason": "sibling"}]
-    assert_consistent(client)
+def test_mv_is_segment_aware(handbook_client: OpenViking) -> None:
+    handbook_client.mkdir(f"{H}/deploy-notes")
+    handbook_client.link(f"{H}/deploy-notes", [AUTH], reason="sibling")
+    handbook_client.mv(DEPLOY, f"{R}/ops")
+    assert exists(handbook_client, f"{H}/deploy-notes")
+    assert handbook_client.relations(f"{H}/deploy-notes") == [{"uri": AUTH, "reason": "sibling"}]
+    assert_consistent(handbook_client)
 
 
-def test_mv_resource_to_memories_changes_context_type(client: OpenViking) -> None:
+def test_mv_resource_to_memories_changes_context_type(handbook_client: OpenViking) -> None:
     target = f"{MEM}/cases/auth.md"
-    client.mv(AUTH, "viking://user/memories/cases/auth.md")
-    assert client.stat(target)["context_type"] == "memory"
-    result = client.find("authenticate with API keys bearer token", limit=100, score_threshold=-1)
+    handbook_client.mv(AUTH, "viking://user/memories/cases/auth.md")
+    assert handbook_client.stat(target)["context_type"] == "memory"
+    result = handbook_client.find("authenticate with API keys bearer token", limit=100, score_threshold=-1)
     memories = {h.uri: h for h in result.memories}
     assert target in memories
     assert memories[target].context_type == "memory"
     assert memories[target].category == "cases"
     assert target not in {h.uri for h in result.resources}
-    by_type = client.find("API keys", context_type="memory", limit=100, score_threshold=-1)
+    by_type = handbook_client.find("API keys", context_type="memory", limit=100, score_threshold=-1)
     assert target in {h.uri for h in by_type}
-    assert_consistent(client)
+    assert_consistent(handbook_client)
 
 
-def test_mv_directory_to_skills_changes_context_type_of_every_hit(client: OpenViking) -> None:
-    client.mv(DEPLOY, "viking://agent/skills/deploy")
-    result = client.find("docker kubernetes deployment", limit=100, score_threshold=-1)
+def test_mv_directory_to_skills_changes_context_type_of_every_hit(handbook_client: OpenViking) -> None:
+    handbook_client.mv(DEPLOY, "viking://agent/skills/deploy")
+    result = handbook_client.find("docker kubernetes deployment", limit=100, score_threshold=-1)
     moved = [h for h in result if raw_uri(h.uri).startswith("viking://agent/skills/deploy")]
     assert {raw_uri(h.uri) for h in moved} >= {"viking://agent/skills/deploy/docker.md"}
     assert all(h.context_type == "skill" for h in moved)
     assert all(h in result.skills for h in moved)
-    assert_consistent(client)
+    assert_consistent(handbook_client)
 
 
-def test_mv_memory_back_to_resources(client: OpenViking) -> None:
-    uri = client.add_memory("The user deploys with docker compose", "cases")["uri"]
-    client.mv(uri, f"{R}/was-memory.md")
-    result = client.find("deploys with docker compose", limit=100, score_threshold=-1)
+def test_mv_memory_back_to_resources(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory("The user deploys with docker compose", "cases")["uri"]
+    handbook_client.mv(uri, f"{R}/was-memory.md")
+    result = handbook_client.find("deploys with docker compose", limit=100, score_threshold=-1)
     hits = {h.uri: h for h in result.resources}
     assert f"{R}/was-memory.md" in hits
     assert hits[f"{R}/was-memory.md"].category == ""
     assert uri not in {h.uri for h in result}
-    assert_consistent(client)
+    assert_consistent(handbook_client)
 
 
 # ----------------------------------------------------------------------------- link, unlink, relations
-def test_link_and_relations(client: OpenViking) -> None:
-    result = client.link(AUTH, [DOCKER, K8S], reason="deploying needs keys")
+def test_link_and_relations(handbook_client: OpenViking) -> None:
+    result = handbook_client.link(AUTH, [DOCKER, K8S], reason="deploying needs keys")
     assert result == {"from": AUTH, "to": [DOCKER, K8S], "reason": "deploying needs keys", "linked": 2}
-    assert sorted(client.relations(AUTH), key=lambda r: r["uri"]) == [
+    assert sorted(handbook_client.relations(AUTH), key=lambda r: r["uri"]) == [
         {"uri": DOCKER, "reason": "deploying needs keys"},
         {"uri": K8S, "reason": "deploying needs keys"},
     ]
-    assert client.relations(DOCKER) == []  # links are directed
-    assert client.relations(README) == []
+    assert handbook_client.relations(DOCKER) == []  # links are directed
+    assert handbook_client.relations(README) == []
 
 
-def test_link_single_target_string(client: OpenViking) -> None:
-    assert client.link(AUTH, DOCKER)["linked"] == 1
-    assert client.relations(AUTH) == [{"uri": DOCKER, "reason": ""}]
+def test_link_single_target_string(handbook_client: OpenViking) -> None:
+    assert handbook_client.link(AUTH, DOCKER)["linked"] == 1
+    assert handbook_client.relations(AUTH) == [{"uri": DOCKER, "reason": ""}]
 
 
-def test_relink_updates_the_reason(client: OpenViking) -> None:
-    client.link(AUTH, [DOCKER], reason="first")
-    client.link(AUTH, [DOCKER], reason="second")
-    assert client.relations(AUTH) == [{"uri": DOCKER, "reason": "second"}]
+def test_relink_updates_the_reason(handbook_client: OpenViking) -> None:
+    handbook_client.link(AUTH, [DOCKER], reason="first")
+    handbook_client.link(AUTH, [DOCKER], reason="second")
+    assert handbook_client.relations(AUTH) == [{"uri": DOCKER, "reason": "second"}]
 
 
-def test_find_hits_carry_relations(client: OpenViking) -> None:
-    client.link(AUTH, [DOCKER], reason="deploy with keys")
-    client.link(DEPLOY, [AUTH], reason="needs auth")
-    hits = list(everything(client, "authentication api keys"))
+def test_find_hits_carry_relations(handbook_client: OpenViking) -> None:
+    handbook_client.link(AUTH, [DOCKER], reason="deploy with keys")
+    handbook_client.link(DEPLOY, [AUTH], reason="needs auth")
+    hits = list(everything(handbook_client, "authentication api keys"))
     auth = next(h for h in hits if h.uri == AUTH)
     assert [r.to_dict() for r in auth.relations] == [{"uri": DOCKER, "reason": "deploy with keys"}]
     assert auth.to_dict()["relations"] == [{"uri": DOCKER, "reason": "deploy with keys"}]
@@ -508,53 +475,56 @@ def test_find_hits_carry_relations(client: OpenViking) -> None:
     assert all(h.relations == [] for h in others)
 
 
-def test_link_to_missing_is_not_found_and_links_nothing(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.link(AUTH, [DOCKER, f"{H}/ghost.md"], reason="x"))
+def test_link_to_missing_is_not_found_and_links_nothing(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.link(AUTH, [DOCKER, f"{H}/ghost.md"], reason="x"))
     assert error.code == "NOT_FOUND"
     assert f"{H}/ghost.md" in error.message
-    assert client.relations(AUTH) == []
+    assert handbook_client.relations(AUTH) == []
 
 
-def test_link_from_missing_is_not_found(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.link(f"{H}/ghost.md", [AUTH]))
+def test_link_from_missing_is_not_found(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.link(f"{H}/ghost.md", [AUTH]))
     assert error.code == "NOT_FOUND"
 
 
-def test_link_without_targets_is_invalid(client: OpenViking) -> None:
-    assert unharmed(client, lambda: client.link(AUTH, [])).code == "INVALID_ARGUMENT"
+def test_link_without_targets_is_invalid(handbook_client: OpenViking) -> None:
+    assert unharmed(handbook_client, lambda: handbook_client.link(AUTH, [])).code == "INVALID_ARGUMENT"
 
 
 @pytest.mark.parametrize(
     ("target", "code"), [(f"{H}/../x", "PERMISSION_DENIED"), ("viking://nowhere/x", "INVALID_URI")]
 )
-def test_link_bad_uri(client: OpenViking, target: str, code: str) -> None:
-    assert unharmed(client, lambda: client.link(AUTH, [target])).code == code
+def test_link_bad_uri(handbook_client: OpenViking, target: str, code: str) -> None:
+    assert unharmed(handbook_client, lambda: handbook_client.link(AUTH, [target])).code == code
 
 
-def test_unlink(client: OpenViking) -> None:
-    client.link(AUTH, [DOCKER, K8S], reason="r")
-    assert client.unlink(AUTH, DOCKER) == {"from": AUTH, "to": DOCKER, "removed": 1}
-    assert client.relations(AUTH) == [{"uri": K8S, "reason": "r"}]
-    auth = next(h for h in everything(client, "authentication") if h.uri == AUTH)
+def test_unlink(handbook_client: OpenViking) -> None:
+    handbook_client.link(AUTH, [DOCKER, K8S], reason="r")
+    assert handbook_client.unlink(AUTH, DOCKER) == {"from": AUTH, "to": DOCKER, "removed": 1}
+    assert handbook_client.relations(AUTH) == [{"uri": K8S, "reason": "r"}]
+    auth = next(h for h in everything(handbook_client, "authentication") if h.uri == AUTH)
     assert [r.uri for r in auth.relations] == [K8S]
-    assert client.unlink(AUTH, DOCKER) == {"from": AUTH, "to": DOCKER, "removed": 0}
-    assert client.unlink(AUTH, f"{H}/ghost.md")["removed"] == 0
-    assert client.relations(AUTH) == [{"uri": K8S, "reason": "r"}]
+    assert handbook_client.unlink(AUTH, DOCKER) == {"from": AUTH, "to": DOCKER, "removed": 0}
+    assert handbook_client.unlink(AUTH, f"{H}/ghost.md")["removed"] == 0
+    assert handbook_client.relations(AUTH) == [{"uri": K8S, "reason": "r"}]
 
 
-def test_relations_of_missing_uri_is_not_found(client: OpenViking) -> None:
-    error = unharmed(client, lambda: client.relations(f"{H}/ghost.md"))
+def test_relations_of_missing_uri_is_not_found(handbook_client: OpenViking) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.relations(f"{H}/ghost.md"))
     assert error.code == "NOT_FOUND"
 
 
 # ----------------------------------------------------------------------------- CLI forms
-def test_cli_mkdir(ov: Cli, sdk: OpenViking) -> None:
-    assert one_line(ov("mkdir", f"{R}/projects/alpha", "--description", "Project alpha")) == (
+def test_cli_mkdir(handbook_ov: Cli, sdk: OpenViking) -> None:
+    assert one_line(handbook_ov("mkdir", f"{R}/projects/alpha", "--description", "Project alpha")) == (
         f"Created {R}/projects/alpha"
     )
-    assert ok_json(ov("mkdir", f"{R}/projects/beta", "-o", "json")) == {"uri": f"{R}/projects/beta", "created": True}
+    assert ok_json(handbook_ov("mkdir", f"{R}/projects/beta", "-o", "json")) == {
+        "uri": f"{R}/projects/beta",
+        "created": True,
+    }
     assert sdk.stat(f"{R}/projects/alpha")["abstract"] == "Project alpha"
-    abstract = ov("abstract", f"{R}/projects/alpha")
+    abstract = handbook_ov("abstract", f"{R}/projects/alpha")
     assert abstract.code == 0 and "Project alpha" in abstract.out
 
 
@@ -580,113 +550,119 @@ def test_cli_mkdir(ov: Cli, sdk: OpenViking) -> None:
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) else None,
 )
-def test_cli_bad_input(ov: Cli, tmp_path: Path, argv: list[str], code: str, status: int, needle: str) -> None:
-    cli_unharmed(ov, tmp_path / "store", argv, code, status, needle)
+def test_cli_bad_input(handbook_ov: Cli, tmp_path: Path, argv: list[str], code: str, status: int, needle: str) -> None:
+    cli_unharmed(handbook_ov, tmp_path / "store", argv, code, status, needle)
 
 
-def test_cli_link_without_target_is_usage_error(ov: Cli) -> None:
-    result = ov("link", AUTH)
+def test_cli_link_without_target_is_usage_error(handbook_ov: Cli) -> None:
+    result = handbook_ov("link", AUTH)
     assert result.code == 2
     assert result.out == ""
 
 
-def test_cli_rm(ov: Cli, sdk: OpenViking) -> None:
-    assert one_line(ov("rm", AUTH)) == f"Removed 1 node at {AUTH}"
-    assert ok_json(ov("rm", DEPLOY, "-r", "-o", "json")) == {"uri": DEPLOY, "removed": 3}
-    assert one_line(ov("rm", NOTES, "--recursive")) == f"Removed 2 nodes at {NOTES}"
-    assert one_line(ov("rm", f"{H}/ghost.md")) == f"Nothing at {H}/ghost.md"
-    assert ok_json(ov("rm", f"{H}/ghost.md", "--json")) == {"uri": f"{H}/ghost.md", "removed": 0}
-    stat = ov("stat", DOCKER, "-o", "json")
+def test_cli_rm(handbook_ov: Cli, sdk: OpenViking) -> None:
+    assert one_line(handbook_ov("rm", AUTH)) == f"Removed 1 node at {AUTH}"
+    assert ok_json(handbook_ov("rm", DEPLOY, "-r", "-o", "json")) == {"uri": DEPLOY, "removed": 3}
+    assert one_line(handbook_ov("rm", NOTES, "--recursive")) == f"Removed 2 nodes at {NOTES}"
+    assert one_line(handbook_ov("rm", f"{H}/ghost.md")) == f"Nothing at {H}/ghost.md"
+    assert ok_json(handbook_ov("rm", f"{H}/ghost.md", "--json")) == {"uri": f"{H}/ghost.md", "removed": 0}
+    stat = handbook_ov("stat", DOCKER, "-o", "json")
     cli_error(stat, "NOT_FOUND", 1)
-    found = ok_json(ov("find", "docker kubernetes pancakes api keys", "-t", "-1", "-n", "1000", "-o", "json"))
+    found = ok_json(handbook_ov("find", "docker kubernetes pancakes api keys", "-t", "-1", "-n", "1000", "-o", "json"))
     uris = {raw_uri(h["uri"]) for group in ("memories", "resources", "skills") for h in found[group]}
     assert uris.isdisjoint({AUTH, DEPLOY, DOCKER, K8S, NOTES, COOKING})
     assert_consistent(sdk)
 
 
-def test_cli_rm_directory_message_in_table_form(ov: Cli) -> None:
-    result = ov("rm", DEPLOY)
+def test_cli_rm_directory_message_in_table_form(handbook_ov: Cli) -> None:
+    result = handbook_ov("rm", DEPLOY)
     assert result.code == 1 and result.out == ""
     lines = result.err.splitlines()
     assert lines[0] == f"Error: Cannot remove directory without --recursive: {DEPLOY}"
     assert lines[1] == f"Hint: openviking rm -r {DEPLOY}"
 
 
-def test_cli_mv(ov: Cli, sdk: OpenViking) -> None:
+def test_cli_mv(handbook_ov: Cli, sdk: OpenViking) -> None:
     content = sdk.read(AUTH)
-    assert one_line(ov("mv", AUTH, f"{R}/auth.md")) == f"Moved {AUTH} -> {R}/auth.md"
-    assert ok_json(ov("mv", DEPLOY, f"{R}/ops", "-o", "json")) == {"from": DEPLOY, "to": f"{R}/ops", "moved": 3}
-    read = ov("read", f"{R}/auth.md")
+    assert one_line(handbook_ov("mv", AUTH, f"{R}/auth.md")) == f"Moved {AUTH} -> {R}/auth.md"
+    assert ok_json(handbook_ov("mv", DEPLOY, f"{R}/ops", "-o", "json")) == {
+        "from": DEPLOY,
+        "to": f"{R}/ops",
+        "moved": 3,
+    }
+    read = handbook_ov("read", f"{R}/auth.md")
     assert read.code == 0 and read.out.rstrip("\n") == content.rstrip("\n")
-    cli_error(ov("read", AUTH, "-o", "json"), "NOT_FOUND", 1)
-    found = ok_json(ov("find", "docker api keys", "-t", "-1", "-n", "1000", "-o", "json"))
+    cli_error(handbook_ov("read", AUTH, "-o", "json"), "NOT_FOUND", 1)
+    found = ok_json(handbook_ov("find", "docker api keys", "-t", "-1", "-n", "1000", "-o", "json"))
     uris = {raw_uri(h["uri"]) for h in found["resources"]}
     assert {f"{R}/auth.md", f"{R}/ops/docker.md"} <= uris
     assert uris.isdisjoint({AUTH, DEPLOY, DOCKER, K8S})
     assert_consistent(sdk)
 
 
-def test_cli_mv_into_memories_json_find(ov: Cli) -> None:
-    ok_json(ov("mv", AUTH, "viking://user/memories/cases/auth.md", "-o", "json"))
-    found = ok_json(ov("find", "API keys bearer token", "-u", "viking://~/memories", "-t", "-1", "-o", "json"))
+def test_cli_mv_into_memories_json_find(handbook_ov: Cli) -> None:
+    ok_json(handbook_ov("mv", AUTH, "viking://user/memories/cases/auth.md", "-o", "json"))
+    found = ok_json(handbook_ov("find", "API keys bearer token", "-u", "viking://~/memories", "-t", "-1", "-o", "json"))
     hits = {h["uri"]: h for h in found["memories"]}
     assert hits[f"{MEM}/cases/auth.md"]["context_type"] == "memory"
     assert hits[f"{MEM}/cases/auth.md"]["category"] == "cases"
     assert found["resources"] == []
 
 
-def test_cli_link_relations_unlink(ov: Cli) -> None:
-    line = one_line(ov("link", AUTH, DOCKER, K8S, "--reason", "deploying needs keys"))
+def test_cli_link_relations_unlink(handbook_ov: Cli) -> None:
+    line = one_line(handbook_ov("link", AUTH, DOCKER, K8S, "--reason", "deploying needs keys"))
     assert line == f"Linked {AUTH} -> {DOCKER}, {K8S}"
-    assert ok_json(ov("link", README, AUTH, "--reason", "start here", "-o", "json")) == {
+    assert ok_json(handbook_ov("link", README, AUTH, "--reason", "start here", "-o", "json")) == {
         "from": README,
         "to": [AUTH],
         "reason": "start here",
         "linked": 1,
     }
-    table = ov("relations", AUTH)
+    table = handbook_ov("relations", AUTH)
     assert table.code == 0 and table.err == ""
     lines = table.out.splitlines()
     assert sorted(lines) == sorted([f"{DOCKER}  deploying needs keys", f"{K8S}  deploying needs keys"])
-    jsonl = ov("relations", AUTH, "-o", "jsonl")
+    jsonl = handbook_ov("relations", AUTH, "-o", "jsonl")
     assert jsonl.code == 0 and jsonl.err == ""
     assert sorted(jsonl.json_lines(), key=lambda r: r["uri"]) == [
         {"uri": DOCKER, "reason": "deploying needs keys"},
         {"uri": K8S, "reason": "deploying needs keys"},
     ]
     assert all(line.startswith("{") for line in jsonl.out.splitlines())  # compact, one per line
-    assert sorted(ok_json(ov("relations", AUTH, "-o", "json")), key=lambda r: r["uri"]) == [
+    assert sorted(ok_json(handbook_ov("relations", AUTH, "-o", "json")), key=lambda r: r["uri"]) == [
         {"uri": DOCKER, "reason": "deploying needs keys"},
         {"uri": K8S, "reason": "deploying needs keys"},
     ]
-    found = ok_json(ov("find", "authenticate API keys", "-u", AUTH, "-t", "-1", "-o", "json"))
+    found = ok_json(handbook_ov("find", "authenticate API keys", "-u", AUTH, "-t", "-1", "-o", "json"))
     auth = next(h for h in found["resources"] if h["uri"] == AUTH)
     assert sorted(auth["relations"], key=lambda r: r["uri"]) == [
         {"uri": DOCKER, "reason": "deploying needs keys"},
         {"uri": K8S, "reason": "deploying needs keys"},
     ]
-    items = ov("find", "authenticate API keys", "-u", AUTH, "-t", "-1", "-o", "jsonl")
+    items = handbook_ov("find", "authenticate API keys", "-u", AUTH, "-t", "-1", "-o", "jsonl")
     assert items.code == 0
     assert {r["uri"] for r in next(i for i in items.json_lines() if i["uri"] == AUTH)["relations"]} == {DOCKER, K8S}
 
-    assert one_line(ov("unlink", AUTH, DOCKER)) == f"Unlinked {AUTH} -> {DOCKER}"
-    assert ok_json(ov("unlink", AUTH, DOCKER, "-o", "json")) == {"from": AUTH, "to": DOCKER, "removed": 0}
-    assert one_line(ov("unlink", AUTH, DOCKER)) == "No such relation"
-    assert ov("relations", AUTH, "-o", "jsonl").json_lines() == [{"uri": K8S, "reason": "deploying needs keys"}]
+    assert one_line(handbook_ov("unlink", AUTH, DOCKER)) == f"Unlinked {AUTH} -> {DOCKER}"
+    assert ok_json(handbook_ov("unlink", AUTH, DOCKER, "-o", "json")) == {"from": AUTH, "to": DOCKER, "removed": 0}
+    assert one_line(handbook_ov("unlink", AUTH, DOCKER)) == "No such relation"
+    assert handbook_ov("relations", AUTH, "-o", "jsonl").json_lines() == [
+        {"uri": K8S, "reason": "deploying needs keys"}
+    ]
 
 
-def test_cli_relations_empty(ov: Cli) -> None:
-    table = ov("relations", AUTH)
+def test_cli_relations_empty(handbook_ov: Cli) -> None:
+    table = handbook_ov("relations", AUTH)
     assert table.code == 0 and table.out == "" and table.err == ""
-    jsonl = ov("relations", AUTH, "-o", "jsonl")
+    jsonl = handbook_ov("relations", AUTH, "-o", "jsonl")
     assert jsonl.code == 0 and jsonl.out == ""
-    assert ok_json(ov("relations", AUTH, "-o", "json")) == []
+    assert ok_json(handbook_ov("relations", AUTH, "-o", "json")) == []
 
 
-def test_cli_rm_removes_relations_shown_by_cli(ov: Cli) -> None:
-    assert ov("link", AUTH, DOCKER, README, "--reason", "r").code == 0
-    assert ov("rm", DEPLOY, "-r").code == 0
-    assert ov("relations", AUTH, "-o", "jsonl").json_lines() == [{"uri": README, "reason": "r"}]
+def test_cli_rm_removes_relations_shown_by_cli(handbook_ov: Cli) -> None:
+    assert handbook_ov("link", AUTH, DOCKER, README, "--reason", "r").code == 0
+    assert handbook_ov("rm", DEPLOY, "-r").code == 0
+    assert handbook_ov("relations", AUTH, "-o", "jsonl").json_lines() == [{"uri": README, "reason": "r"}]
 
 
 # ----------------------------------------------------------------------------- consistency property
@@ -712,10 +688,6 @@ OPS = st.one_of(
     st.tuples(st.just("rm"), st.integers(0, 50), st.booleans()),
     st.tuples(st.just("link"), st.integers(0, 50), st.integers(0, 50), st.integers(0, len(REASONS) - 1)),
 )
-
-
-def _depth(uri: str) -> int:
-    return len(uri[len("viking://") :].split("/"))
 
 
 def _within(uri: str, top: str) -> bool:

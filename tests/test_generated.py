@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import run_module
 
 from openviking_cli import _docgen
 
@@ -30,13 +31,8 @@ def test_check_mode_reports_nothing_stale() -> None:
 
 
 def test_completion_shim_completes_commands_and_options() -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {**os.environ, "_OPENVIKING_COMPLETE": "complete_bash", "COMP_WORDS": "openviking fi", "COMP_CWORD": "1"}
-    out = subprocess.run([sys.executable, "-m", "openviking_cli"], env=env, capture_output=True, text=True)
+    env = {"_OPENVIKING_COMPLETE": "complete_bash", "COMP_WORDS": "openviking fi", "COMP_CWORD": "1"}
+    out = run_module([], env=env, timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["find"]
-    env.update(COMP_WORDS="openviking find q --mo", COMP_CWORD="3")
-    out = subprocess.run([sys.executable, "-m", "openviking_cli"], env=env, capture_output=True, text=True)
+    out = run_module([], env={**env, "COMP_WORDS": "openviking find q --mo", "COMP_CWORD": "3"}, timeout=120)
     assert "--mode" in out.stdout.split()

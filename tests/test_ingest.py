@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -18,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, REPO, ZH_FILES, make_tree, run_module, snapshot
+from helpers import EN_FILES, ZH_FILES, make_tree, run_module, set_mtime, snapshot, start_module
 
 from openviking.client import OpenViking
-from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.store.lance import LanceStore
 from openviking.timefilter import format_iso8601
 
@@ -30,11 +28,6 @@ R = "viking://resources"
 
 def files_under(client: OpenViking, uri: str) -> set[str]:
     return {e["uri"] for e in client.ls(uri, recursive=True) if not e["isDir"]}
-
-
-def set_mtime(path: Path, moment: datetime) -> None:
-    stamp = moment.timestamp()
-    os.utime(path, (stamp, stamp))
 
 
 # ----------------------------------------------------------------------------- a tree
@@ -357,9 +350,9 @@ def test_single_file(hash_client: OpenViking, en_tree: Path) -> None:
 def test_file_onto_a_directory_is_refused(hash_client: OpenViking, en_tree: Path) -> None:
     hash_client.add_resource(en_tree)
     before = hash_client.ls(f"{R}/handbook", recursive=True)
-    with pytest.raises(Exception) as info:
+    with pytest.raises(AlreadyExistsError) as info:
         hash_client.add_resource(en_tree / "auth.md", to=f"{R}/handbook")
-    assert getattr(info.value, "code", None) == "ALREADY_EXISTS"
+    assert info.value.code == "ALREADY_EXISTS"
     assert hash_client.ls(f"{R}/handbook", recursive=True) == before
 
 
@@ -494,17 +487,7 @@ def test_two_processes_adding_the_same_target_at_once(tmp_path: Path, en_tree: P
         "-o",
         "json",
     ]
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "openviking_cli", *args],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=dict(os.environ),
-            cwd=str(REPO),
-        )
-        for _ in range(2)
-    ]
+    procs = [start_module(args) for _ in range(2)]
     outputs = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
@@ -527,24 +510,7 @@ def test_two_processes_adding_different_trees_both_land(
 ) -> None:
     store = tmp_path / "store"
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "openviking_cli",
-                "add-resource",
-                str(tree),
-                "--store",
-                str(store),
-                "--config",
-                str(hash_conf),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=dict(os.environ),
-            cwd=str(REPO),
-        )
+        start_module(["add-resource", str(tree), "--store", str(store), "--config", str(hash_conf)])
         for tree in (en_tree, zh_tree)
     ]
     for proc in procs:
@@ -579,20 +545,8 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
         files[f"folder{i % 4}/doc{i:02d}.md"] = "".join(parts)
     tree = make_tree(tmp_path / "corpus", files)
     store = tmp_path / "store"
-    args = [
-        sys.executable,
-        "-m",
-        "openviking_cli",
-        "add-resource",
-        str(tree),
-        "--to",
-        f"{R}/corpus",
-        "--store",
-        str(store),
-    ]  # the default (real local) embedder: slow enough to interrupt
-    proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ), cwd=str(REPO)
-    )
+    args = ["add-resource", str(tree), "--to", f"{R}/corpus", "--store", str(store)]
+    proc = start_module(args)  # the default (real local) embedder: slow enough to interrupt
     time.sleep(3)
     assert proc.poll() is None, "add-resource finished before it could be interrupted; make the corpus bigger"
     proc.send_signal(signal.SIGINT)
@@ -601,9 +555,7 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
     assert "Traceback" not in err
     assert "Interrupted" in err
 
-    rerun = subprocess.run(
-        args + ["-o", "json"], capture_output=True, text=True, timeout=600, env=dict(os.environ), cwd=str(REPO)
-    )
+    rerun = run_module([*args, "-o", "json"], timeout=600)
     assert rerun.returncode == 0, rerun.stderr
     listing = run_module(["ls", f"{R}/corpus", "-r", "-s", "--store", str(store)])
     assert listing.returncode == 0, listing.stderr

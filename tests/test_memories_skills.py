@@ -8,7 +8,7 @@ tmp_path, the hash embedder, no network, no mocks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +16,12 @@ import pytest
 from helpers import (
     EN_FILES,
     CliResult,
-    cli_error,
+    cli_unharmed,
     everything,
     hash_config,
     make_tree,
     one_line,
     raw_uri,
-    snapshot,
-    store_state,
 )
 from helpers import unharmed as _unharmed
 
@@ -46,31 +44,11 @@ COMMIT_MD = "# Git commit\n\nWrite a conventional commit message for the staged 
 
 
 # ----------------------------------------------------------------------------- fixtures and helpers
-@pytest.fixture
-def client(tmp_path: Path, en_tree: Path) -> Iterator[OpenViking]:
-    """A store holding the English handbook (viking://resources/handbook), hash embedder."""
-    with OpenViking(path=tmp_path / "store", config=hash_config()) as ov:
-        ov.add_resource(en_tree)
-        yield ov
-
-
+# handbook_client and handbook_ov (conftest.py) hold the English handbook in tmp_path/"store".
 @pytest.fixture
 def skill_dir(tmp_path: Path) -> Path:
     """A skill folder whose SKILL.md names it ``pdf-extract`` in its front matter."""
     return make_tree(tmp_path / "pdf-tool", {"SKILL.md": SKILL_MD, "scripts/run.md": RUN_MD})
-
-
-@pytest.fixture
-def ov(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> Cli:
-    """``cli`` on a store holding the handbook, with ``--store`` and ``--config`` appended."""
-    store = tmp_path / "store"
-    with OpenViking(path=store, config=hash_config()) as client:
-        client.add_resource(en_tree)
-
-    def run(*argv: Any) -> CliResult:
-        return cli(*argv, "--store", store, "--config", hash_conf)
-
-    return run
 
 
 # ----------------------------------------------------------------------------- naming
@@ -92,10 +70,6 @@ def unharmed(client: OpenViking, op: Callable[[], Any]) -> OpenVikingError:
     return _unharmed(client, op, "user prefers tea pdf")
 
 
-def state(client: OpenViking) -> tuple[Any, Any, Any]:
-    return store_state(client, "user prefers tea pdf")
-
-
 def test_skill_name_from_front_matter_folder_and_file(tmp_path: Path, skill_dir: Path) -> None:
     assert skill_name(skill_dir) == "pdf-extract"
     plain = make_tree(tmp_path / "plain-skill", {"SKILL.md": "# Plain\n\nDo a plain thing.\n"})
@@ -109,27 +83,27 @@ def test_skill_name_from_front_matter_folder_and_file(tmp_path: Path, skill_dir:
 
 
 # ----------------------------------------------------------------------------- add_memory (SDK)
-def test_memory_lands_under_its_category(client: OpenViking) -> None:
-    result = client.add_memory(DARK, "preferences")
+def test_memory_lands_under_its_category(handbook_client: OpenViking) -> None:
+    result = handbook_client.add_memory(DARK, "preferences")
     assert result == {"uri": f"{MEM}/preferences/{memory_name(DARK)}", "category": "preferences", "added": True}
-    assert client.read(result["uri"]).strip() == DARK
-    info = client.stat(result["uri"])
+    assert handbook_client.read(result["uri"]).strip() == DARK
+    info = handbook_client.stat(result["uri"])
     assert info["isDir"] is False and info["context_type"] == "memory"
-    assert client.stat(f"{MEM}/preferences")["isDir"] is True
-    assert result["uri"] in client.ls(f"{MEM}/preferences", simple=True)
+    assert handbook_client.stat(f"{MEM}/preferences")["isDir"] is True
+    assert result["uri"] in handbook_client.ls(f"{MEM}/preferences", simple=True)
 
 
-def test_memory_without_category_lands_in_memories(client: OpenViking) -> None:
-    result = client.add_memory(TEA)
+def test_memory_without_category_lands_in_memories(handbook_client: OpenViking) -> None:
+    result = handbook_client.add_memory(TEA)
     assert result["uri"] == f"{MEM}/{memory_name(TEA)}"
     assert result["category"] == ""
     assert result["added"] is True
-    assert client.read(result["uri"]).strip() == TEA
+    assert handbook_client.read(result["uri"]).strip() == TEA
 
 
-def test_memory_comes_back_in_the_memories_group_with_its_category(client: OpenViking) -> None:
-    uri = client.add_memory(DARK, "preferences")["uri"]
-    result = client.find("dark mode editor terminal", limit=50, score_threshold=-1)
+def test_memory_comes_back_in_the_memories_group_with_its_category(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK, "preferences")["uri"]
+    result = handbook_client.find("dark mode editor terminal", limit=50, score_threshold=-1)
     hits = {h.uri: h for h in result.memories}
     assert uri in hits
     assert hits[uri].category == "preferences"
@@ -139,27 +113,27 @@ def test_memory_comes_back_in_the_memories_group_with_its_category(client: OpenV
     assert hits[uri].to_dict()["category"] == "preferences"
 
 
-def test_same_memory_twice_is_one_memory(client: OpenViking) -> None:
-    first = client.add_memory(DARK, "preferences")
-    second = client.add_memory(DARK, "preferences")
+def test_same_memory_twice_is_one_memory(handbook_client: OpenViking) -> None:
+    first = handbook_client.add_memory(DARK, "preferences")
+    second = handbook_client.add_memory(DARK, "preferences")
     assert first["uri"] == second["uri"]
     assert first["added"] is True
     assert second["added"] is False
-    assert client.ls(f"{MEM}/preferences", simple=True) == [first["uri"]]
-    hits = [raw_uri(h.uri) for h in everything(client)]
+    assert handbook_client.ls(f"{MEM}/preferences", simple=True) == [first["uri"]]
+    hits = [raw_uri(h.uri) for h in everything(handbook_client)]
     assert hits.count(first["uri"]) == 1
 
 
-def test_different_memories_get_different_uris(client: OpenViking) -> None:
-    a = client.add_memory(DARK, "preferences")["uri"]
-    b = client.add_memory(TEA, "preferences")["uri"]
+def test_different_memories_get_different_uris(handbook_client: OpenViking) -> None:
+    a = handbook_client.add_memory(DARK, "preferences")["uri"]
+    b = handbook_client.add_memory(TEA, "preferences")["uri"]
     assert a != b
-    assert sorted(client.ls(f"{MEM}/preferences", simple=True)) == sorted([a, b])
+    assert sorted(handbook_client.ls(f"{MEM}/preferences", simple=True)) == sorted([a, b])
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t \n"], ids=["empty", "spaces", "whitespace"])
-def test_empty_memory_is_invalid_and_store_unharmed(client: OpenViking, text: str) -> None:
-    error = unharmed(client, lambda: client.add_memory(text, "preferences"))
+def test_empty_memory_is_invalid_and_store_unharmed(handbook_client: OpenViking, text: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.add_memory(text, "preferences"))
     assert error.code == "INVALID_ARGUMENT"
     assert "must not be empty" in error.message
 
@@ -176,27 +150,27 @@ BAD_CATEGORIES = ["../x", "..", "a/b", "has space", "x\\y", "-leading", "dots.in
 
 
 @pytest.mark.parametrize("category", BAD_CATEGORIES)
-def test_bad_category_is_invalid_and_store_unharmed(client: OpenViking, category: str) -> None:
-    error = unharmed(client, lambda: client.add_memory(DARK, category))
+def test_bad_category_is_invalid_and_store_unharmed(handbook_client: OpenViking, category: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.add_memory(DARK, category))
     assert error.code == "INVALID_ARGUMENT"
     assert "category" in error.message
 
 
-def test_category_is_normalised_to_the_folder_it_lands_in(client: OpenViking) -> None:
-    result = client.add_memory(DARK, "Preferences")
+def test_category_is_normalised_to_the_folder_it_lands_in(handbook_client: OpenViking) -> None:
+    result = handbook_client.add_memory(DARK, "Preferences")
     assert result["uri"] == f"{MEM}/preferences/{memory_name(DARK)}"
     # The reported category is the folder the memory is in, as find reports it.
     assert result["category"] == "preferences"
-    hits = {h.uri: h for h in client.find(DARK, limit=50, score_threshold=-1).memories}
+    hits = {h.uri: h for h in handbook_client.find(DARK, limit=50, score_threshold=-1).memories}
     assert hits[result["uri"]].category == result["category"]
 
 
 @pytest.mark.parametrize(
     "target", [MEM, "viking://~/memories", "viking://user/memories", "viking://user/default", "viking://~"]
 )
-def test_user_space_targets_reach_the_memory(client: OpenViking, target: str) -> None:
-    uri = client.add_memory(DARK, "preferences")["uri"]
-    result = client.find("dark mode editor", target_uri=target, limit=50, score_threshold=-1)
+def test_user_space_targets_reach_the_memory(handbook_client: OpenViking, target: str) -> None:
+    uri = handbook_client.add_memory(DARK, "preferences")["uri"]
+    result = handbook_client.find("dark mode editor", target_uri=target, limit=50, score_threshold=-1)
     assert uri in {h.uri for h in result.memories}
     assert result.skills == []
     if target.endswith("/memories"):
@@ -205,26 +179,26 @@ def test_user_space_targets_reach_the_memory(client: OpenViking, target: str) ->
         assert {raw_uri(h.uri) for h in result.resources} <= {"viking://user/default"}
 
 
-def test_resources_target_does_not_reach_the_memory(client: OpenViking) -> None:
-    uri = client.add_memory(DARK, "preferences")["uri"]
-    result = client.find("dark mode editor", target_uri="viking://resources", limit=50, score_threshold=-1)
+def test_resources_target_does_not_reach_the_memory(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK, "preferences")["uri"]
+    result = handbook_client.find("dark mode editor", target_uri="viking://resources", limit=50, score_threshold=-1)
     assert result.memories == []
     assert uri not in {raw_uri(h.uri) for h in result}
 
 
-def test_context_type_memory_returns_only_memories(client: OpenViking) -> None:
-    uri = client.add_memory(DARK, "preferences")["uri"]
-    result = client.find("dark mode editor", context_type="memory", limit=50, score_threshold=-1)
+def test_context_type_memory_returns_only_memories(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK, "preferences")["uri"]
+    result = handbook_client.find("dark mode editor", context_type="memory", limit=50, score_threshold=-1)
     assert uri in {h.uri for h in result.memories}
     assert result.resources == [] and result.skills == []
     assert all(h.context_type == "memory" for h in result)
 
 
-def test_memory_tags_are_kept_and_filter(client: OpenViking) -> None:
-    tagged = client.add_memory(DARK, "preferences", tags=["source=chat"])["uri"]
-    plain = client.add_memory(TEA, "preferences")["uri"]
-    assert client.stat(tagged)["tags"] == ["source=chat"]
-    result = client.find("user prefers", tags="source=chat", limit=50, score_threshold=-1)
+def test_memory_tags_are_kept_and_filter(handbook_client: OpenViking) -> None:
+    tagged = handbook_client.add_memory(DARK, "preferences", tags=["source=chat"])["uri"]
+    plain = handbook_client.add_memory(TEA, "preferences")["uri"]
+    assert handbook_client.stat(tagged)["tags"] == ["source=chat"]
+    result = handbook_client.find("user prefers", tags="source=chat", limit=50, score_threshold=-1)
     uris = {raw_uri(h.uri) for h in result}
     assert tagged in uris
     assert plain not in uris
@@ -232,58 +206,58 @@ def test_memory_tags_are_kept_and_filter(client: OpenViking) -> None:
     assert "source=chat" in hit.tags
 
 
-def test_memory_where_a_category_folder_is_a_file_is_refused(client: OpenViking, tmp_path: Path) -> None:
+def test_memory_where_a_category_folder_is_a_file_is_refused(handbook_client: OpenViking, tmp_path: Path) -> None:
     """A category path that is a file must not be turned into a directory (the file would be lost)."""
     note = make_tree(tmp_path / "src", {"prefs.md": "# Prefs file\n\nA file that sits where a category would.\n"})
-    client.add_resource(note / "prefs.md", to=f"{MEM}/prefs")
-    before = client.read(f"{MEM}/prefs")
-    error = unharmed(client, lambda: client.add_memory(DARK, "prefs"))
+    handbook_client.add_resource(note / "prefs.md", to=f"{MEM}/prefs")
+    before = handbook_client.read(f"{MEM}/prefs")
+    error = unharmed(handbook_client, lambda: handbook_client.add_memory(DARK, "prefs"))
     assert error.code == "FAILED_PRECONDITION"
-    assert client.read(f"{MEM}/prefs") == before
-    assert client.stat(f"{MEM}/prefs")["isDir"] is False
+    assert handbook_client.read(f"{MEM}/prefs") == before
+    assert handbook_client.stat(f"{MEM}/prefs")["isDir"] is False
 
 
-def test_memory_where_its_uri_is_a_directory_is_refused(client: OpenViking) -> None:
+def test_memory_where_its_uri_is_a_directory_is_refused(handbook_client: OpenViking) -> None:
     taken = f"{MEM}/preferences/{memory_name(DARK)}"
-    client.mkdir(taken)
-    error = unharmed(client, lambda: client.add_memory(DARK, "preferences"))
+    handbook_client.mkdir(taken)
+    error = unharmed(handbook_client, lambda: handbook_client.add_memory(DARK, "preferences"))
     assert error.code == "ALREADY_EXISTS"
 
 
-def test_memory_added_again_after_rm_is_added(client: OpenViking) -> None:
-    uri = client.add_memory(DARK, "preferences")["uri"]
-    assert client.rm(uri) == {"uri": uri, "removed": 1}
-    assert uri not in {h.uri for h in client.find(DARK, limit=50, score_threshold=-1)}
-    again = client.add_memory(DARK, "preferences")
+def test_memory_added_again_after_rm_is_added(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK, "preferences")["uri"]
+    assert handbook_client.rm(uri) == {"uri": uri, "removed": 1}
+    assert uri not in {h.uri for h in handbook_client.find(DARK, limit=50, score_threshold=-1)}
+    again = handbook_client.add_memory(DARK, "preferences")
     assert again == {"uri": uri, "category": "preferences", "added": True}
-    assert uri in {h.uri for h in client.find(DARK, limit=50, score_threshold=-1).memories}
+    assert uri in {h.uri for h in handbook_client.find(DARK, limit=50, score_threshold=-1).memories}
 
 
-def test_memory_hit_carries_its_relations(client: OpenViking) -> None:
-    uri = client.add_memory(DARK, "preferences")["uri"]
-    client.link(uri, ["viking://resources/handbook/README.md"], reason="where it came up")
-    hit = next(h for h in client.find(DARK, limit=50, score_threshold=-1).memories if h.uri == uri)
+def test_memory_hit_carries_its_relations(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK, "preferences")["uri"]
+    handbook_client.link(uri, ["viking://resources/handbook/README.md"], reason="where it came up")
+    hit = next(h for h in handbook_client.find(DARK, limit=50, score_threshold=-1).memories if h.uri == uri)
     assert hit.to_dict()["relations"] == [
         {"uri": "viking://resources/handbook/README.md", "reason": "where it came up"}
     ]
 
 
-def test_memories_folder_overview_lists_the_category(client: OpenViking) -> None:
-    client.add_memory(DARK, "preferences")
-    assert "preferences" in client.overview(MEM)
+def test_memories_folder_overview_lists_the_category(handbook_client: OpenViking) -> None:
+    handbook_client.add_memory(DARK, "preferences")
+    assert "preferences" in handbook_client.overview(MEM)
 
 
 # ----------------------------------------------------------------------------- add-memory (CLI)
-def test_cli_add_memory_table_one_line_and_idempotent(ov: Cli) -> None:
-    first = one_line(ov("add-memory", DARK, "--category", "preferences"))
+def test_cli_add_memory_table_one_line_and_idempotent(handbook_ov: Cli) -> None:
+    first = one_line(handbook_ov("add-memory", DARK, "--category", "preferences"))
     uri = f"{MEM}/preferences/{memory_name(DARK)}"
     assert first == f"Remembered: {uri}"
-    second = one_line(ov("add-memory", DARK, "--category", "preferences"))
+    second = one_line(handbook_ov("add-memory", DARK, "--category", "preferences"))
     assert second == f"Already remembered: {uri}"
 
 
-def test_cli_add_memory_json(ov: Cli) -> None:
-    result = ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "-o", "json")
+def test_cli_add_memory_json(handbook_ov: Cli) -> None:
+    result = handbook_ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "-o", "json")
     assert result.code == 0, result.err
     assert result.err == ""
     envelope = result.json()
@@ -293,16 +267,16 @@ def test_cli_add_memory_json(ov: Cli) -> None:
         "category": "preferences",
         "added": True,
     }
-    again = ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "--json").json()
+    again = handbook_ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "--json").json()
     assert again["result"]["added"] is False
     assert again["result"]["uri"] == envelope["result"]["uri"]
 
 
 @pytest.mark.parametrize("target", ["viking://~/memories", "viking://user/memories"])
-def test_cli_find_reaches_memories(ov: Cli, target: str) -> None:
-    added = ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "-o", "json")
+def test_cli_find_reaches_memories(handbook_ov: Cli, target: str) -> None:
+    added = handbook_ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "-o", "json")
     uri = added.json()["result"]["uri"]
-    result = ov("find", "dark mode editor", "-u", target, "-t", "-1", "-n", "50", "-o", "json")
+    result = handbook_ov("find", "dark mode editor", "-u", target, "-t", "-1", "-n", "50", "-o", "json")
     assert result.code == 0, result.err
     found = result.json()["result"]
     hits = {h["uri"]: h for h in found["memories"]}
@@ -313,10 +287,10 @@ def test_cli_find_reaches_memories(ov: Cli, target: str) -> None:
     assert found["resources"] == [] and found["skills"] == []
 
 
-def test_cli_find_tags_reach_memories(ov: Cli) -> None:
-    uri = ov("add-memory", DARK, "--tag", "source=chat", "-o", "json").json()["result"]["uri"]
-    ov("add-memory", TEA, "-o", "json")
-    result = ov("find", "user", "--tags", "source=chat", "-t", "-1", "-n", "50", "-o", "json")
+def test_cli_find_tags_reach_memories(handbook_ov: Cli) -> None:
+    uri = handbook_ov("add-memory", DARK, "--tag", "source=chat", "-o", "json").json()["result"]["uri"]
+    handbook_ov("add-memory", TEA, "-o", "json")
+    result = handbook_ov("find", "user", "--tags", "source=chat", "-t", "-1", "-n", "50", "-o", "json")
     assert result.code == 0, result.err
     uris = {raw_uri(h["uri"]) for group in ("memories", "resources", "skills") for h in result.json()["result"][group]}
     assert uri in uris
@@ -324,168 +298,157 @@ def test_cli_find_tags_reach_memories(ov: Cli) -> None:
 
 
 @pytest.mark.parametrize("text", ["", "   "], ids=["empty", "spaces"])
-def test_cli_add_memory_empty_json(ov: Cli, tmp_path: Path, text: str) -> None:
-    before = snapshot(tmp_path / "store")
-    error = cli_error(ov("add-memory", text, "-o", "json"), "INVALID_ARGUMENT", 2)
-    assert "must not be empty" in error["message"]
-    assert snapshot(tmp_path / "store") == before
+def test_cli_add_memory_empty(handbook_ov: Cli, tmp_path: Path, text: str) -> None:
+    cli_unharmed(handbook_ov, tmp_path / "store", ["add-memory", text], "INVALID_ARGUMENT", 2, "must not be empty")
 
 
 @pytest.mark.parametrize("category", ["../x", "a/b", "has space"])
-def test_cli_add_memory_bad_category(ov: Cli, tmp_path: Path, category: str) -> None:
-    before_ls = ov("ls", "viking://", "-r", "-s").out
-    before = snapshot(tmp_path / "store")
-    error = cli_error(ov("add-memory", DARK, "--category", category, "-o", "json"), "INVALID_ARGUMENT", 2)
-    assert "Invalid memory category" in error["message"]
+def test_cli_add_memory_bad_category(handbook_ov: Cli, tmp_path: Path, category: str) -> None:
+    argv = ["add-memory", DARK, "--category", category]
+    error, table = cli_unharmed(handbook_ov, tmp_path / "store", argv, "INVALID_ARGUMENT", 2, "Invalid memory category")
     assert error["details"] == {"category": category}
-    table = ov("add-memory", DARK, "--category", category)
-    assert table.code == 2 and table.out == ""
     assert table.err.startswith("Error: Invalid memory category")
-    assert snapshot(tmp_path / "store") == before
-    assert ov("ls", "viking://", "-r", "-s").out == before_ls
 
 
 # ----------------------------------------------------------------------------- add_skill (SDK)
-def test_skill_folder_named_by_front_matter(client: OpenViking, skill_dir: Path) -> None:
-    result = client.add_skill(skill_dir)
+def test_skill_folder_named_by_front_matter(handbook_client: OpenViking, skill_dir: Path) -> None:
+    result = handbook_client.add_skill(skill_dir)
     assert result.root_uri == f"{SKILLS}/pdf-extract"
     assert result.added == 2
-    assert sorted(client.ls(f"{SKILLS}/pdf-extract", recursive=True, simple=True)) == [
+    assert sorted(handbook_client.ls(f"{SKILLS}/pdf-extract", recursive=True, simple=True)) == [
         f"{SKILLS}/pdf-extract/SKILL.md",
         f"{SKILLS}/pdf-extract/scripts",
         f"{SKILLS}/pdf-extract/scripts/run.md",
     ]
-    assert client.read(f"{SKILLS}/pdf-extract/SKILL.md") == SKILL_MD
+    assert handbook_client.read(f"{SKILLS}/pdf-extract/SKILL.md") == SKILL_MD
     for uri in (f"{SKILLS}/pdf-extract", f"{SKILLS}/pdf-extract/SKILL.md", f"{SKILLS}/pdf-extract/scripts/run.md"):
-        assert client.stat(uri)["context_type"] == "skill"
+        assert handbook_client.stat(uri)["context_type"] == "skill"
 
 
-def test_skill_folder_without_front_matter_uses_the_folder_name(client: OpenViking, tmp_path: Path) -> None:
+def test_skill_folder_without_front_matter_uses_the_folder_name(handbook_client: OpenViking, tmp_path: Path) -> None:
     folder = make_tree(tmp_path / "web-search", {"SKILL.md": "# Web search\n\nSearch the web for a query.\n"})
-    assert client.add_skill(folder).root_uri == f"{SKILLS}/web-search"
-    assert client.stat(f"{SKILLS}/web-search/SKILL.md")["isDir"] is False
+    assert handbook_client.add_skill(folder).root_uri == f"{SKILLS}/web-search"
+    assert handbook_client.stat(f"{SKILLS}/web-search/SKILL.md")["isDir"] is False
 
 
-def test_skill_single_file(client: OpenViking, tmp_path: Path) -> None:
+def test_skill_single_file(handbook_client: OpenViking, tmp_path: Path) -> None:
     path = make_tree(tmp_path / "single", {"git-commit.md": COMMIT_MD}) / "git-commit.md"
-    result = client.add_skill(path)
+    result = handbook_client.add_skill(path)
     assert result.root_uri == f"{SKILLS}/git-commit/SKILL.md"
-    assert client.read(f"{SKILLS}/git-commit/SKILL.md") == COMMIT_MD
-    assert client.stat(f"{SKILLS}/git-commit")["isDir"] is True
-    assert client.ls(f"{SKILLS}/git-commit", simple=True) == [f"{SKILLS}/git-commit/SKILL.md"]
+    assert handbook_client.read(f"{SKILLS}/git-commit/SKILL.md") == COMMIT_MD
+    assert handbook_client.stat(f"{SKILLS}/git-commit")["isDir"] is True
+    assert handbook_client.ls(f"{SKILLS}/git-commit", simple=True) == [f"{SKILLS}/git-commit/SKILL.md"]
 
 
-def test_skill_name_option(client: OpenViking, skill_dir: Path, tmp_path: Path) -> None:
-    assert client.add_skill(skill_dir, name="pdf-tools").root_uri == f"{SKILLS}/pdf-tools"
+def test_skill_name_option(handbook_client: OpenViking, skill_dir: Path, tmp_path: Path) -> None:
+    assert handbook_client.add_skill(skill_dir, name="pdf-tools").root_uri == f"{SKILLS}/pdf-tools"
     path = make_tree(tmp_path / "single", {"git-commit.md": COMMIT_MD}) / "git-commit.md"
-    assert client.add_skill(path, name="committer").root_uri == f"{SKILLS}/committer/SKILL.md"
+    assert handbook_client.add_skill(path, name="committer").root_uri == f"{SKILLS}/committer/SKILL.md"
     # A name is one URI segment: it cannot climb out of viking://agent/skills.
-    root = client.add_skill(skill_dir, name="../../resources/evil").root_uri
+    root = handbook_client.add_skill(skill_dir, name="../../resources/evil").root_uri
     assert root.startswith(f"{SKILLS}/") and root.count("/") == SKILLS.count("/") + 1
     assert ".." not in root.split("/")
 
 
-def test_skill_folder_without_skill_md_is_invalid(client: OpenViking, tmp_path: Path) -> None:
+def test_skill_folder_without_skill_md_is_invalid(handbook_client: OpenViking, tmp_path: Path) -> None:
     folder = make_tree(tmp_path / "not-a-skill", {"README.md": "# Readme\n\nNot a skill.\n"})
-    error = unharmed(client, lambda: client.add_skill(folder))
+    error = unharmed(handbook_client, lambda: handbook_client.add_skill(folder))
     assert error.code == "INVALID_ARGUMENT"
     assert "SKILL.md" in error.message
 
 
-def test_skill_missing_path_is_not_found(client: OpenViking, tmp_path: Path) -> None:
-    error = unharmed(client, lambda: client.add_skill(tmp_path / "no-such-skill"))
+def test_skill_missing_path_is_not_found(handbook_client: OpenViking, tmp_path: Path) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.add_skill(tmp_path / "no-such-skill"))
     assert error.code == "NOT_FOUND"
     assert "no-such-skill" in error.message
 
 
-def test_skill_comes_back_in_the_skills_group(client: OpenViking, skill_dir: Path) -> None:
-    client.add_skill(skill_dir)
-    result = client.find("extract text and tables from pdf files", limit=50, score_threshold=-1)
+def test_skill_comes_back_in_the_skills_group(handbook_client: OpenViking, skill_dir: Path) -> None:
+    handbook_client.add_skill(skill_dir)
+    result = handbook_client.find("extract text and tables from pdf files", limit=50, score_threshold=-1)
     skill_hits = {raw_uri(h.uri) for h in result.skills}
     assert f"{SKILLS}/pdf-extract/SKILL.md" in skill_hits
     assert all(h.context_type == "skill" for h in result.skills)
     assert not any(raw_uri(h.uri).startswith(SKILLS) for h in [*result.resources, *result.memories])
 
 
-def test_skill_via_context_type_and_target(client: OpenViking, skill_dir: Path) -> None:
-    client.add_skill(skill_dir)
-    client.add_memory(DARK)
-    by_type = client.find("extract pdf", context_type="skill", limit=50, score_threshold=-1)
+def test_skill_via_context_type_and_target(handbook_client: OpenViking, skill_dir: Path) -> None:
+    handbook_client.add_skill(skill_dir)
+    handbook_client.add_memory(DARK)
+    by_type = handbook_client.find("extract pdf", context_type="skill", limit=50, score_threshold=-1)
     assert f"{SKILLS}/pdf-extract/SKILL.md" in {h.uri for h in by_type.skills}
     assert by_type.resources == [] and by_type.memories == []
-    by_target = client.find("extract pdf", target_uri=SKILLS, limit=50, score_threshold=-1)
+    by_target = handbook_client.find("extract pdf", target_uri=SKILLS, limit=50, score_threshold=-1)
     assert {raw_uri(h.uri) for h in by_target} == {raw_uri(h.uri) for h in by_type}
 
 
-def test_skill_directory_abstract_is_the_skill_md_summary(client: OpenViking, skill_dir: Path, tmp_path: Path) -> None:
-    client.add_skill(skill_dir)
-    summary = client.stat(f"{SKILLS}/pdf-extract/SKILL.md")["abstract"]
+def test_skill_directory_abstract_is_the_skill_md_summary(
+    handbook_client: OpenViking, skill_dir: Path, tmp_path: Path
+) -> None:
+    handbook_client.add_skill(skill_dir)
+    summary = handbook_client.stat(f"{SKILLS}/pdf-extract/SKILL.md")["abstract"]
     assert "Extract text and tables from PDF files" in summary
-    assert client.abstract(f"{SKILLS}/pdf-extract") == summary
+    assert handbook_client.abstract(f"{SKILLS}/pdf-extract") == summary
     # The same for a skill made from one file.
     path = make_tree(tmp_path / "single", {"git-commit.md": COMMIT_MD}) / "git-commit.md"
-    client.add_skill(path)
-    commit_summary = client.stat(f"{SKILLS}/git-commit/SKILL.md")["abstract"]
+    handbook_client.add_skill(path)
+    commit_summary = handbook_client.stat(f"{SKILLS}/git-commit/SKILL.md")["abstract"]
     assert "conventional commit message" in commit_summary
-    assert client.abstract(f"{SKILLS}/git-commit") == commit_summary
+    assert handbook_client.abstract(f"{SKILLS}/git-commit") == commit_summary
 
 
-def test_skill_readded_unchanged_does_no_work(client: OpenViking, skill_dir: Path) -> None:
-    client.add_skill(skill_dir)
-    again = client.add_skill(skill_dir)
+def test_skill_readded_unchanged_does_no_work(handbook_client: OpenViking, skill_dir: Path) -> None:
+    handbook_client.add_skill(skill_dir)
+    again = handbook_client.add_skill(skill_dir)
     assert again.added == 0 and again.updated == 0 and again.unchanged == 2
     assert again.records_embedded == 0
 
 
-def test_skill_with_tags(client: OpenViking, skill_dir: Path) -> None:
-    client.add_skill(skill_dir, tags=["team=docs"])
-    result = client.find("extract pdf", tags="team=docs", limit=50, score_threshold=-1)
+def test_skill_with_tags(handbook_client: OpenViking, skill_dir: Path) -> None:
+    handbook_client.add_skill(skill_dir, tags=["team=docs"])
+    result = handbook_client.find("extract pdf", tags="team=docs", limit=50, score_threshold=-1)
     assert f"{SKILLS}/pdf-extract/SKILL.md" in {h.uri for h in result.skills}
     assert result.resources == [] and result.memories == []
 
 
 # ----------------------------------------------------------------------------- add-skill (CLI)
-def test_cli_add_skill_json_and_table(ov: Cli, skill_dir: Path, tmp_path: Path) -> None:
-    result = ov("add-skill", skill_dir, "-o", "json")
+def test_cli_add_skill_json_and_table(handbook_ov: Cli, skill_dir: Path, tmp_path: Path) -> None:
+    result = handbook_ov("add-skill", skill_dir, "-o", "json")
     assert result.code == 0, result.err
     data = result.json()["result"]
     assert data["root_uri"] == f"{SKILLS}/pdf-extract"
     assert data["added"] == 2
     path = make_tree(tmp_path / "single", {"git-commit.md": COMMIT_MD}) / "git-commit.md"
-    line = one_line(ov("add-skill", path, "--name", "committer"))
+    line = one_line(handbook_ov("add-skill", path, "--name", "committer"))
     assert f"{SKILLS}/committer/SKILL.md" in line
-    listing = ov("ls", SKILLS, "-s")
+    listing = handbook_ov("ls", SKILLS, "-s")
     assert listing.code == 0
     assert f"{SKILLS}/pdf-extract" in listing.out and f"{SKILLS}/committer" in listing.out
 
 
-def test_cli_add_skill_missing_path(ov: Cli, tmp_path: Path) -> None:
-    before = snapshot(tmp_path / "store")
-    error = cli_error(ov("add-skill", tmp_path / "missing-skill", "-o", "json"), "NOT_FOUND", 1)
-    assert "missing-skill" in error["message"]
-    table = ov("add-skill", tmp_path / "missing-skill")
-    assert table.code == 1 and table.out == "" and table.err.startswith("Error: Path not found")
-    assert snapshot(tmp_path / "store") == before
+def test_cli_add_skill_missing_path(handbook_ov: Cli, tmp_path: Path) -> None:
+    argv = ["add-skill", tmp_path / "missing-skill"]
+    _error, table = cli_unharmed(handbook_ov, tmp_path / "store", argv, "NOT_FOUND", 1, "missing-skill")
+    assert table.err.startswith("Error: Path not found")
 
 
-def test_cli_add_skill_folder_without_skill_md(ov: Cli, tmp_path: Path) -> None:
+def test_cli_add_skill_folder_without_skill_md(handbook_ov: Cli, tmp_path: Path) -> None:
     folder = make_tree(tmp_path / "docs-only", EN_FILES)
-    before = snapshot(tmp_path / "store")
-    error = cli_error(ov("add-skill", folder, "-o", "json"), "INVALID_ARGUMENT", 2)
-    assert "SKILL.md" in error["message"]
-    assert snapshot(tmp_path / "store") == before
+    cli_unharmed(handbook_ov, tmp_path / "store", ["add-skill", folder], "INVALID_ARGUMENT", 2, "SKILL.md")
 
 
-def test_cli_find_context_type_skill(ov: Cli, skill_dir: Path) -> None:
-    assert ov("add-skill", skill_dir).code == 0
-    assert ov("add-memory", DARK).code == 0
-    result = ov("find", "extract pdf tables", "--context-type", "skill", "-t", "-1", "-n", "50", "-o", "json")
+def test_cli_find_context_type_skill(handbook_ov: Cli, skill_dir: Path) -> None:
+    assert handbook_ov("add-skill", skill_dir).code == 0
+    assert handbook_ov("add-memory", DARK).code == 0
+    result = handbook_ov("find", "extract pdf tables", "--context-type", "skill", "-t", "-1", "-n", "50", "-o", "json")
     assert result.code == 0, result.err
     found = result.json()["result"]
     assert found["resources"] == [] and found["memories"] == []
     assert f"{SKILLS}/pdf-extract/SKILL.md" in {h["uri"] for h in found["skills"]}
     assert all(h["context_type"] == "skill" for h in found["skills"])
     assert found["total"] == len(found["skills"])
-    lines = ov("find", "extract pdf tables", "--context-type", "skill", "-t", "-1", "-n", "50", "-o", "jsonl")
-    assert lines.code == 0
-    assert all(item["context_type"] == "skill" for item in lines.json_lines())
+    lines = handbook_ov("find", "extract pdf tables", "--context-type", "skill", "-t", "-1", "-n", "50", "-o", "jsonl")
+    assert lines.code == 0, lines.err
+    items = lines.json_lines()
+    assert items and all(item["context_type"] == "skill" for item in items)
+    assert [item["uri"] for item in items] == [h["uri"] for h in found["skills"]]

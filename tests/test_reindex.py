@@ -2,37 +2,34 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, make_tree, raw_uri
+from helpers import EN_FILES, HASH64_CONF, HASH_CONF, hit_uris, make_tree, raw_uri, write_config
 
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
 from openviking.errors import FailedPreconditionError
 
-OLD = {"embedding": {"dense": {"provider": "hash"}}}  # hash:v1-1024
-NEW = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}  # hash:v1-64
 ROOT = "viking://resources/handbook"
 
 
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     source = make_tree(tmp_path / "src", EN_FILES)
-    with OpenViking(path=tmp_path / "store", config=config_from_dict(OLD)) as client:
+    with OpenViking(path=tmp_path / "store", config=config_from_dict(HASH_CONF)) as client:
         client.add_resource(source, to=ROOT)
     return tmp_path / "store"
 
 
 def uris(client: OpenViking, query: str = "authentication api keys") -> list[str]:
-    return [hit.uri for hit in client.find(query, target_uri=ROOT, limit=50, score_threshold=-1)]
+    return hit_uris(client.find(query, target_uri=ROOT, limit=50, score_threshold=-1))
 
 
 def test_a_new_embedder_is_refused_until_reindex(store: Path) -> None:
-    before = uris(OpenViking(path=store, config=config_from_dict(OLD)))
-    client = OpenViking(path=store, config=config_from_dict(NEW))
+    before = uris(OpenViking(path=store, config=config_from_dict(HASH_CONF)))
+    client = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
     with pytest.raises(FailedPreconditionError, match="hash:v1-1024") as info:
         client.find("authentication")
     assert "reindex" in (info.value.hint or "")
@@ -49,11 +46,11 @@ def test_a_new_embedder_is_refused_until_reindex(store: Path) -> None:
     assert meta["embedder"] == "hash:v1-64" and meta["dimension"] == "64" and not meta.get("reindex_table")
     assert client._open().records_dimension() == 64
     with pytest.raises(FailedPreconditionError):  # and the old embedder is the stranger now
-        OpenViking(path=store, config=config_from_dict(OLD)).find("authentication")
+        OpenViking(path=store, config=config_from_dict(HASH_CONF)).find("authentication")
 
 
 def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
-    client = OpenViking(path=store, config=config_from_dict(OLD))
+    client = OpenViking(path=store, config=config_from_dict(HASH_CONF))
     before = uris(client)
     result = client.reindex(f"{ROOT}/deploy")
     assert result["switched_table"] is False
@@ -63,7 +60,7 @@ def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
 
 
 def test_reindex_of_one_uri_with_a_new_embedder_is_refused(store: Path) -> None:
-    client = OpenViking(path=store, config=config_from_dict(NEW))
+    client = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
     with pytest.raises(FailedPreconditionError, match="re-embeds everything"):
         client.reindex(f"{ROOT}/deploy")
     assert client._open().meta()["embedder"] == "hash:v1-1024"
@@ -73,7 +70,7 @@ def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeyp
     import openviking.ingest.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 1)  # one file per commit, to stop in between
-    client = OpenViking(path=store, config=config_from_dict(NEW))
+    client = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
     embedder = client.embedder()
     original = embedder.embed_documents
     calls = {"n": 0}
@@ -89,13 +86,13 @@ def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeyp
         client.reindex()
     client.close()
     # Still answering with the embedder it was built with, half a new table aside.
-    old = OpenViking(path=store, config=config_from_dict(OLD))
+    old = OpenViking(path=store, config=config_from_dict(HASH_CONF))
     assert uris(old)[0] == f"{ROOT}/auth.md"
     meta = old._open().meta()
     assert meta["embedder"] == "hash:v1-1024" and meta["reindex_table"]
     old.close()
     embedder.embed_documents = original  # type: ignore[method-assign]
-    again = OpenViking(path=store, config=config_from_dict(NEW))
+    again = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
     result = again.reindex()
     assert result["switched_table"] is True
     assert 0 < result["files"] < len(EN_FILES)  # only what the first run had not done
@@ -104,8 +101,7 @@ def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeyp
 
 
 def test_reindex_through_the_cli(cli: Any, store: Path, tmp_path: Path) -> None:
-    conf = tmp_path / "new.conf"
-    conf.write_text(json.dumps(NEW), encoding="utf-8")
+    conf = write_config(tmp_path / "new.conf", HASH64_CONF)
     refused = cli("find", "auth", "--store", str(store), "--config", str(conf))
     assert refused.code == 1 and "openviking reindex" in refused.err
     done = cli("reindex", "--store", str(store), "--config", str(conf))

@@ -3,7 +3,6 @@ awkward queries, and the vector index (exact fallback, stale rows, interrupted b
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -13,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import make_tree
+from helpers import HASH64_CONF, make_tree, write_config
 
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
+from openviking.types import FindResult
 
-SMALL_HASH = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}
 TREE = {
     "auth.md": "# Authentication\n\nUsers authenticate with API keys sent as bearer tokens.\n",
     "deploy.md": "# Deployment\n\nDeploy the server with docker compose on a single host.\n",
@@ -30,7 +29,7 @@ TREE = {
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[OpenViking]:
     source = make_tree(tmp_path / "src", TREE)
-    client = OpenViking(path=tmp_path / "store", config=config_from_dict(SMALL_HASH))
+    client = OpenViking(path=tmp_path / "store", config=config_from_dict(HASH64_CONF))
     client.add_resource(source, to="viking://resources/kb", tags=["team=docs"])
     yield client
     client.close()
@@ -74,19 +73,13 @@ def test_explain_gives_each_side_and_the_record(client: OpenViking, cli: Any, tm
         "--store",
         str(tmp_path / "store"),
         "--config",
-        _conf(tmp_path),
+        write_config(tmp_path / "ov.conf", HASH64_CONF),
         "-o",
         "json",
     )
     assert out.code == 0, out.err
     first = out.json()["result"]["resources"][0]
     assert first["explain"]["keyword"]["rank"] == 1
-
-
-def _conf(tmp_path: Path) -> str:
-    path = tmp_path / "ov.conf"
-    path.write_text(json.dumps(SMALL_HASH), encoding="utf-8")
-    return str(path)
 
 
 @pytest.mark.parametrize(
@@ -129,7 +122,7 @@ def test_explain_in_the_table_output(client: OpenViking, cli: Any, tmp_path: Pat
         "--store",
         str(tmp_path / "store"),
         "--config",
-        _conf(tmp_path),
+        write_config(tmp_path / "ov.conf", HASH64_CONF),
     )
     assert out.code == 0
     assert out.out == ""
@@ -147,10 +140,11 @@ def test_a_ten_thousand_character_query_is_answered(client: OpenViking) -> None:
 
 @pytest.mark.parametrize("query", ["?!?!...", "the of and a to", "「」，。！"])
 def test_punctuation_or_stop_word_queries_do_not_fail(client: OpenViking, query: str) -> None:
-    result = client.find(query, score_threshold=-1)
-    assert result.total >= 0
-    for mode in ("keyword", "vector"):
-        assert client.find(query, mode=mode, score_threshold=-1).total >= 0
+    for mode in ("hybrid", "keyword", "vector"):
+        result = client.find(query, mode=mode, score_threshold=-1)
+        assert isinstance(result, FindResult), mode
+        assert result.total == len(list(result)) <= 10, mode  # the default limit
+        assert all(0.0 <= hit.score <= 1.0 for hit in result), mode
 
 
 def test_a_huge_limit_returns_what_there_is(client: OpenViking) -> None:
@@ -201,11 +195,7 @@ def _synthetic_store(path: Path, rows: int, dimension: int = 64, seed: int = 3) 
 
 
 def _exact_ids(store: Any, vector: Any, where: str | None, k: int = 10) -> list[str]:
-    table = store._table(store.records_table)
-    query = table.search(list(vector), vector_column_name="vector").distance_type("cosine").bypass_vector_index()
-    if where:
-        query = query.where(where, prefilter=True)
-    return [r["id"] for r in query.select(["id", "_distance"]).limit(k).to_list()]
+    return [r["id"] for r in store.vector_search(vector, where, k, ["id"], exact=True)]
 
 
 @pytest.fixture
@@ -220,6 +210,21 @@ def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[A
     assert store.has_vector_index()
     yield store, vectors
     store.close()
+
+
+def test_exact_search_is_numpy_brute_force(indexed: tuple[Any, Any]) -> None:
+    # The reference the other tests compare the index with: cosine against every stored vector.
+    import numpy as np
+
+    store, vectors = indexed
+    rows = store.query_records(None, ["id", "vector"])
+    ids = [r["id"] for r in rows]
+    matrix = np.asarray([r["vector"] for r in rows], dtype=np.float64)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    for vector in vectors[:10]:
+        query = np.asarray(vector, dtype=np.float64)
+        best = np.argsort(-(matrix @ (query / np.linalg.norm(query))))[:10]
+        assert set(_exact_ids(store, vector, None)) == {ids[i] for i in best}
 
 
 def test_a_narrow_prefilter_searches_exactly(indexed: tuple[Any, Any]) -> None:

@@ -7,72 +7,62 @@ exactly as it was.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import REPO, CliResult, hash_config, snapshot, write_hash_config
+from helpers import Cli, cli_error, cli_unharmed, hash_config, run_shell, snapshot, with_store, write_hash_config
 
 from openviking.client import OpenViking
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
 
-Cli = Callable[..., CliResult]
 GENERATED_ID = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{16}$")
 MESSAGE_ID = re.compile(r"^msg_[0-9a-f]{32}$")
 OAUTH = "We are designing the OAuth login flow for our project."
 
 
+# hash_client (conftest.py) is an SDK client on an empty store under tmp_path.
 @pytest.fixture
-def client(tmp_path: Path) -> Any:
-    with OpenViking(path=tmp_path / "store", config=hash_config()) as ov:
-        yield ov
+def store(tmp_path: Path) -> Path:
+    """Where the ``ov`` fixture's store lives (not created until a command writes to it)."""
+    return tmp_path / "cli-store"
 
 
 @pytest.fixture
-def ov(cli: Cli, tmp_path: Path) -> Cli:
+def ov(cli: Cli, store: Path, hash_conf: Path) -> Cli:
     """``cli`` on a fresh store under tmp_path with the hash embedder config."""
-    store, conf = tmp_path / "cli-store", write_hash_config(tmp_path / "ov.conf")
-
-    def run(*argv: Any) -> CliResult:
-        return cli(*argv, "--store", store, "--config", conf)
-
-    run.store = store  # type: ignore[attr-defined]
-    return run
+    return with_store(cli, store, hash_conf)
 
 
 # ----------------------------------------------------------------------------- SDK
-def test_create_generates_an_upstream_style_id(client: Any) -> None:
-    info = client.create_session()
+def test_create_generates_an_upstream_style_id(hash_client: Any) -> None:
+    info = hash_client.create_session()
     assert GENERATED_ID.match(info["session_id"]), info
     assert info["uri"] == f"viking://user/default/sessions/{info['session_id']}"
     assert info["message_count"] == 0
     assert info["created_at"].endswith("Z")
-    assert client.list_sessions()[0]["session_id"] == info["session_id"]
+    assert hash_client.list_sessions()[0]["session_id"] == info["session_id"]
 
 
-def test_create_with_a_given_id_and_twice_is_already_exists(client: Any) -> None:
-    assert client.create_session("abc123")["session_id"] == "abc123"
+def test_create_with_a_given_id_and_twice_is_already_exists(hash_client: Any) -> None:
+    assert hash_client.create_session("abc123")["session_id"] == "abc123"
     with pytest.raises(AlreadyExistsError, match="Session already exists: abc123"):
-        client.create_session("abc123")
-    assert [s["session_id"] for s in client.list_sessions()] == ["abc123"]
+        hash_client.create_session("abc123")
+    assert [s["session_id"] for s in hash_client.list_sessions()] == ["abc123"]
 
 
-def test_add_message_creates_the_session_and_keeps_order(client: Any) -> None:
-    first = client.add_message("s1", "user", OAUTH)
+def test_add_message_creates_the_session_and_keeps_order(hash_client: Any) -> None:
+    first = hash_client.add_message("s1", "user", OAUTH)
     assert first["session_id"] == "s1" and first["message_count"] == 1
     assert MESSAGE_ID.match(first["message"]["id"])
     assert first["message"]["role"] == "user"
     assert first["message"]["parts"] == [{"type": "text", "text": OAUTH}]
-    client.add_message("s1", "assistant", TextPart(text="I can help with OAuth."))
-    client.add_message("s1", "User", [TextPart(text="Part one"), {"type": "text", "text": "part two"}, "three"])
-    session = client.get_session("s1")
+    hash_client.add_message("s1", "assistant", TextPart(text="I can help with OAuth."))
+    hash_client.add_message("s1", "User", [TextPart(text="Part one"), {"type": "text", "text": "part two"}, "three"])
+    session = hash_client.get_session("s1")
     assert session["message_count"] == 3
     assert [m["role"] for m in session["messages"]] == ["user", "assistant", "user"]
     assert session["messages"][2]["parts"] == [
@@ -84,8 +74,8 @@ def test_add_message_creates_the_session_and_keeps_order(client: Any) -> None:
     assert len({m["id"] for m in session["messages"]}) == 3
 
 
-def test_brief_sdk_style(client: Any) -> None:
-    session = client.session()
+def test_brief_sdk_style(hash_client: Any) -> None:
+    session = hash_client.session()
     assert GENERATED_ID.match(session.session_id)
     session.add_message("user", [TextPart(text="I'm building a login page with OAuth")])
     session.add_message("assistant", [TextPart(text="I can help you with OAuth implementation.")])
@@ -94,46 +84,46 @@ def test_brief_sdk_style(client: Any) -> None:
         "I can help you with OAuth implementation.",
     ]
     assert session.uri == f"viking://user/default/sessions/{session.session_id}"
-    again = client.session(session.session_id)  # an existing id: the same session, not an error
+    again = hash_client.session(session.session_id)  # an existing id: the same session, not an error
     assert again.get()["message_count"] == 2
-    assert client.session("fresh").get()["message_count"] == 0
+    assert hash_client.session("fresh").get()["message_count"] == 0
 
 
-def test_chinese_brief_sdk_style(client: Any) -> None:
-    session_info = client.create_session()
-    client.add_message(
+def test_chinese_brief_sdk_style(hash_client: Any) -> None:
+    session_info = hash_client.create_session()
+    hash_client.add_message(
         session_id=session_info["session_id"], role="user", content="我们正在为项目设计 OAuth 登录流程。"
     )
-    messages = client.get_session(session_info["session_id"])["messages"]
+    messages = hash_client.get_session(session_info["session_id"])["messages"]
     assert messages[0]["parts"][0]["text"] == "我们正在为项目设计 OAuth 登录流程。"
 
 
-def test_list_is_newest_first_with_counts(client: Any) -> None:
-    client.add_message("older", "user", "one")
-    client.add_message("newer", "user", "two")
-    client.add_message("newer", "assistant", "three")
-    listed = client.list_sessions()
+def test_list_is_newest_first_with_counts(hash_client: Any) -> None:
+    hash_client.add_message("older", "user", "one")
+    hash_client.add_message("newer", "user", "two")
+    hash_client.add_message("newer", "assistant", "three")
+    listed = hash_client.list_sessions()
     assert [(s["session_id"], s["message_count"]) for s in listed] == [("newer", 2), ("older", 1)]
-    client.add_message("older", "user", "four")
-    assert client.list_sessions()[0]["session_id"] == "older"
+    hash_client.add_message("older", "user", "four")
+    assert hash_client.list_sessions()[0]["session_id"] == "older"
 
 
-def test_delete_removes_the_session_and_its_messages(client: Any) -> None:
-    client.add_message("gone", "user", "one")
-    client.add_message("gone", "user", "two")
-    client.add_message("kept", "user", "three")
-    assert client.delete_session("gone") == {
+def test_delete_removes_the_session_and_its_messages(hash_client: Any) -> None:
+    hash_client.add_message("gone", "user", "one")
+    hash_client.add_message("gone", "user", "two")
+    hash_client.add_message("kept", "user", "three")
+    assert hash_client.delete_session("gone") == {
         "session_id": "gone",
         "uri": "viking://user/default/sessions/gone",
         "deleted": True,
         "messages_deleted": 2,
     }
     with pytest.raises(NotFoundError, match="Session not found: gone"):
-        client.get_session("gone")
-    assert [s["session_id"] for s in client.list_sessions()] == ["kept"]
-    assert client.get_session("kept")["message_count"] == 1
-    client.add_message("gone", "user", "back")  # the id can be used again, with no old messages
-    assert client.get_session("gone")["message_count"] == 1
+        hash_client.get_session("gone")
+    assert [s["session_id"] for s in hash_client.list_sessions()] == ["kept"]
+    assert hash_client.get_session("kept")["message_count"] == 1
+    hash_client.add_message("gone", "user", "back")  # the id can be used again, with no old messages
+    assert hash_client.get_session("gone")["message_count"] == 1
 
 
 def test_sessions_belong_to_their_user(tmp_path: Path) -> None:
@@ -179,18 +169,18 @@ def test_parallel_writers_lose_no_message(tmp_path: Path) -> None:
     "session_id",
     ["", "   ", "a/b", "../etc", "a\\b", "a b", "..", ".hidden", "x" * 129, "tab\tid", "semi;colon", "quo'te"],
 )
-def test_invalid_session_ids_are_refused_before_anything_is_written(client: Any, session_id: str) -> None:
-    client.create_session("existing")
-    before = snapshot(Path(client.store_path))
+def test_invalid_session_ids_are_refused_before_anything_is_written(hash_client: Any, session_id: str) -> None:
+    hash_client.create_session("existing")
+    before = snapshot(Path(hash_client.store_path))
     for call in (
-        lambda: client.create_session(session_id),
-        lambda: client.add_message(session_id, "user", "hello"),
-        lambda: client.get_session(session_id),
-        lambda: client.delete_session(session_id),
+        lambda: hash_client.create_session(session_id),
+        lambda: hash_client.add_message(session_id, "user", "hello"),
+        lambda: hash_client.get_session(session_id),
+        lambda: hash_client.delete_session(session_id),
     ):
         with pytest.raises(InvalidArgumentError, match="Invalid session id"):
             call()
-    assert snapshot(Path(client.store_path)) == before
+    assert snapshot(Path(hash_client.store_path)) == before
 
 
 @pytest.mark.parametrize(
@@ -206,20 +196,20 @@ def test_invalid_session_ids_are_refused_before_anything_is_written(client: Any,
         ("user", 42, "Message content must be text"),
     ],
 )
-def test_bad_messages_are_refused_and_write_nothing(client: Any, role: str, content: Any, message: str) -> None:
-    client.add_message("s1", "user", "first")
-    before = snapshot(Path(client.store_path))
+def test_bad_messages_are_refused_and_write_nothing(hash_client: Any, role: str, content: Any, message: str) -> None:
+    hash_client.add_message("s1", "user", "first")
+    before = snapshot(Path(hash_client.store_path))
     with pytest.raises(InvalidArgumentError) as info:
-        client.add_message("s1", role, content)
+        hash_client.add_message("s1", role, content)
     assert info.value.code == "INVALID_ARGUMENT"
     assert message in info.value.message
-    assert snapshot(Path(client.store_path)) == before
-    assert client.get_session("s1")["message_count"] == 1
+    assert snapshot(Path(hash_client.store_path)) == before
+    assert hash_client.get_session("s1")["message_count"] == 1
 
 
-def test_unknown_session_is_not_found(client: Any) -> None:
-    client.create_session("known")
-    for call in (lambda: client.get_session("nope"), lambda: client.delete_session("nope")):
+def test_unknown_session_is_not_found(hash_client: Any) -> None:
+    hash_client.create_session("known")
+    for call in (lambda: hash_client.get_session("nope"), lambda: hash_client.delete_session("nope")):
         with pytest.raises(NotFoundError) as info:
             call()
         assert info.value.code == "NOT_FOUND"
@@ -236,12 +226,12 @@ def test_sessions_without_a_store_are_not_found(tmp_path: Path) -> None:
     assert not (tmp_path / "missing").exists()
 
 
-def test_summary_is_stored_and_shown(client: Any) -> None:
+def test_summary_is_stored_and_shown(hash_client: Any) -> None:
     from openviking.session.sessions import SessionStore
 
-    sessions = SessionStore(client._open(create=True), client.user)
+    sessions = SessionStore(hash_client._open(create=True), hash_client.user)
     sessions.set_summary("s1", "The user designs an OAuth login flow.")
-    assert client.get_session("s1")["summary"] == "The user designs an OAuth login flow."
+    assert hash_client.get_session("s1")["summary"] == "The user designs an OAuth login flow."
 
 
 # ----------------------------------------------------------------------------- CLI
@@ -319,20 +309,9 @@ def test_cli_new_with_id_show_list_delete(ov: Cli) -> None:
         (["session", "frobnicate"], 2, "INVALID_ARGUMENT", "No such command 'frobnicate'"),
     ],
 )
-def test_cli_bad_input(ov: Cli, argv: list[str], code: int, error_code: str, message: str) -> None:
+def test_cli_bad_input(ov: Cli, store: Path, argv: list[str], code: int, error_code: str, message: str) -> None:
     ov("session", "add-message", "taken", "--role", "user", "--content", "first")
-    before = snapshot(ov.store)  # type: ignore[attr-defined]
-    plain = ov(*argv)
-    assert plain.code == code, plain.err
-    assert plain.out == ""
-    assert plain.err.startswith("Error: ") and message in plain.err
-    assert "Traceback" not in plain.err
-    machine = ov(*argv, "-o", "json")
-    assert machine.code == code
-    assert machine.out == ""
-    assert machine.error()["code"] == error_code
-    assert message in machine.error()["message"]
-    assert snapshot(ov.store) == before  # type: ignore[attr-defined]
+    cli_unharmed(ov, store, argv, error_code, code, message)
     assert [m["parts"][0]["text"] for m in ov("session", "show", "taken", "--json").json()["result"]["messages"]] == [
         "first"
     ]
@@ -340,8 +319,7 @@ def test_cli_bad_input(ov: Cli, argv: list[str], code: int, error_code: str, mes
 
 def test_cli_session_commands_without_a_store(cli: Cli, tmp_path: Path) -> None:
     result = cli("session", "list", "--store", tmp_path / "none", "-o", "json")
-    assert result.code == 1
-    assert result.error()["code"] == "NOT_FOUND"
+    cli_error(result, "NOT_FOUND", 1)
     assert not (tmp_path / "none").exists()
 
 
@@ -369,15 +347,7 @@ echo "piped message" | openviking session add-message "$PLAIN" --role assistant 
   | jq -c .result.message.parts
 openviking session show "$SID" -o json | jq -r '.result.messages[0].parts[0].text'
 """
-    bin_dir = str(Path(sys.executable).parent)
-    proc = subprocess.run(
-        ["bash", "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(REPO),
-        env={**os.environ, "PATH": bin_dir + os.pathsep + os.environ["PATH"]},
-    )
+    proc = run_shell(script)
     assert proc.returncode == 0, proc.stderr
     first, parts, text = proc.stdout.splitlines()
     sid, plain = first.split()
