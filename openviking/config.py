@@ -17,6 +17,7 @@ from typing import Any
 from .errors import ConfigError, NotFoundError
 
 __all__ = [
+    "unset_variables",
     "Config",
     "EmbeddingConfig",
     "LLMConfig",
@@ -173,7 +174,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read the config file (see the module docstring for where it is looked for).
 
     Raises:
-        NotFoundError: an explicitly named file does not exist.
+        NotFoundError: an explicitly named file does not exist (or is a directory, a device...).
         ConfigError: the file is not valid JSON or holds invalid values.
     """
     explicit = path or os.environ.get(CONFIG_ENV)
@@ -181,7 +182,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         file = Path(explicit).expanduser()
         if not file.is_file():
             raise NotFoundError(
-                f"Config file not found: {file}",
+                f"Config file not found: {file}" if not file.exists() else f"Config path is not a file: {file}",
                 hint=f"Check --config or {CONFIG_ENV}, or remove it to use the defaults.",
                 details={"path": str(file)},
             )
@@ -287,3 +288,16 @@ def _build(kind: type[Any], values: dict[str, Any], name: str) -> Any:
             raise ConfigError(f"Config key '{name}.{key}' must be true or false")
         kwargs[target] = float(value) if expected == "float" else value
     return kind(**kwargs)
+
+
+def unset_variables(path: Path) -> list[str]:
+    """The ``$VAR`` / ``${VAR}`` names a config file uses that the environment does not set
+    (``os.path.expandvars`` leaves them as they are, so an API key would read "$VAR")."""
+    import re
+
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError:
+        return []
+    names = re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", text)
+    return sorted({name for name in names if name not in os.environ})

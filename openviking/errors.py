@@ -76,7 +76,8 @@ class InvalidURIError(OpenVikingError, ValueError):
 
 
 class PermissionDeniedError(OpenVikingError):
-    """A URI tries to leave its space (``.``, ``..`` or a backslash in a segment)."""
+    """A URI tries to leave its space (``.``, ``..`` or a backslash in a segment), or the
+    store cannot be written (a read-only directory or file system)."""
 
     code = "PERMISSION_DENIED"
 

@@ -29,7 +29,11 @@ _RELATIVE = re.compile(r"^(\d+)([smhdw])$")
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _FRACTION = re.compile(r"(\.\d{6})\d+")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_FORMS = "use 30m, 2h, 7d, 2w, YYYY-MM-DD or ISO 8601 such as 2026-03-11T15:18:00Z"
+# since/until are the SDK's names of the command line's --after/--before: the hint names both.
+_FORMS = (
+    "--after/--before (since/until in the SDK) take 30m, 2h, 7d, 2w, YYYY-MM-DD "
+    "or ISO 8601 such as 2026-03-11T15:18:00Z"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +129,7 @@ def _parse_bound(value: str, label: str, *, upper: bool, now: datetime) -> datet
             return now - timedelta(**{_UNITS[unit]: amount})
         except OverflowError as exc:
             raise InvalidArgumentError(
-                f"Invalid {label} value '{value}': too far in the past", details={label: value}
+                f"Invalid {label} value '{value}': too far in the past", details={label: value}, hint=_FORMS
             ) from exc
     if _DATE_ONLY.match(value):
         try:

@@ -172,6 +172,8 @@ class AddResult:
     directories: int = 0
     records_embedded: int = 0
     skipped_files: list[dict[str, str]] = field(default_factory=list)
+    # Files added with a caveat (bytes that are not UTF-8 were replaced): ``{path, warning}``.
+    warnings: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -185,4 +187,5 @@ class AddResult:
             "directories": self.directories,
             "records_embedded": self.records_embedded,
             "skipped_files": list(self.skipped_files),
+            "warnings": list(self.warnings),
         }

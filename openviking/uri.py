@@ -15,6 +15,7 @@ from .errors import InvalidURIError, PermissionDeniedError
 __all__ = [
     "CONTEXT_TYPES",
     "SCHEME",
+    "SCOPE_ROOTS",
     "VikingURI",
     "context_type_of",
     "default_targets",
@@ -83,9 +84,25 @@ class VikingURI:
         return "/".join(self.segments[len(other.segments) :])
 
     @property
+    def is_container(self) -> bool:
+        """True for the layout's fixed folders, which exist even when nothing is in them: the
+        root, the scope roots, ``viking://user/{id}`` with its parts (memories, skills,
+        sessions...) and ``viking://agent/skills``."""
+        segs = self.segments
+        if len(segs) <= 1:
+            return True
+        if segs[0] == "user":
+            return len(segs) == 2 or (len(segs) == 3 and segs[2] in USER_SPACE_SEGMENTS)
+        return segs == ("agent", "skills")
+
+    @property
     def context_type(self) -> str:
         """``memory``, ``resource`` or ``skill``, from the structure of the path."""
         return _context_type(self.segments)
+
+
+# The scopes a listing of viking:// shows (``session`` is an alias into the user's space).
+SCOPE_ROOTS = (VikingURI(("resources",)), VikingURI(("user",)), VikingURI(("agent",)))
 
 
 def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:

@@ -245,12 +245,20 @@ def report_error(ctx: CliContext, exc: OpenVikingError) -> None:
         console.print(hint, soft_wrap=True)
 
 
+PIPE_WIDTH = 4096
+
+
 def make_console(stderr: bool = False) -> Console:
     """A rich console that never reads data as markup and colors only a terminal.
 
     Made anew each time: rich reads NO_COLOR and the terminal when a console is built.
+    Into a pipe or a file it does not wrap at 80 columns (rich's default there): a script
+    reading ``ls`` or ``tree`` line by line gets one entry per line. ``COLUMNS`` still wins.
     """
-    return _console_class()(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+    console = _console_class()(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=False)
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.width = PIPE_WIDTH
+    return console
 
 
 @functools.cache

@@ -741,3 +741,76 @@ def test_subprocess_error_and_no_progress_bar_off_a_terminal(tmp_path: Path, en_
     bad = run_module(["find", "", "--store", str(store), "--config", str(hash_conf), "-o", "json"])
     assert bad.returncode == 2
     assert json.loads(bad.stderr)["error"]["code"] == "INVALID_ARGUMENT"
+
+
+# ----------------------------------------------------------------------------- layout, pipes, tree
+def test_tree_draws_each_folder_as_a_branch(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
+    tree = make_tree(tmp_path / "y", {"b/c/d.md": "# D\n\nd.\n", "b/e.md": "# E\n\ne.\n", "f.md": "# F\n\nf.\n"})
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-resource", tree).code == 0
+    lines = ov("tree", f"{R}/y", "-L", "0").out.splitlines()
+    assert lines[0] == f"{R}/y"
+    drawn = [line.split("/")[0].split(".md")[0] for line in lines[1:]]  # the rails and the name
+    assert drawn == ["├─ b", "│  ├─ c", "│  │  └─ d", "│  └─ e", "└─ f"]
+
+
+def test_piped_listings_keep_one_entry_per_line(
+    cli: Cli, tmp_path: Path, hash_conf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)  # rich's 80 columns, as in `openviking ls | awk`
+    name = "a-folder-whose-name-is-long-enough-to-push-every-uri-past-eighty-columns"
+    tree = make_tree(tmp_path / "src", {f"{name}/{n}.md": f"# Page {n}\n\nText {n} " * 20 for n in "abc"})
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-resource", tree, "--to", f"{R}/src").code == 0
+    uris = ov("ls", f"{R}/src", "-r", "-s").out.split()
+    assert len(uris) == 4 and min(map(len, uris)) > 80
+    lines = ov("ls", f"{R}/src", "-r").out.splitlines()
+    assert len(lines) == 1 + len(uris)
+    for line, uri in zip(lines[1:], uris, strict=True):
+        assert line.split()[4] == uri  # type, size, date, time, uri
+        assert line == line.rstrip()
+    tree_lines = ov("tree", f"{R}/src").out.splitlines()
+    assert len(tree_lines) == 1 + len(uris)
+
+
+def test_threshold_help_names_its_default(ov: Cli) -> None:
+    for command in ("find", "search"):
+        assert "(default: rerank.threshold, 0.1)" in ov(command, "--help").out
+
+
+def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-memory", "The user prefers tabs over spaces").code == 0
+    assert ov("ls", "viking://", "-s").out.split() == ["viking://agent", "viking://resources", "viking://user"]
+    for argv in (
+        ("grep", R, "authentication"),
+        ("grep", "viking://agent/skills", "x"),
+        ("glob", "**/*.md", "--uri", R),
+        ("ls", "viking://agent"),
+        ("ls", "viking://session"),
+        ("tree", R),
+    ):
+        result = ov(*argv, "-o", "json")
+        assert result.code == 0, (argv, result.err)
+        payload = result.json()["result"]
+        assert payload == [] or payload.get("count") == 0, (argv, payload)
+    info = ov("stat", "viking://agent", "-o", "json").json()["result"]
+    assert info["isDir"] is True and info["children"] == 0
+    nothing = ov("grep", R, "authentication")
+    assert (nothing.code, nothing.out, nothing.err) == (0, "", "No matches.\n")  # a note, not data
+    missing = cli_error(ov("ls", f"{R}/my-project", "-o", "json"), "NOT_FOUND", 1)  # below a scope: still missing
+    assert missing["message"] == f"File not found: {R}/my-project"
+
+
+def test_add_resource_prints_skips_and_warnings(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
+    tree = make_tree(tmp_path / "enc", {"ok.md": "# Ok\n\nText.\n", "latin.md": "# Café\n\ncrème\n".encode("latin-1")})
+    (tree / "gone.md").symlink_to(tmp_path / "missing.md")
+    result = with_store(cli, tmp_path / "store", hash_conf)("add-resource", tree)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith("Added 2 · updated 0 · unchanged 0 · removed 0 · skipped 1 -> viking://resources/enc")
+    assert lines[1:] == [
+        "  skipped gone.md: broken symlink",
+        "  warning: latin.md: not UTF-8: 2 undecodable byte sequence(s) replaced by U+FFFD "
+        "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+    ]

@@ -78,8 +78,13 @@ def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exceptio
 
 
 def test_a_named_config_that_does_not_exist_is_not_found(tmp_path: Path) -> None:
-    with pytest.raises(NotFoundError, match="Config file not found"):
+    with pytest.raises(NotFoundError) as info:
         load_config(tmp_path / "missing.conf")
+    assert info.value.message == f"Config file not found: {tmp_path / 'missing.conf'}"
+    for not_a_file in (tmp_path, Path(os.devnull)):
+        with pytest.raises(NotFoundError) as info:
+            load_config(not_a_file)
+        assert info.value.message == f"Config path is not a file: {not_a_file}"
 
 
 def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import errno
+import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import HASH64_CONF, HASH_CONF, make_tree, write_config
 
 
@@ -37,3 +41,55 @@ def test_doctor_never_prints_api_keys(cli: Any, tmp_path: Path) -> None:
     for fmt in ("table", "json"):
         out = cli("doctor", "--store", str(tmp_path / "store"), "--config", conf, "-o", fmt)
         assert secret not in out.out + out.err
+
+
+def test_doctor_reports_whether_the_store_is_writable(cli: Any, tmp_path: Path, hash_conf: Path) -> None:
+    source = make_tree(tmp_path / "src", {"a.md": "# A\n\nAlpha.\n"})
+    store = tmp_path / "store"
+    assert cli("add-resource", str(source), "--store", str(store), "--config", str(hash_conf)).code == 0
+    report = cli("doctor", "--store", str(store), "--config", str(hash_conf), "-o", "json").json()["result"]
+    assert report["store"]["writable"] is True and report["problems"] == []
+    store.chmod(0o555)
+    try:
+        if os.access(store, os.W_OK):
+            pytest.skip("running with privileges that write a read-only directory (root)")
+        out = cli("doctor", "--store", str(store), "--config", str(hash_conf))
+        assert out.code == 1
+        assert "problem: the store is read-only here" in out.out
+        write = cli("mkdir", "viking://resources/new", "--store", str(store), "--config", str(hash_conf), "-o", "json")
+        assert write.code == 2 and write.out == ""
+        error = json.loads(write.err)["error"]
+        assert error["code"] == "PERMISSION_DENIED"
+        assert error["message"].startswith(f"Cannot write to the store {store}: ")
+        found = cli("find", "alpha", "--store", str(store), "--config", str(hash_conf), "-o", "json")
+        assert found.code == 0 and found.json()["result"]["total"] >= 1  # reads still work
+    finally:
+        store.chmod(0o755)
+
+
+def test_a_read_only_file_system_is_permission_denied_not_a_bug() -> None:
+    # A read-only bind mount (EROFS) cannot be made without privileges in a test; the
+    # translation of what the OS reports is checked directly.
+    from openviking.errors import InternalError, PermissionDeniedError
+    from openviking.store.lance import _translate
+
+    for code in (errno.EROFS, errno.EACCES, errno.EPERM):
+        error = _translate(OSError(code, os.strerror(code), "/store/.openviking.lock"), "Cannot write to the store /s")
+        assert isinstance(error, PermissionDeniedError)
+        assert error.message == f"Cannot write to the store /s: {os.strerror(code)}"
+        assert error.details["errno"] == code
+        assert "read-only" in (error.hint or "")
+    assert isinstance(_translate(OSError(errno.EIO, "I/O error"), "x"), InternalError)
+
+
+def test_doctor_names_config_variables_that_are_not_set(
+    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OV_TEST_UNSET_KEY", raising=False)
+    monkeypatch.setenv("OV_TEST_SET_BASE", "http://127.0.0.1:9/v1")
+    vlm = {"model": "m", "api_key": "$OV_TEST_UNSET_KEY", "api_base": "${OV_TEST_SET_BASE}"}
+    conf = write_config(tmp_path / "ov.conf", {**HASH_CONF, "vlm": vlm})
+    out = cli("doctor", "--store", str(tmp_path / "store"), "--config", str(conf))
+    assert out.code == 1
+    assert f"problem: {conf} uses $OV_TEST_UNSET_KEY, which is not set in the environment" in out.out
+    assert "OV_TEST_SET_BASE" not in out.out

@@ -840,3 +840,17 @@ def test_writes_keep_the_store_consistent(ops: list[tuple[Any, ...]]) -> None:
                 history.append(f"{text} -> {actual or 'ok'}")
                 assert actual == expected, f"{text}: expected {expected or 'success'}, got {actual or 'success'}"
                 _check(client, model, history)
+
+
+@pytest.mark.parametrize("scope", ["viking://resources", "viking://user", "viking://agent"])
+def test_rm_scope_root_is_refused(handbook_client: OpenViking, scope: str) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.rm(scope, recursive=True))
+    assert error.code == "INVALID_ARGUMENT"
+    assert error.message == f"Refusing to remove the scope root {scope}"
+    assert f"openviking rm -r {scope}/<name>" in (error.hint or "")
+
+
+def test_rm_scope_root_from_the_cli(handbook_ov: Callable[..., CliResult], tmp_path: Path) -> None:
+    cli_unharmed(
+        handbook_ov, tmp_path / "store", ["rm", "-r", R], "INVALID_ARGUMENT", 2, "Refusing to remove the scope root"
+    )

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EN_FILES, ZH_FILES, make_tree, run_module, set_mtime, snapshot, start_module
+from helpers import EN_FILES, ZH_FILES, make_tree, run_module, set_mtime, snapshot, start_module, unharmed
 
 from openviking.client import OpenViking
 from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -156,6 +156,56 @@ def test_non_utf8_file_is_read_with_replacement(hash_client: OpenViking, tmp_pat
     assert "\ufffd" in text
     assert text.startswith("# Caf\ufffd")
     assert "recipe." in text
+    # ... and says so: the bytes it could not read are not lost silently.
+    assert len(result.warnings) == 1
+    assert result.warnings[0]["path"] == "latin.md"
+    assert "not UTF-8: 4 undecodable" in result.warnings[0]["warning"]
+    assert result.to_dict()["warnings"] == result.warnings
+
+
+def test_utf8_with_a_literal_replacement_character_is_no_warning(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "fffd", {"a.md": "# A\n\nThe replacement character \ufffd, on purpose.\n"})
+    result = hash_client.add_resource(tree)
+    assert result.added == 1 and result.warnings == []
+
+
+def test_utf16_with_a_byte_order_mark_is_text(hash_client: OpenViking, tmp_path: Path) -> None:
+    text = "# UTF-16 页面\n\nCrème brûlée and 崩溃恢复.\n"
+    tree = make_tree(
+        tmp_path / "u16",
+        {"le.md": b"\xff\xfe" + text.encode("utf-16-le"), "be.md": b"\xfe\xff" + text.encode("utf-16-be")},
+    )
+    result = hash_client.add_resource(tree)
+    assert result.added == 2 and result.skipped == 0 and result.warnings == []
+    assert hash_client.read(f"{R}/u16/le.md") == text
+    assert hash_client.read(f"{R}/u16/be.md") == text
+    found = hash_client.grep(f"{R}/u16", "brûlée")
+    assert sorted(m["uri"] for m in found["matches"]) == [f"{R}/u16/be.md", f"{R}/u16/le.md"]
+
+
+def test_skipped_counts_every_listed_file(hash_client: OpenViking, tmp_path: Path) -> None:
+    outside = make_tree(tmp_path / "elsewhere", {"x.md": "# X\n\nx.\n"})
+    tree = make_tree(tmp_path / "count", {"ok.md": "# Ok\n\nText.\n", "blob.bin": b"\x00\x01binary"})
+    (tree / "dangling.md").symlink_to(tmp_path / "missing.md")
+    (tree / "linked").symlink_to(outside, target_is_directory=True)
+    result = hash_client.add_resource(tree)
+    assert result.added == 1
+    assert {item["path"] for item in result.skipped_files} == {"dangling.md", "linked", "blob.bin"}
+    assert result.skipped == len(result.skipped_files) == 3
+
+
+@pytest.mark.parametrize(("option", "pattern"), [("include", "["), ("include", "docs/[ab"), ("exclude", "trailing\\")])
+def test_a_pattern_that_cannot_match_is_an_error(
+    hash_client: OpenViking, tmp_path: Path, option: str, pattern: str
+) -> None:
+    tree = make_tree(tmp_path / "pat", {"a.md": "# A\n\nText.\n"})
+    hash_client.add_resource(tree, to=f"{R}/kept")
+    flag = f"--{option}"
+    error = unharmed(hash_client, lambda: hash_client.add_resource(tree, to=f"{R}/pat", **{option: ["*.md", pattern]}))
+    assert isinstance(error, InvalidArgumentError)
+    assert error.message == f"Invalid {flag} pattern: {pattern!r}"
+    assert error.details == {"pattern": pattern, "option": flag}
+    assert ".gitignore rules" in (error.hint or "")
 
 
 def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_path: Path) -> None:

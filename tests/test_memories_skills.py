@@ -387,7 +387,8 @@ def test_skill_directory_abstract_is_the_skill_md_summary(
 ) -> None:
     handbook_client.add_skill(skill_dir)
     summary = handbook_client.stat(f"{SKILLS}/pdf-extract/SKILL.md")["abstract"]
-    assert "Extract text and tables from PDF files" in summary
+    # The front matter's description is the author's own summary: it wins over the first prose.
+    assert summary == "PDF extraction: Pull text and tables out of PDF files"
     assert handbook_client.abstract(f"{SKILLS}/pdf-extract") == summary
     # The same for a skill made from one file.
     path = make_tree(tmp_path / "single", {"git-commit.md": COMMIT_MD}) / "git-commit.md"
@@ -395,6 +396,12 @@ def test_skill_directory_abstract_is_the_skill_md_summary(
     commit_summary = handbook_client.stat(f"{SKILLS}/git-commit/SKILL.md")["abstract"]
     assert "conventional commit message" in commit_summary
     assert handbook_client.abstract(f"{SKILLS}/git-commit") == commit_summary
+
+
+def test_a_memory_abstract_is_its_text_not_its_file_name(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK)["uri"]
+    assert uri.rsplit("/", 1)[-1].startswith("The-user-prefers-dark-mode")
+    assert handbook_client.stat(uri)["abstract"] == DARK
 
 
 def test_skill_readded_unchanged_does_no_work(handbook_client: OpenViking, skill_dir: Path) -> None:

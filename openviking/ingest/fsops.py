@@ -94,11 +94,17 @@ def remove(
     behind at that URI), as upstream's ``rm`` does.
 
     Raises:
-        InvalidArgumentError: the root.
+        InvalidArgumentError: the root or a scope root.
         FailedPreconditionError: a directory without ``recursive``.
     """
     if uri.is_root:
-        raise InvalidArgumentError("Refusing to remove viking:// (everything)", hint="Remove a scope or a directory")
+        raise InvalidArgumentError("Refusing to remove viking:// (everything)", hint="Remove a directory below a scope")
+    if uri.depth == 1:
+        raise InvalidArgumentError(
+            f"Refusing to remove the scope root {uri}",
+            hint=f"Remove what is below it, e.g. openviking rm -r {uri}/<name> (see openviking ls {uri})",
+            details={"uri": str(uri)},
+        )
     scope = path_scope_sql(uri)
     with store.write_lock():
         node = store.get_node(str(uri), columns=["uri", "is_dir"])

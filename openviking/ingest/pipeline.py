@@ -34,7 +34,7 @@ from .summary import (
     navigation_text,
     truncate_generated,
 )
-from .walk import SourceFile, WalkResult, walk
+from .walk import UTF16_BOMS, SourceFile, WalkResult, looks_binary, walk
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -128,6 +128,7 @@ def ingest_tree(
         walked = walk(source, include, exclude)
     result = AddResult(root_uri=str(root))
     result.skipped_files = [{"path": rel, "reason": reason} for rel, reason in walked.skipped]
+    result.skipped = len(result.skipped_files)
     single_file = source.is_file()
     existing = {
         row["uri"]: row
@@ -277,6 +278,14 @@ def _looks_unchanged(node: dict[str, Any], item: SourceFile, tags: list[str]) ->
     return stored is not None and abs(stored.timestamp() - item.mtime) < 0.002
 
 
+def _decode(data: bytes) -> str:
+    """UTF-8 (a byte-order mark is an encoding detail, not text: ripgrep and editors drop it
+    too), or UTF-16 when it starts with its byte-order mark; bytes that are neither become U+FFFD."""
+    if data.startswith(UTF16_BOMS):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
+
+
 def _prepare(
     item: SourceFile,
     uri: VikingURI,
@@ -292,7 +301,7 @@ def _prepare(
         result.skipped += 1
         result.skipped_files.append({"path": item.rel, "reason": f"cannot read: {exc.strerror}"})
         return None
-    if b"\x00" in data[:SNIFF_BYTES]:
+    if looks_binary(data[:SNIFF_BYTES]):
         result.skipped += 1
         result.skipped_files.append({"path": item.rel, "reason": "binary"})
         return None
@@ -301,8 +310,16 @@ def _prepare(
         if node.get("source") == str(item.path):
             result.unchanged += 1
             return None
-    # A byte-order mark is an encoding detail, not text (ripgrep and editors drop it too).
-    text = data.decode("utf-8-sig", errors="replace")
+    text = _decode(data)
+    if "\ufffd" in text and "\ufffd".encode() not in data:
+        bad = text.count("\ufffd")
+        result.warnings.append(
+            {
+                "path": item.rel,
+                "warning": f"not UTF-8: {bad} undecodable byte sequence(s) replaced by U+FFFD "
+                "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+            }
+        )
     created = node["created_at"] if node is not None and node.get("created_at") else now
     prepared = _analysed(item, uri, text, content_hash, created, limits, source_label=str(item.path), tags=tags)
     if node is None:

@@ -24,6 +24,9 @@ __all__ = [
 
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(\n|\Z)", re.S)
 _TITLE_LINE = re.compile(r"^title:\s*['\"]?(.+?)['\"]?\s*$", re.M)
+_DESCRIPTION_LINE = re.compile(r"^description:\s*['\"]?(.+?)['\"]?\s*$", re.M)
+# The content hash that names a memory file (``the-user-prefers-tabs-cc73927f.md``).
+_NAME_HASH = re.compile(r"[-_][0-9a-f]{8}$")
 _H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.M)
 _ANY_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
 _SENTENCE_END = re.compile(r"(\.(?!\d)(?=\s|$)|[!?](?=\s|$)|[。？！])")
@@ -109,12 +112,21 @@ def first_prose(text: str, max_chars: int) -> str:
 def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = None) -> str:
     """``Title: first sentences``, at most ``limit`` characters (``title``: ``file_title``'s, when known)."""
     title = file_title(text, name) if title is None else title
-    prose = first_prose(text, limit * 2)
+    front = _FRONTMATTER.match(text)
+    described = _DESCRIPTION_LINE.search(front.group(1)) if front else None
+    prose = _clean(described.group(1)) if described else first_prose(text, limit * 2)  # a SKILL.md's description
     if not prose:
         return truncate_generated(title or name, limit)
-    if not title or prose.lower().startswith(title.lower()):
+    if not title or _says_first(prose, title):
         return truncate_generated(prose, limit)
     return truncate_generated(f"{title}: {prose}", limit)
+
+
+def _says_first(prose: str, title: str) -> bool:
+    """True when the prose begins with the title's words, so the title adds nothing (a memory
+    file named after its own first words and a hash: ``The-user-prefers-tabs-cc73927f``)."""
+    words = re.findall(r"\w+", _NAME_HASH.sub("", title).lower())
+    return bool(words) and re.findall(r"\w+", prose.lower())[: len(words)] == words
 
 
 def directory_abstract(name: str, children: list[ChildSummary], limit: int = 256) -> str:

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from openviking.errors import InvalidArgumentError
+
 __all__ = ["SourceFile", "WalkResult", "walk"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -68,10 +70,8 @@ class _Ignores:
 
 def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> WalkResult:
     """Everything under ``root`` (a folder, or a single file) that should be imported."""
-    import pathspec
-
-    include_spec = pathspec.GitIgnoreSpec.from_lines(include) if include else None
-    exclude_spec = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+    include_spec = _user_spec(include, "--include")
+    exclude_spec = _user_spec(exclude, "--exclude")
     result = WalkResult()
     if root.is_file():
         stat = root.stat()
@@ -80,6 +80,29 @@ def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -
     real_root = root.resolve()
     _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result)
     return result
+
+
+def _user_spec(patterns: Sequence[str], flag: str) -> object | None:
+    """The gitignore-style patterns a user gave; one that can never match (``[``) is an error,
+    not a silent empty result."""
+    if not patterns:
+        return None
+    import pathspec
+
+    for line in patterns:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            valid = pathspec.GitIgnoreSpec.from_lines([line]).patterns[0].regex is not None  # type: ignore[attr-defined]
+        except ValueError:  # pathspec's GitIgnorePatternError, e.g. a trailing backslash
+            valid = False
+        if not valid:
+            raise InvalidArgumentError(
+                f"Invalid {flag} pattern: {line!r}",
+                hint="Patterns follow .gitignore rules, e.g. '*.md', 'docs/**', '!keep.md'",
+                details={"pattern": line, "option": flag},
+            )
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def _walk_dir(
@@ -119,6 +142,9 @@ def _walk_dir(
         path = Path(entry.path)
         if is_link:
             target = path.resolve()
+            if not target.exists():
+                result.skipped.append((rel, "broken symlink"))
+                continue
             if target.is_dir():
                 result.skipped.append((rel, "symlinked directory (not followed)"))
                 continue
@@ -137,6 +163,15 @@ def _walk_dir(
             result.skipped.append((rel, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"))
             continue
         result.files.append(SourceFile(path, rel, stat.st_size, stat.st_mtime))
+
+
+# UTF-16 text is full of NUL bytes; its byte-order mark says it is text all the same.
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def looks_binary(head: bytes) -> bool:
+    """True for content that is not text: a NUL byte in its first bytes, unless UTF-16 with a BOM."""
+    return b"\x00" in head and not head.startswith(UTF16_BOMS)
 
 
 def _is_regular(mode: int) -> bool:

@@ -409,7 +409,7 @@ def glob(
     Raises:
         InvalidArgumentError: a bad pattern or a negative ``node_limit``.
         InvalidURIError, PermissionDeniedError: a malformed ``uri``.
-        NotFoundError: nothing is stored at ``uri`` (a user's missing sessions folder is empty).
+        NotFoundError: nothing is stored at ``uri`` (the layout's fixed folders are empty, not missing).
         FailedPreconditionError: ``uri`` is a file.
     """
     import numpy as np
@@ -425,8 +425,6 @@ def glob(
         try:
             node = VikingFS(store).node(base, columns=["uri", "is_dir"])
         except NotFoundError as exc:
-            if len(base.segments) == 3 and base.segments[0] == "user" and base.segments[2] == "sessions":
-                return {"matches": [], "count": 0}
             raise NotFoundError(
                 f"Directory not found: {base}",
                 hint=f"List what exists with: openviking ls {base.parent or 'viking://'}",

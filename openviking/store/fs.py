@@ -10,7 +10,7 @@ from typing import Any
 
 from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
-from openviking.uri import VikingURI
+from openviking.uri import SCOPE_ROOTS, VikingURI
 
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
@@ -29,27 +29,15 @@ class VikingFS:
 
     # ------------------------------------------------------------------ lookups
     def node(self, uri: VikingURI, columns: list[str] | None = None) -> dict[str, Any]:
-        """The node at ``uri``; the root is a virtual directory.
+        """The node at ``uri``; the root and the layout's fixed folders (scope roots, a
+        user's memories...) are empty directories until something is stored in them.
 
         Raises:
             NotFoundError: nothing is stored at ``uri``.
         """
-        if uri.is_root:
-            return {
-                "uri": "viking://",
-                "name": "",
-                "is_dir": True,
-                "size": 0,
-                "abstract": "",
-                "overview": "",
-                "parent_uri": None,
-                "context_type": "resource",
-                "tags": [],
-                "created_at": None,
-                "updated_at": None,
-                "depth": 0,
-            }
-        row = self.store.get_node(str(uri), columns=columns)
+        row = None if uri.is_root else self.store.get_node(str(uri), columns=columns)
+        if row is None and uri.is_container:
+            return _empty_directory(uri)
         if row is None:
             raise NotFoundError(
                 f"File not found: {uri}",
@@ -114,6 +102,9 @@ class VikingFS:
         else:
             where = f"parent_uri = {sql_string(str(uri))}"
         rows = self.store.query_nodes(where, columns=columns)
+        if uri.is_root and not recursive:
+            stored = {r["uri"] for r in rows}
+            rows += [_empty_directory(root) for root in SCOPE_ROOTS if str(root) not in stored]
         entries: list[dict[str, Any]] = []
         if recursive:
             rows.sort(key=lambda r: _path_key(r["uri"]))
@@ -206,6 +197,24 @@ class VikingFS:
                 }
             )
         return out
+
+
+def _empty_directory(uri: VikingURI) -> dict[str, Any]:
+    parent = uri.parent
+    return {
+        "uri": str(uri),
+        "name": uri.name,
+        "is_dir": True,
+        "size": 0,
+        "abstract": "",
+        "overview": "",
+        "parent_uri": None if parent is None else str(parent),
+        "context_type": uri.context_type,
+        "tags": [],
+        "created_at": None,
+        "updated_at": None,
+        "depth": uri.depth,
+    }
 
 
 def _iso(value: Any) -> str | None:

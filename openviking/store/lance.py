@@ -10,6 +10,7 @@ on the same keys silently duplicates rows.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -17,7 +18,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.errors import FailedPreconditionError, InternalError, NotFoundError, OpenVikingError
+from openviking.errors import (
+    FailedPreconditionError,
+    InternalError,
+    NotFoundError,
+    OpenVikingError,
+    PermissionDeniedError,
+)
 
 from . import schema
 from .filters import sql_in, sql_string
@@ -48,6 +55,11 @@ def store_exists(path: str) -> bool:
     if "://" in path:
         return True  # object storage: only LanceDB itself can tell
     return (Path(path) / f"{schema.NODES}.lance").is_dir()
+
+
+def store_writable(path: str) -> bool:
+    """True when this process may write the store (always assumed for object storage)."""
+    return "://" in path or os.access(path, os.W_OK)
 
 
 class LanceStore:
@@ -152,7 +164,10 @@ class LanceStore:
             if self._lock_depth == 0 and "://" not in self.path:
                 import fcntl
 
-                fd = os.open(os.path.join(self.path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fd = os.open(os.path.join(self.path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
+                except OSError as exc:
+                    raise _translate(exc, f"Cannot write to the store {self.path}") from exc
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._lock_fd = fd
             self._lock_depth += 1
@@ -497,4 +512,10 @@ def _translate(exc: Exception, context: str) -> OpenVikingError:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, FileNotFoundError):
         return NotFoundError(f"{context}: {message}")
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return PermissionDeniedError(
+            f"{context}: {exc.strerror or message}",
+            hint="The store is read-only here; reads still work. Point --store at a writable directory to change it.",
+            details={"error": type(exc).__name__, "errno": exc.errno},
+        )
     return InternalError(f"{context}: {message}", details={"error": type(exc).__name__})

@@ -66,6 +66,8 @@ def render_add(console: Any, data: dict[str, Any], seconds: float) -> None:
         console.print(Text(f"  skipped {item['path']}: {item['reason']}", style="dim"), soft_wrap=True)
     if len(skipped) > 10:
         console.print(Text(f"  ... and {len(skipped) - 10} more skipped", style="dim"))
+    for item in data.get("warnings") or []:
+        console.print(Text(f"  warning: {item['path']}: {item['warning']}", style="yellow"), soft_wrap=True)
 
 
 @command(app, "add-resource")

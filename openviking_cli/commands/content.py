@@ -81,7 +81,12 @@ def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
         table.add_column("abstract", overflow="ellipsis", no_wrap=True, max_width=left, style="dim")
     for row in rows:
         table.add_row(*(Text(cell) for cell in (row if show_abstract else row[:4])))
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+        return
+    with console.capture() as captured:  # a pipe gets the same columns without the trailing padding
+        console.print(table)
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 @command(app, "ls")
@@ -126,10 +131,13 @@ def tree(
         from rich.text import Text
 
         console.print(Text(uri, style="bold cyan"))
+        last = _last_children([entry["rel_path"] for entry in entries])
         for entry in entries:
-            depth = entry["rel_path"].count("/")
-            name = entry["rel_path"].rsplit("/", 1)[-1] + ("/" if entry["isDir"] else "")
-            line = Text("  " * depth + "├─ ")
+            parts = entry["rel_path"].split("/")
+            ancestors = ("/".join(parts[: depth + 1]) for depth in range(len(parts) - 1))
+            rails = "".join("   " if ancestor in last else "│  " for ancestor in ancestors)
+            name = parts[-1] + ("/" if entry["isDir"] else "")
+            line = Text(rails + ("└─ " if entry["rel_path"] in last else "├─ "))
             line.append(name, style="bold" if entry["isDir"] else "")
             abstract = " ".join((entry.get("abstract") or "").split())
             if abstract and entry["isDir"]:
@@ -137,6 +145,18 @@ def tree(
             console.print(line, soft_wrap=True, overflow="ellipsis", no_wrap=True)
 
     return Output(entries, table=render, items=entries)
+
+
+def _last_children(paths: list[str]) -> set[str]:
+    """The paths that are the last listed child of their folder (drawn with ``└─``)."""
+    last: set[str] = set()
+    folders_seen: set[str] = set()
+    for path in reversed(paths):
+        folder = path.rpartition("/")[0]
+        if folder not in folders_seen:
+            folders_seen.add(folder)
+            last.add(path)
+    return last
 
 
 @command(app, "stat")

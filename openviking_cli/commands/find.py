@@ -28,7 +28,7 @@ ThresholdOption = Annotated[
     typer.Option(
         "-t",
         "--threshold",
-        help="Keep results scoring above this [default: 0.1].",
+        help="Keep results scoring above this (default: rerank.threshold, 0.1).",
         rich_help_panel=RETRIEVAL_PANEL,
         show_default=False,
     ),
