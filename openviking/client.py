@@ -792,10 +792,34 @@ class OpenViking:
     ) -> list[Any]:
         """Entries of a directory: ``{uri, size, isDir, modTime, abstract}``; URIs only with ``simple``."""
         _check_limit(node_limit, "node_limit")
-        entries = self._fs().ls(
-            self._uri(uri), recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
-        )
+        target = self._uri(uri)
+        if self._session_id_of(target):
+            entries = [self._session_entry(self._sessions().get(self._session_id_of(target)))]
+        else:
+            entries = self._fs().ls(
+                target, recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
+            )
+            if target.segments == ("user", self.user, "sessions"):
+                entries += [self._session_entry(info) for info in self._sessions().list()]
+                entries = entries[:node_limit] if node_limit else entries
         return [e["uri"] for e in entries] if simple else entries
+
+    def _session_id_of(self, uri: VikingURI) -> str:
+        """The id when ``uri`` is one of the user's sessions (``viking://user/{user}/sessions/{id}``), else ""."""
+        segments = uri.segments
+        return segments[3] if len(segments) == 4 and segments[:3] == ("user", self.user, "sessions") else ""
+
+    @staticmethod
+    def _session_entry(info: dict[str, Any]) -> dict[str, Any]:
+        """A session as a listing entry: a folder of messages (``openviking session show ID`` reads it)."""
+        count = info["message_count"]
+        return {
+            "uri": info["uri"],
+            "size": 0,
+            "isDir": True,
+            "modTime": info["updated_at"],
+            "abstract": f"session, {count} message{'s' if count != 1 else ''}",
+        }
 
     def tree(
         self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None
@@ -807,8 +831,23 @@ class OpenViking:
         return self._fs().tree(self._uri(uri), level_limit=level_limit, node_limit=node_limit)
 
     def stat(self, uri: str) -> dict[str, Any]:
-        """Metadata of one file or directory."""
-        return self._fs().stat(self._uri(uri))
+        """Metadata of one file or directory (a session's too: its id, times and message count)."""
+        target = self._uri(uri)
+        session_id = self._session_id_of(target)
+        if not session_id:
+            return self._fs().stat(target)
+        info = self._sessions().get(session_id)
+        return {
+            "uri": info["uri"],
+            "name": session_id,
+            "isDir": True,
+            "size": 0,
+            "context_type": "session",
+            "created_at": info["created_at"],
+            "updated_at": info["updated_at"],
+            "message_count": info["message_count"],
+            "abstract": self._session_entry(info)["abstract"],
+        }
 
 
 @dataclass(frozen=True, slots=True)

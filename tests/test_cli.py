@@ -814,3 +814,25 @@ def test_add_resource_prints_skips_and_warnings(cli: Cli, tmp_path: Path, hash_c
         "  warning: latin.md: not UTF-8: 2 undecodable byte sequence(s) replaced by U+FFFD "
         "(convert it first, e.g. iconv -f latin1 -t utf-8)",
     ]
+
+
+def test_sessions_are_listed_where_their_uris_point(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-memory", "The user prefers tabs").code == 0
+    assert ov("ls", "viking://session", "-o", "json").json()["result"] == []
+    first = ov("session", "new", "-o", "json").json()["result"]
+    assert ov("session", "add-message", first["session_id"], "--role", "user", "--content", "hello").code == 0
+    second = ov("session", "new", "-o", "json").json()["result"]
+    listed = ov("ls", "viking://user/default/sessions", "-o", "json").json()["result"]
+    by_uri = {entry["uri"]: entry for entry in listed}
+    assert set(by_uri) == {first["uri"], second["uri"]}
+    assert by_uri[first["uri"]]["abstract"] == "session, 1 message"
+    assert by_uri[second["uri"]]["isDir"] is True
+    assert ov("ls", "viking://session", "-s").out.split() == ov("ls", "viking://~/sessions", "-s").out.split()
+    info = ov("stat", first["uri"], "-o", "json").json()["result"]
+    assert (info["name"], info["context_type"], info["message_count"]) == (first["session_id"], "session", 1)
+    assert ov("stat", f"viking://session/{second['session_id']}", "-o", "json").json()["result"]["message_count"] == 0
+    table = ov("stat", first["uri"]).out.splitlines()
+    assert "message_count 1" in [" ".join(line.split()) for line in table]
+    missing = cli_error(ov("stat", "viking://session/no-such-session", "-o", "json"), "NOT_FOUND", 1)
+    assert missing["message"] == "Session not found: no-such-session"

@@ -167,9 +167,10 @@ def stat(ctx: CliContext, uri: UriArgument) -> Output:
     def render(console: Any) -> None:
         from rich.text import Text
 
+        width = max(map(len, info)) + 1
         for key, value in info.items():
             shown = ", ".join(value) if isinstance(value, list) else ("" if value is None else str(value))
-            line = Text(f"{key:<13}", style="bold")
+            line = Text(f"{key:<{width}}", style="bold")
             line.append(" ".join(shown.split()) if key == "abstract" else shown)
             console.print(line, soft_wrap=True)
 
