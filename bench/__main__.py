@@ -4,6 +4,7 @@
     python -m bench quality --only cranfield
     python -m bench all --out bench/results/latest.json
     python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
+    python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -20,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import grepglob, quality, scale, startup
+from . import grepglob, ingest_scale, quality, scale, startup
 from . import ingest as ingest_suite
 from .procs import timed_add
 from .report import print_pairs, print_table
@@ -101,7 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "suite", choices=["quality", "grepglob", "ingest", "scale", "startup", "all"], nargs="?", default="all"
+        "suite",
+        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "all"],
+        nargs="?",
+        default="all",
     )
     parser.add_argument("--only", choices=["cranfield", "docs"], help="run one quality dataset")
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
@@ -110,7 +114,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embed-tokens", type=int, help="tokens of each record the local model embeds")
     parser.add_argument("--runs", type=int, default=9, help="grepglob: timed runs per case (medians)")
     parser.add_argument(
-        "--sizes", default="10000,100000,1000000", help="scale: synthetic store sizes (records), comma-separated"
+        "--sizes",
+        default="10000,100000,1000000",
+        help="scale, ingest-scale: synthetic store / tree sizes (records), comma-separated",
+    )
+    parser.add_argument(
+        "--local-sizes",
+        default="10000",
+        help="ingest-scale: sizes also added with the local model (~14 records/s on 2 cores; '' for none)",
     )
     args = parser.parse_args(argv)
     global EMBED_TOKENS
@@ -145,8 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.suite in ("ingest", "all"):
         report["ingest"] = ingest_suite.run_ingest(work)
         print_pairs("ingest (English docs, 90 files)", report["ingest"])
+    sizes = tuple(int(s) for s in args.sizes.split(",") if s)
+    if args.suite == "ingest-scale":  # not in `all`: 1M records take well over an hour
+        local_sizes = tuple(int(s) for s in args.local_sizes.split(",") if s)
+        report["ingest_scale"] = ingest_scale.run_ingest_scale(work, sizes, local_sizes)
+        ingest_scale.print_report(report["ingest_scale"])
     if args.suite in ("scale", "all"):
-        sizes = tuple(int(s) for s in args.sizes.split(",") if s)
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])
     report["command"] = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)
