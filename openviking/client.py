@@ -793,8 +793,9 @@ class OpenViking:
         """Entries of a directory: ``{uri, size, isDir, modTime, abstract}``; URIs only with ``simple``."""
         _check_limit(node_limit, "node_limit")
         target = self._uri(uri)
-        if self._session_id_of(target):
-            entries = [self._session_entry(self._sessions().get(self._session_id_of(target)))]
+        session_id = self._session_id_of(target)
+        if session_id:
+            entries = [self._session_entry(self._sessions().get(session_id))]
         else:
             entries = self._fs().ls(
                 target, recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit

@@ -17,7 +17,6 @@ from typing import Any
 from .errors import ConfigError, NotFoundError
 
 __all__ = [
-    "unset_variables",
     "Config",
     "EmbeddingConfig",
     "LLMConfig",
@@ -26,6 +25,7 @@ __all__ = [
     "config_home",
     "load_config",
     "redacted",
+    "unset_variables",
 ]
 
 CONFIG_ENV = "OPENVIKING_CONFIG_FILE"

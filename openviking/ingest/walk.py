@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openviking.errors import InvalidArgumentError
 
-__all__ = ["SourceFile", "WalkResult", "walk"]
+__all__ = ["UTF16_BOMS", "SourceFile", "WalkResult", "looks_binary", "walk"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
