@@ -617,3 +617,79 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
     found = run_module(["find", "document 17 about bridges", "-u", f"{R}/corpus", "--store", str(store), "-o", "json"])
     assert found.returncode == 0, found.stderr
     assert f"{R}/corpus/folder1/doc17.md" in found.stdout
+
+
+# ----------------------------------------------------------------------------- new files are appended
+def _records(client: OpenViking) -> list[dict[str, Any]]:
+    return LanceStore.open(client.store_path).query_records(None, ["id", "uri", "chunk", "text"])
+
+
+def _page_tree(root: Path, count: int) -> Path:
+    """``count`` one-chunk pages: several write batches (a batch is about 192 chunks)."""
+    return make_tree(root, {f"p{n:03d}.md": f"# Page {n}\n\nText of page {n}.\n" for n in range(count)})
+
+
+def test_a_first_add_appends_instead_of_merging(
+    hash_client: OpenViking, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    merged: list[list[str]] = []
+    real_merge = LanceStore.replace_records
+
+    def counting_merge(self: LanceStore, uris: Any, rows: Any, dimension: int) -> None:
+        merged.append(list(uris))
+        real_merge(self, uris, rows, dimension)
+
+    monkeypatch.setattr(LanceStore, "replace_records", counting_merge)
+    tree = _page_tree(tmp_path / "pages", 450)
+    result = hash_client.add_resource(tree)
+    assert result.added == 450
+    file_merges = [uris for uris in merged if any(u.endswith(".md") for u in uris)]
+    assert file_merges == []  # only the directories' L0/L1 went through a merge
+    records = _records(hash_client)
+    assert len({r["id"] for r in records}) == len(records)
+    assert len([r for r in records if r["uri"].endswith(".md")]) == 450
+    # Changed files still merge: one file edited, re-added.
+    (tree / "p007.md").write_text("# Page 7\n\nNew text of page seven.\n", encoding="utf-8")
+    assert hash_client.add_resource(tree).updated == 1
+    assert [uris for uris in merged if any(u.endswith(".md") for u in uris)] == [[f"{R}/pages/p007.md"]]
+    assert "New text of page seven" in hash_client.read(f"{R}/pages/p007.md")
+
+
+@pytest.mark.parametrize("lost", ["one file's node", "every node under the root"])
+def test_records_left_by_a_crashed_add_are_replaced_not_duplicated(
+    hash_client: OpenViking, tmp_path: Path, lost: str
+) -> None:
+    tree = _page_tree(tmp_path / "pages", 30)
+    hash_client.add_resource(tree)
+    before = sorted((r["id"], r["text"]) for r in _records(hash_client))
+    store = LanceStore.open(hash_client.store_path)
+    # A crash between a batch's records and its nodes leaves records with no node.
+    store.delete_nodes(f"uri = '{R}/pages/p003.md'" if lost == "one file's node" else f"uri LIKE '{R}/pages%'")
+    assert any(r["uri"] == f"{R}/pages/p003.md" for r in _records(hash_client))
+    hash_client.add_resource(tree)
+    after = sorted((r["id"], r["text"]) for r in _records(hash_client))
+    assert after == before
+    assert hash_client.read(f"{R}/pages/p003.md") == "# Page 3\n\nText of page 3.\n"
+
+
+def test_a_write_by_someone_else_between_batches_switches_back_to_merging(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    tree = _page_tree(tmp_path / "pages", 600)
+    late = f"{R}/pages/p590.md"  # written by the add's last batch
+    other = OpenViking(path=hash_client.store_path, config=hash_client.config)
+    calls: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        calls.append(done)
+        if len(calls) == 2:  # after the first batch: another client adds a file the add has not reached
+            other.add_resource(tree / "p590.md", to=late)
+
+    result = hash_client.add_resource(tree, progress=progress)
+    other.close()
+    assert result.added == 600 and len(calls) >= 4
+    records = _records(hash_client)
+    assert len({r["id"] for r in records}) == len(records), "a record was written twice"
+    assert [r["uri"] for r in records].count(late) == 1
+    assert files_under(hash_client, f"{R}/pages") == {f"{R}/pages/p{n:03d}.md" for n in range(600)}
+    assert hash_client.stat(late)["records"] == 1

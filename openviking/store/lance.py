@@ -238,6 +238,27 @@ class LanceStore:
                 lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data)
             )
 
+    def insert_nodes(self, rows: list[dict[str, Any]]) -> None:
+        """Append nodes known to be new (no merge: it scans every row written since the last
+        ``optimize()``, which makes a large first add quadratic). The caller makes sure no node
+        with these URIs exists, under the write lock."""
+        if not rows:
+            return
+        import pyarrow as pa
+
+        data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
+        with self.write_lock():
+            table = self._table(schema.NODES)
+            _run(lambda: table.add(data))
+
+    def table_versions(self) -> tuple[int, int]:
+        """The nodes and records tables' current versions on disk (-1: no records table yet).
+
+        Any write by any process changes them: a writer that saw them unchanged since its own
+        last write knows that nobody else wrote in between."""
+        records = self._table(self.records_table).version if self._has_table(self.records_table) else -1
+        return int(_run(lambda: self._table(schema.NODES).version)), int(records)
+
     def delete_nodes(self, where: str) -> None:
         """Delete the nodes matching ``where``."""
         with self.write_lock():
@@ -267,8 +288,15 @@ class LanceStore:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
             _run(lambda: merge.execute(data))
 
-    def append_records(self, data: pa.Table, dimension: int) -> None:
-        """Append records given as an Arrow table in the records schema (bulk loads: no upsert)."""
+    def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
+        """Append records (an Arrow table in the records schema, or rows) with no upsert: bulk
+        loads, and the records of new files (see ``insert_nodes``)."""
+        if isinstance(data, list):
+            import pyarrow as pa
+
+            data = pa.Table.from_pylist(_dedupe(data, "id"), schema=schema.records_schema(dimension))
+        if not data.num_rows:
+            return
         with self.write_lock():
             table = self._ensure_records(dimension)
             _run(lambda: table.add(data))
