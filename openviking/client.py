@@ -541,8 +541,17 @@ class OpenViking:
         return result
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
-        """The store and the embedder a validated find/search request needs (none for keyword mode)."""
+        """The store and the embedder a validated find/search request needs (none for keyword mode).
+
+        A target that names nothing stored (a typo in ``--uri``) gets a warning: its search
+        finds nothing, and "no results" alone would not say why."""
         store = self._open()
+        if self._warn is not None:
+            for target in request.scope.targets:
+                if not target.is_container and store.get_node(str(target), columns=["uri"]) is None:
+                    self._warn(
+                        f"{target} does not exist, so nothing was searched there (see openviking ls {target.parent})"
+                    )
         embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
         return store, embedder
 

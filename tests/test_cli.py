@@ -836,3 +836,18 @@ def test_sessions_are_listed_where_their_uris_point(cli: Cli, tmp_path: Path, ha
     assert "message_count 1" in [" ".join(line.split()) for line in table]
     missing = cli_error(ov("stat", "viking://session/no-such-session", "-o", "json"), "NOT_FOUND", 1)
     assert missing["message"] == "Session not found: no-such-session"
+
+
+def test_find_warns_about_a_target_that_does_not_exist(ov: Cli) -> None:
+    missing = f"{R}/my-project"
+    for argv in (("find", "API endpoints", "--uri", missing), ("search", "API endpoints", "--uri", missing)):
+        result = ov(*argv, "-o", "json")
+        assert result.code == 0 and result.json()["result"]["total"] == 0
+        assert result.err.splitlines()[0] == (
+            f"Warning: {missing} does not exist, so nothing was searched there (see openviking ls {R})"
+        )
+    both = ov("find", "docker deployment", "--uri", missing, "--uri", H, "-o", "json")
+    assert both.code == 0 and both.json()["result"]["total"] > 0
+    assert both.err.count("Warning: ") == 1
+    for present in (H, R, "viking://agent/skills", "viking://user/default/memories"):
+        assert ov("find", "docker deployment", "--uri", present).err.count("Warning") == 0, present
