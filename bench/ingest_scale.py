@@ -13,7 +13,7 @@ Each size is added by a fresh ``openviking add-resource`` process (peak RSS from
 ``/usr/bin/time``) into a new store. The scale sizes use the built-in ``hash`` embedder at 384
 dimensions (the local model's width), reading 80 words of each text (the local model reads
 80 tokens): the local model embeds ~14 records/s on 2 cores, so 1M records would take about
-a day. Those rows measure the pipeline's own cost (walk, chunk, batches, LanceDB merges,
+a day. Those rows measure the pipeline's own cost (walk, chunk, batches, LanceDB writes,
 index build after the bulk writes) with the model's memory and time left out. ``--local-sizes``
 adds the same trees with the local model (default 10k), for the whole cost.
 """

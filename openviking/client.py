@@ -25,7 +25,7 @@ from .errors import (
 from .tags import normalize_tags
 from .timefilter import parse_time_range
 from .types import AddResult, FindResult
-from .uri import CONTEXT_TYPES, VikingURI, default_targets, parse
+from .uri import CONTEXT_TYPES, VikingURI, default_targets, parse, session_id_of, sessions_folder
 
 if TYPE_CHECKING:
     from .models.embedder import Embedder
@@ -546,14 +546,23 @@ class OpenViking:
         A target that names nothing stored (a typo in ``--uri``) gets a warning: its search
         finds nothing, and "no results" alone would not say why."""
         store = self._open()
-        if self._warn is not None:
-            for target in request.scope.targets:
-                if not target.is_container and store.get_node(str(target), columns=["uri"]) is None:
-                    self._warn(
-                        f"{target} does not exist, so nothing was searched there (see openviking ls {target.parent})"
-                    )
+        self._warn_missing_targets(store, request.scope.targets)
         embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
         return store, embedder
+
+    def _warn_missing_targets(self, store: LanceStore, targets: Sequence[VikingURI]) -> None:
+        """One lookup for all the targets that are not the layout's fixed folders (none without a warn callback)."""
+        named = [target for target in targets if not target.is_container]
+        if self._warn is None or not named:
+            return
+        from .store.filters import sql_in
+
+        stored = {row["uri"] for row in store.query_nodes(sql_in("uri", map(str, named)), columns=["uri"])}
+        for target in named:
+            if str(target) not in stored:
+                self._warn(
+                    f"{target} does not exist, so nothing was searched there (see openviking ls {target.parent})"
+                )
 
     def _find_request(
         self,
@@ -802,33 +811,27 @@ class OpenViking:
         """Entries of a directory: ``{uri, size, isDir, modTime, abstract}``; URIs only with ``simple``."""
         _check_limit(node_limit, "node_limit")
         target = self._uri(uri)
-        session_id = self._session_id_of(target)
+        session_id = session_id_of(target, self.user)
         if session_id:
             entries = [self._session_entry(self._sessions().get(session_id))]
         else:
             entries = self._fs().ls(
                 target, recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
             )
-            if target.segments == ("user", self.user, "sessions"):
+            if target == sessions_folder(self.user):
                 entries += [self._session_entry(info) for info in self._sessions().list()]
                 entries = entries[:node_limit] if node_limit else entries
         return [e["uri"] for e in entries] if simple else entries
 
-    def _session_id_of(self, uri: VikingURI) -> str:
-        """The id when ``uri`` is one of the user's sessions (``viking://user/{user}/sessions/{id}``), else ""."""
-        segments = uri.segments
-        return segments[3] if len(segments) == 4 and segments[:3] == ("user", self.user, "sessions") else ""
-
     @staticmethod
     def _session_entry(info: dict[str, Any]) -> dict[str, Any]:
         """A session as a listing entry: a folder of messages (``openviking session show ID`` reads it)."""
-        count = info["message_count"]
         return {
             "uri": info["uri"],
             "size": 0,
             "isDir": True,
             "modTime": info["updated_at"],
-            "abstract": f"session, {count} message{'s' if count != 1 else ''}",
+            "abstract": _session_abstract(info),
         }
 
     def tree(
@@ -843,7 +846,7 @@ class OpenViking:
     def stat(self, uri: str) -> dict[str, Any]:
         """Metadata of one file or directory (a session's too: its id, times and message count)."""
         target = self._uri(uri)
-        session_id = self._session_id_of(target)
+        session_id = session_id_of(target, self.user)
         if not session_id:
             return self._fs().stat(target)
         info = self._sessions().get(session_id)
@@ -856,8 +859,13 @@ class OpenViking:
             "created_at": info["created_at"],
             "updated_at": info["updated_at"],
             "message_count": info["message_count"],
-            "abstract": self._session_entry(info)["abstract"],
+            "abstract": _session_abstract(info),
         }
+
+
+def _session_abstract(info: dict[str, Any]) -> str:
+    count = info["message_count"]
+    return f"session, {count} message{'s' if count != 1 else ''}"
 
 
 @dataclass(frozen=True, slots=True)

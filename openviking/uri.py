@@ -20,6 +20,8 @@ __all__ = [
     "context_type_of",
     "default_targets",
     "parse",
+    "session_id_of",
+    "sessions_folder",
 ]
 
 SCHEME = "viking://"
@@ -151,6 +153,17 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
         elif not _USER_ID.match(segments[1]):
             raise InvalidURIError(uri, f"Invalid user id '{segments[1]}'")
     return VikingURI(tuple(segments))
+
+
+def sessions_folder(user: str) -> VikingURI:
+    """``viking://user/{user}/sessions``: where ``user``'s sessions are named."""
+    return VikingURI(("user", user, "sessions"))
+
+
+def session_id_of(uri: VikingURI, user: str) -> str:
+    """The id when ``uri`` names one of ``user``'s sessions (``.../sessions/{id}``), else ""."""
+    folder = sessions_folder(user).segments
+    return uri.segments[3] if len(uri.segments) == 4 and uri.segments[:3] == folder else ""
 
 
 def default_targets(user: str) -> tuple[VikingURI, ...]:

@@ -513,10 +513,10 @@ def test_binary_file_alone(hash_client: OpenViking, tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------------------- processes
-def _all_records(store_path: Path) -> list[dict[str, Any]]:
+def _all_records(store_path: Path | str) -> list[dict[str, Any]]:
     store = LanceStore.open(str(store_path))
     try:
-        return store.query_records(None, ["id", "uri", "level", "chunk"])
+        return store.query_records(None, ["id", "uri", "level", "chunk", "text"])
     finally:
         store.close()
 
@@ -620,10 +620,6 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
 
 
 # ----------------------------------------------------------------------------- new files are appended
-def _records(client: OpenViking) -> list[dict[str, Any]]:
-    return LanceStore.open(client.store_path).query_records(None, ["id", "uri", "chunk", "text"])
-
-
 def _page_tree(root: Path, count: int) -> Path:
     """``count`` one-chunk pages: several write batches (a batch is about 192 chunks)."""
     return make_tree(root, {f"p{n:03d}.md": f"# Page {n}\n\nText of page {n}.\n" for n in range(count)})
@@ -645,7 +641,7 @@ def test_a_first_add_appends_instead_of_merging(
     assert result.added == 450
     file_merges = [uris for uris in merged if any(u.endswith(".md") for u in uris)]
     assert file_merges == []  # only the directories' L0/L1 went through a merge
-    records = _records(hash_client)
+    records = _all_records(hash_client.store_path)
     assert len({r["id"] for r in records}) == len(records)
     assert len([r for r in records if r["uri"].endswith(".md")]) == 450
     # Changed files still merge: one file edited, re-added.
@@ -661,13 +657,13 @@ def test_records_left_by_a_crashed_add_are_replaced_not_duplicated(
 ) -> None:
     tree = _page_tree(tmp_path / "pages", 30)
     hash_client.add_resource(tree)
-    before = sorted((r["id"], r["text"]) for r in _records(hash_client))
+    before = sorted((r["id"], r["text"]) for r in _all_records(hash_client.store_path))
     store = LanceStore.open(hash_client.store_path)
     # A crash between a batch's records and its nodes leaves records with no node.
     store.delete_nodes(f"uri = '{R}/pages/p003.md'" if lost == "one file's node" else f"uri LIKE '{R}/pages%'")
-    assert any(r["uri"] == f"{R}/pages/p003.md" for r in _records(hash_client))
+    assert any(r["uri"] == f"{R}/pages/p003.md" for r in _all_records(hash_client.store_path))
     hash_client.add_resource(tree)
-    after = sorted((r["id"], r["text"]) for r in _records(hash_client))
+    after = sorted((r["id"], r["text"]) for r in _all_records(hash_client.store_path))
     assert after == before
     assert hash_client.read(f"{R}/pages/p003.md") == "# Page 3\n\nText of page 3.\n"
 
@@ -688,7 +684,7 @@ def test_a_write_by_someone_else_between_batches_switches_back_to_merging(
     result = hash_client.add_resource(tree, progress=progress)
     other.close()
     assert result.added == 600 and len(calls) >= 4
-    records = _records(hash_client)
+    records = _all_records(hash_client.store_path)
     assert len({r["id"] for r in records}) == len(records), "a record was written twice"
     assert [r["uri"] for r in records].count(late) == 1
     assert files_under(hash_client, f"{R}/pages") == {f"{R}/pages/p{n:03d}.md" for n in range(600)}

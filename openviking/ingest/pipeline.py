@@ -34,7 +34,7 @@ from .summary import (
     navigation_text,
     truncate_generated,
 )
-from .walk import UTF16_BOMS, SourceFile, WalkResult, looks_binary, walk
+from .walk import SourceFile, WalkResult, decode_text, looks_binary, walk
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -180,6 +180,7 @@ def ingest_tree(
     result.skipped_files = [{"path": rel, "reason": reason} for rel, reason in walked.skipped]
     result.skipped = len(result.skipped_files)
     single_file = source.is_file()
+    targets = [(item, root if single_file else root.join(_safe_rel(item.rel))) for item in walked.files]
     appender = _Appender(store)
     with store.write_lock():
         existing = {
@@ -189,12 +190,7 @@ def ingest_tree(
                 columns=["uri", "is_dir", "content_hash", "created_at", "source", "tags", "size", "updated_at"],
             )
         }
-        new_uris = [
-            str(uri)
-            for uri in (root if single_file else root.join(_safe_rel(item.rel)) for item in walked.files)
-            if str(uri) not in existing
-        ]
-        appender.start(root, existing, new_uris)
+        appender.start(root, existing, [str(uri) for _, uri in targets if str(uri) not in existing])
     check_parents_are_directories(store, root)
     root_node = existing.get(str(root))
     if root_node is not None and bool(root_node["is_dir"]) == single_file:
@@ -209,8 +205,7 @@ def ingest_tree(
     now = datetime.now(UTC)
     changed: list[tuple[SourceFile, VikingURI, bytes | None]] = []
     seen: set[str] = set()
-    for item in walked.files:
-        uri = root if single_file else root.join(_safe_rel(item.rel))
+    for item, uri in targets:
         seen.add(str(uri))
         node = existing.get(str(uri))
         if node is not None and _looks_unchanged(node, item, tag_list):
@@ -336,14 +331,6 @@ def _looks_unchanged(node: dict[str, Any], item: SourceFile, tags: list[str]) ->
     return stored is not None and abs(stored.timestamp() - item.mtime) < 0.002
 
 
-def _decode(data: bytes) -> str:
-    """UTF-8 (a byte-order mark is an encoding detail, not text: ripgrep and editors drop it
-    too), or UTF-16 when it starts with its byte-order mark; bytes that are neither become U+FFFD."""
-    if data.startswith(UTF16_BOMS):
-        return data.decode("utf-16", errors="replace")
-    return data.decode("utf-8-sig", errors="replace")
-
-
 def _prepare(
     item: SourceFile,
     uri: VikingURI,
@@ -368,7 +355,7 @@ def _prepare(
         if node.get("source") == str(item.path):
             result.unchanged += 1
             return None
-    text = _decode(data)
+    text = decode_text(data)
     if "\ufffd" in text and "\ufffd".encode() not in data:
         bad = text.count("\ufffd")
         result.warnings.append(
@@ -494,8 +481,8 @@ def _flush(
         for p in batch
     ]
     with store.write_lock():  # records, then nodes: a crash in between leaves records that start() clears
-        unchanged = appender is not None and appender.nobody_else_wrote()
-        if all_new and unchanged:
+        undisturbed = appender is not None and appender.nobody_else_wrote()
+        if all_new and undisturbed:
             store.append_records(rows, embedder.dimension)
             store.insert_nodes(nodes)
         else:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from openviking.errors import InvalidArgumentError
 
-__all__ = ["UTF16_BOMS", "SourceFile", "WalkResult", "looks_binary", "walk"]
+__all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "walk"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -166,12 +166,20 @@ def _walk_dir(
 
 
 # UTF-16 text is full of NUL bytes; its byte-order mark says it is text all the same.
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
 def looks_binary(head: bytes) -> bool:
     """True for content that is not text: a NUL byte in its first bytes, unless UTF-16 with a BOM."""
-    return b"\x00" in head and not head.startswith(UTF16_BOMS)
+    return b"\x00" in head and not head.startswith(_UTF16_BOMS)
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 (a byte-order mark is an encoding detail, not text: ripgrep and editors drop it
+    too), or UTF-16 when it starts with its byte-order mark; bytes that are neither become U+FFFD."""
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8-sig", errors="replace")
 
 
 def _is_regular(mode: int) -> bool:

@@ -25,6 +25,7 @@ from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFound
 from openviking.message import TextPart
 from openviking.store.filters import sql_string
 from openviking.timefilter import format_iso8601
+from openviking.uri import sessions_folder
 
 from . import schema
 
@@ -153,7 +154,7 @@ class SessionStore:
     # ------------------------------------------------------------------ helpers
     def uri(self, session_id: str) -> str:
         """``viking://user/{user}/sessions/{id}``."""
-        return f"viking://user/{self.user}/sessions/{session_id}"
+        return f"{sessions_folder(self.user)}/{session_id}"
 
     def _owner_sql(self) -> str:
         return f"user_id = {sql_string(self.user)}"
@@ -382,7 +383,7 @@ class Session:
     @property
     def uri(self) -> str:
         """``viking://user/{user}/sessions/{id}``."""
-        return f"viking://user/{self._client.user}/sessions/{self.session_id}"
+        return f"{sessions_folder(self._client.user)}/{self.session_id}"
 
     def add_message(self, role: str, content: str | TextPart | Sequence[Any]) -> dict[str, Any]:
         """Append a ``user``/``assistant`` message (text, a TextPart or a list of parts)."""

@@ -256,8 +256,11 @@ class LanceStore:
 
         Any write by any process changes them: a writer that saw them unchanged since its own
         last write knows that nobody else wrote in between."""
-        records = self._table(self.records_table).version if self._has_table(self.records_table) else -1
-        return int(_run(lambda: self._table(schema.NODES).version)), int(records)
+
+        def version(name: str) -> int:
+            return int(_run(lambda: self._table(name).version)) if self._has_table(name) else -1
+
+        return version(schema.NODES), version(self.records_table)
 
     def delete_nodes(self, where: str) -> None:
         """Delete the nodes matching ``where``."""
