@@ -131,6 +131,51 @@ def test_explain_in_the_table_output(client: OpenViking, cli: Any, tmp_path: Pat
     assert "Suggestion:" in out.err
 
 
+# ----------------------------------------------------------------------------- the summary field
+def test_a_pages_summary_adds_a_fifth_of_its_bm25_to_the_keyword_side(client: OpenViking) -> None:
+    from openviking.retrieve.retriever import SUMMARY_WEIGHT
+
+    assert client._open().has_text_index("abstract")
+    hits = client.find("invoices refunds monthly", mode="keyword", explain=True, score_threshold=-1).resources
+    assert hits[0].uri == "viking://resources/kb/billing.md"
+    assert hits[0].explain["summary"]["score"] > 0
+    totals = [
+        h.explain["keyword"]["score"] + SUMMARY_WEIGHT * (h.explain["summary"] or {"score": 0.0})["score"]
+        for h in hits
+        if h.explain["keyword"] is not None
+    ]
+    keyword_hits = [h for h in hits if h.explain["keyword"] is not None]
+    for hit, total in zip(keyword_hits, totals, strict=True):
+        assert hit.score == pytest.approx(total / max(totals))
+
+
+def test_a_store_without_the_summary_index_answers_and_gets_it_at_the_next_add(tmp_path: Path) -> None:
+    # Stores written before the summaries were indexed: find works without them (no summary
+    # part), and adding the unchanged tree again builds the index.
+    source = make_tree(tmp_path / "src", TREE)
+    client = OpenViking(path=tmp_path / "store", config=config_from_dict(HASH64_CONF))
+    try:
+        client.add_resource(source, to="viking://resources/kb")
+        store = client._open()
+        store._table(store.records_table).drop_index("abstract_idx")
+    finally:
+        client.close()
+    client = OpenViking(path=tmp_path / "store", config=config_from_dict(HASH64_CONF))
+    try:
+        assert not client._open().has_text_index("abstract")
+        before = client.find("invoices refunds monthly", explain=True).resources
+        assert before[0].uri == "viking://resources/kb/billing.md"
+        assert all(hit.explain["summary"] is None for hit in before)
+        added = client.add_resource(source, to="viking://resources/kb")
+        assert added.unchanged == len(TREE) and added.added == 0
+        assert client._open().has_text_index("abstract")
+        after = client.find("invoices refunds monthly", explain=True).resources
+        assert after[0].explain["summary"]["score"] > 0
+        assert {h.uri for h in after} == {h.uri for h in before}
+    finally:
+        client.close()
+
+
 # ----------------------------------------------------------------------------- awkward queries
 def test_a_ten_thousand_character_query_is_answered(client: OpenViking) -> None:
     query = ("how do users authenticate with api keys " * 300)[:10_000]

@@ -230,6 +230,8 @@ def ingest_tree(
     )
     if result.added or result.updated or result.removed or result.directories:
         store.optimize()
+    else:
+        store.ensure_indexes()  # adding an unchanged tree again brings an older store's indexes up to date
     result.seconds = time.monotonic() - started
     return result
 

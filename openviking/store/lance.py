@@ -39,6 +39,9 @@ LOCK_FILE = ".openviking.lock"
 # process may still be using one (LanceDB warns that 0 breaks concurrent readers).
 CLEANUP_AFTER = timedelta(minutes=10)
 FTS_TOKENIZER = "icu/split"
+# The records' text, and their summaries (a file's title and first sentences, on each of its
+# records): find adds a little of a page's summary match to its best chunk's (retriever.py).
+FTS_COLUMNS = ("text", "abstract")
 # Vector index by size (measured in bench/: see bench/README.md). Below ANN_MIN_ROWS a flat
 # scan is exact and fast enough; above it IVF_FLAT: e5 vectors all sit in a narrow cone, where
 # product quantisation lost half the true neighbours (recall@10 0.57 at 100k, 0.39 at 1M with
@@ -80,6 +83,7 @@ class LanceStore:
         # The records table in use: `reindex` builds a new one and then points the store at it.
         self.records_table = schema.RECORDS
         self._vector_index: dict[str, bool] = {}
+        self._text_index: dict[tuple[str, str], bool] = {}
         self._counts: dict[tuple[str, str], int] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -396,6 +400,18 @@ class LanceStore:
             self._vector_index[name] = indexed
         return self._vector_index[name]
 
+    def has_text_index(self, column: str) -> bool:
+        """True when the records' ``column`` has a full-text index (checked once per open).
+
+        A store written before the summaries were indexed gets that index at its next write."""
+        name = self.records_table
+        key = (name, column)
+        if key not in self._text_index:
+            self._text_index[key] = self._has_table(name) and any(
+                tuple(ix.columns) == (column,) for ix in self._tables[name].list_indices()
+            )
+        return self._text_index[key]
+
     def keyword_search(
         self,
         text: str,
@@ -405,8 +421,10 @@ class LanceStore:
         *,
         expansion: str = "",
         expansion_weight: float = 1.0,
+        column: str = "text",
     ) -> list[dict[str, Any]]:
-        """Best BM25 matches of ``text`` on the records' text, with ``_score`` on each row.
+        """Best BM25 matches of ``text`` on the records' ``column`` (``text``, or ``abstract``
+        where :meth:`has_text_index` says it is indexed), with ``_score`` on each row.
 
         ``expansion``: more words that may match (e.g. a query's translation), whose BM25
         counts ``expansion_weight`` times. It is a second search whose scores are added to the
@@ -416,11 +434,11 @@ class LanceStore:
         """
         if not self.has_records or limit <= 0 or not text.strip():
             return []
-        rows = self._match(text, where, limit, columns)
+        rows = self._match(text, where, limit, columns, column)
         if not expansion.strip():
             return rows
         merged = {row["id"]: row for row in rows}
-        for row in self._match(expansion, where, limit, columns):
+        for row in self._match(expansion, where, limit, columns, column):
             extra = expansion_weight * float(row["_score"])
             kept = merged.get(row["id"])
             if kept is None:
@@ -430,10 +448,12 @@ class LanceStore:
                 kept["_score"] = float(kept["_score"]) + extra
         return sorted(merged.values(), key=lambda row: -float(row["_score"]))[:limit]
 
-    def _match(self, text: str, where: str | None, limit: int, columns: Sequence[str]) -> list[dict[str, Any]]:
+    def _match(
+        self, text: str, where: str | None, limit: int, columns: Sequence[str], column: str
+    ) -> list[dict[str, Any]]:
         from lancedb.query import MatchQuery
 
-        query = self._table(self.records_table).search(MatchQuery(text, "text"), query_type="fts")
+        query = self._table(self.records_table).search(MatchQuery(text, column), query_type="fts")
         if where:
             query = query.where(where, prefilter=True)
         # Rows not yet in the full-text index (written before optimize()) are scanned as well.
@@ -495,6 +515,9 @@ class LanceStore:
         with self.write_lock():
             self.drop_table(name)
             self._tables[name] = self._db.create_table(name, schema=schema.records_schema(dimension))
+            self._vector_index.pop(name, None)
+            for column in FTS_COLUMNS:
+                self._text_index.pop((name, column), None)
 
     def delete_rows(self, name: str, where: str) -> None:
         """Delete the rows of table ``name`` matching ``where``."""
@@ -514,6 +537,12 @@ class LanceStore:
                 self._ensure_indexes(name, table)
                 _run(lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
 
+    def ensure_indexes(self) -> None:
+        """Create the indexes a store written by an older version lacks (cheap when none is missing)."""
+        if self.has_records and not all(self.has_text_index(column) for column in FTS_COLUMNS):
+            with self.write_lock():
+                self._ensure_indexes(self.records_table, self._tables[self.records_table])
+
     def _ensure_indexes(self, name: str, table: Any) -> None:
         existing = {tuple(ix.columns) for ix in table.list_indices()}
         rows = table.count_rows()
@@ -523,11 +552,13 @@ class LanceStore:
             # Built once; later optimize() calls fold new rows into it without retraining.
             _run(lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
             self._vector_index.pop(name, None)
-        if name == self.records_table and ("text",) not in existing and rows > 0:
-            from lancedb.index import FTS
+        for column in FTS_COLUMNS if name == self.records_table and rows > 0 else ():
+            if (column,) not in existing:
+                from lancedb.index import FTS
 
-            config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
-            _run(lambda: table.create_index("text", config=config))
+                config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
+                _run(lambda c=column, f=config: table.create_index(c, config=f))
+                self._text_index.pop((name, column), None)
         if ("uri",) not in existing and rows > 0:
             from lancedb.index import BTree
 
