@@ -22,10 +22,10 @@ from .errors import (
     UnavailableError,
 )
 from .message import TextPart
-from .types import AddResult, ContextType, FindResult, MatchedContext, QueryPlan, TypedQuery
+from .types import AddResult, ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, TypedQuery
 
 if TYPE_CHECKING:
-    from .client import OpenViking
+    from .client import OpenViking, SyncHTTPClient
 
 __version__ = "0.1.0"
 
@@ -46,6 +46,8 @@ __all__ = [
     "OpenVikingError",
     "PermissionDeniedError",
     "QueryPlan",
+    "QueryResult",
+    "SyncHTTPClient",
     "SyncOpenViking",
     "TextPart",
     "TypedQuery",
@@ -60,4 +62,8 @@ def __getattr__(name: str) -> Any:
         from .client import OpenViking
 
         return OpenViking
+    if name == "SyncHTTPClient":
+        from .client import SyncHTTPClient
+
+        return SyncHTTPClient
     raise AttributeError(f"module 'openviking' has no attribute {name!r}")

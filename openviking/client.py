@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .store.fs import VikingFS
     from .store.lance import LanceStore
 
-__all__ = ["OpenViking"]
+__all__ = ["OpenViking", "SyncHTTPClient"]
 
 ProgressCallback = Callable[[int, int], None]
 WarningCallback = Callable[[str], None]
@@ -386,8 +386,9 @@ class OpenViking:
         """``[{"uri", "reason"}]``: what ``uri`` was linked to."""
         from .store.relations import links_from
 
-        source = self._uri(uri)
-        self._fs().node(source, columns=["uri"])
+        fs = self._fs()
+        source = fs.sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
+        fs.node(source, columns=["uri"])
         return links_from(self._open(), str(source))
 
     def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> dict[str, Any]:
@@ -492,6 +493,8 @@ class OpenViking:
         level: int | str | Sequence[int | str] | None = None,
         context_type: str | Sequence[str] | None = None,
         tags: Iterable[str] | str | None = None,
+        include_provenance: bool = False,
+        telemetry: bool | dict[str, Any] = False,
         *,
         mode: str | None = None,
         explain: bool = False,
@@ -512,10 +515,14 @@ class OpenViking:
             level: 0, 1 and/or 2 (``"0,2"`` or ``[0, 2]``).
             context_type: ``memory``, ``resource`` and/or ``skill``.
             tags: ``key=value`` tags every hit must carry.
+            include_provenance: add ``provenance`` to the JSON (only a planned search has any).
+            telemetry: ``True`` or ``{"summary": True}`` adds ``telemetry`` (id, timings, counts).
             mode: ``hybrid`` (default), ``vector`` or ``keyword``.
             explain: attach the parts of each score to each hit.
         """
         from .retrieve.retriever import attach_relations, retrieve, to_matched
+
+        started = _telemetry_start(telemetry)
 
         request = self._find_request(
             query, target_uri=target_uri, limit=limit, node_limit=node_limit, score_threshold=score_threshold,
@@ -538,7 +545,7 @@ class OpenViking:
             from .retrieve.diagnose import diagnose
 
             result.diagnostics = diagnose(store, embedder, request)
-        return result
+        return _with_extras(result, include_provenance, started, "search.find")
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
         """The store and the embedder a validated find/search request needs (none for keyword mode).
@@ -714,6 +721,8 @@ class OpenViking:
         level: int | str | Sequence[int | str] | None = None,
         context_type: str | Sequence[str] | None = None,
         tags: Iterable[str] | str | None = None,
+        include_provenance: bool = False,
+        telemetry: bool | dict[str, Any] = False,
         *,
         mode: str | None = None,
         explain: bool = False,
@@ -725,6 +734,7 @@ class OpenViking:
         """
         from .retrieve.search import search
 
+        started = _telemetry_start(telemetry)
         request = self._find_request(
             query, target_uri=target_uri, limit=limit, node_limit=node_limit, score_threshold=score_threshold,
             filter_=filter, since=since, until=until, time_field=time_field, level=level,
@@ -733,7 +743,7 @@ class OpenViking:
         store, embedder = self._retrieval_backend(request)
         if session_id is None and session is not None:
             session_id = getattr(session, "session_id", None)
-        return search(
+        result = search(
             store,
             embedder,
             request,
@@ -743,6 +753,7 @@ class OpenViking:
             explain=explain,
             warn=self._warn,
         )
+        return _with_extras(result, include_provenance, started, "search.search")
 
     def _sessions(self, *, create: bool = False) -> Any:
         from .session.sessions import SessionStore
@@ -861,6 +872,72 @@ class OpenViking:
             "message_count": info["message_count"],
             "abstract": _session_abstract(info),
         }
+
+
+class SyncHTTPClient(OpenViking):
+    """The brief's SDK entry point, ``ov.SyncHTTPClient(url=..., api_key=...)``, for code
+    written against upstream's HTTP client. This build has no server: it opens the local store
+    (``path``, else ``OPENVIKING_STORE``, ``storage.workspace`` or ``~/.openviking/data``) and
+    every method is :class:`OpenViking`'s. ``url`` and ``api_key`` are accepted and not used;
+    a ``url`` gets a one-time warning that says so.
+    """
+
+    def __init__(
+        self,
+        url: str | None = None,
+        api_key: str | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        config: Config | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        warn: WarningCallback | None = None,
+        **_ignored: Any,
+    ) -> None:
+        super().__init__(path, config=config, config_file=config_file, warn=warn)
+        if url:
+            import warnings
+
+            warnings.warn(
+                f"openviking runs embedded, with no server: SyncHTTPClient ignores url={url!r} "
+                "and opens the local store (pass path= or set OPENVIKING_STORE)",
+                stacklevel=2,
+            )
+
+
+def _telemetry_start(telemetry: Any) -> float | None:
+    """The start time when telemetry was asked for (``True`` or ``{"summary": True}``), else None."""
+    import time
+
+    if isinstance(telemetry, bool):
+        return time.perf_counter() if telemetry else None
+    if (
+        isinstance(telemetry, dict)
+        and set(telemetry) <= {"summary"}
+        and all(isinstance(v, bool) for v in telemetry.values())
+    ):
+        return time.perf_counter() if telemetry.get("summary", False) else None
+    raise InvalidArgumentError(
+        f'telemetry must be true, false or {{"summary": true}} (got {telemetry!r})',
+        details={"telemetry": repr(telemetry)},
+    )
+
+
+def _with_extras(result: FindResult, include_provenance: bool, started: float | None, operation: str) -> FindResult:
+    """Attach what ``include_provenance`` and ``telemetry`` asked for."""
+    import time
+    import uuid
+
+    result.include_provenance = bool(include_provenance)
+    if started is not None:
+        result.telemetry = {
+            "id": f"tm_{uuid.uuid4().hex}",
+            "summary": {
+                "operation": operation,
+                "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+                "vector": {"returned": result.total},
+            },
+        }
+    return result
 
 
 def _session_abstract(info: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ __all__ = [
     "FindResult",
     "MatchedContext",
     "QueryPlan",
+    "QueryResult",
     "RelatedContext",
     "TypedQuery",
 ]
@@ -106,6 +107,32 @@ class QueryPlan:
 
 
 @dataclass(slots=True)
+class QueryResult:
+    """What one planned query of a search found (``FindResult.query_results``)."""
+
+    query: TypedQuery
+    matched_contexts: list[MatchedContext] = field(default_factory=list)
+    searched_directories: list[str] = field(default_factory=list)
+
+    def provenance(self) -> dict[str, Any]:
+        """The brief's provenance item: the query, where it looked and what it matched."""
+        return {
+            "query": self.query.to_dict(),
+            "searched_directories": list(self.searched_directories),
+            "matched_contexts": [
+                {
+                    "uri": hit.uri,
+                    "tier": f"L{hit.level}",
+                    "context_type": hit.context_type,
+                    "score": hit.score,
+                    "match_reason": hit.match_reason,
+                }
+                for hit in self.matched_contexts
+            ],
+        }
+
+
+@dataclass(slots=True)
 class FindResult:
     """Hits grouped by context type; iterating yields memories, then resources, then skills."""
 
@@ -114,6 +141,11 @@ class FindResult:
     skills: list[MatchedContext] = field(default_factory=list)
     query_plan: QueryPlan | None = None
     diagnostics: dict[str, Any] | None = None
+    # Set by a search that ran a plan: each planned query and what it found.
+    query_results: list[QueryResult] | None = None
+    # The brief's ``include_provenance`` and ``telemetry``: what to_dict() adds.
+    include_provenance: bool = False
+    telemetry: dict[str, Any] | None = None
 
     @classmethod
     def from_hits(cls, hits: list[MatchedContext], query_plan: QueryPlan | None = None) -> FindResult:
@@ -144,8 +176,9 @@ class FindResult:
     def __len__(self) -> int:
         return self.total
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{memories, resources, skills, [query_plan], total}`` as in the brief."""
+    def to_dict(self, include_provenance: bool | None = None) -> dict[str, Any]:
+        """``{memories, resources, skills, [query_plan], total}`` as in the brief; plus
+        ``provenance`` (a planned search's ``query_results``, when asked for) and ``telemetry``."""
         data: dict[str, Any] = {
             "memories": [m.to_dict() for m in self.memories],
             "resources": [m.to_dict() for m in self.resources],
@@ -155,7 +188,12 @@ class FindResult:
             data["query_plan"] = self.query_plan.to_dict()
         if self.diagnostics is not None:
             data["diagnostics"] = self.diagnostics
+        wanted = self.include_provenance if include_provenance is None else include_provenance
+        if wanted and self.query_results is not None:
+            data["provenance"] = [result.provenance() for result in self.query_results]
         data["total"] = self.total
+        if self.telemetry is not None:
+            data["telemetry"] = self.telemetry
         return data
 
 

@@ -229,6 +229,8 @@ def test_ls_tree_options(ov: Cli) -> None:
     assert {f"{H}/{rel}" for rel in EN_FILES} <= recursive
     hidden = set(ov("ls", H, "-a", "-s").out.split())
     assert {f"{H}/.abstract.md", f"{H}/.overview.md"} <= hidden
+    assert f"{H}/deploy/.abstract.md" not in hidden  # a subfolder's sidecars are one level down
+    assert f"{H}/deploy/.abstract.md" in set(ov("ls", H, "-a", "-r", "-s").out.split())
     assert len(ov("ls", H, "-s", "-n", "2").out.split()) == 2
     shallow = ov("tree", R, "-L", "1", "--json").json()["result"]
     assert [e["uri"] for e in shallow] == [H]

@@ -528,3 +528,43 @@ def test_context_manager_and_close(tmp_path: Path) -> None:
         assert client.find("some text").total > 0
     client.close()  # closing twice is harmless
     assert client.find("some text").total > 0  # and a closed client reopens on use
+
+
+# ----------------------------------------------------------------------------- the brief's extras
+@pytest.mark.parametrize("telemetry", [True, {"summary": True}])
+def test_telemetry_when_asked(corpus: OpenViking, telemetry: Any) -> None:
+    result = corpus.find("deploy the server", telemetry=telemetry)
+    data = result.to_dict()
+    assert data["telemetry"]["id"].startswith("tm_")
+    summary = data["telemetry"]["summary"]
+    assert summary["operation"] == "search.find"
+    assert summary["vector"]["returned"] == result.total > 0
+    assert summary["duration_ms"] >= 0
+    assert list(data)[-1] == "telemetry"
+
+
+@pytest.mark.parametrize("telemetry", [False, {"summary": False}, {}])
+def test_no_telemetry_unless_asked(corpus: OpenViking, telemetry: Any) -> None:
+    assert "telemetry" not in corpus.find("deploy the server", telemetry=telemetry).to_dict()
+
+
+@pytest.mark.parametrize("telemetry", [{"events": True}, "yes", 1, {"summary": "yes"}])
+def test_bad_telemetry_is_invalid_argument(corpus: OpenViking, telemetry: Any) -> None:
+    with pytest.raises(InvalidArgumentError, match="telemetry must be") as caught:
+        corpus.find("deploy the server", telemetry=telemetry)
+    assert caught.value.code == "INVALID_ARGUMENT"
+
+
+def test_the_briefs_sync_http_client_opens_the_local_store(corpus: OpenViking) -> None:
+    import openviking as ov
+
+    with pytest.warns(UserWarning, match="no server"):
+        client = ov.SyncHTTPClient(
+            url="http://localhost:1933", api_key="your-key", path=corpus.store_path, config=corpus.config
+        )
+    client.initialize()
+    try:
+        got = [hit.uri for hit in client.find("deploy the server")]
+        assert got and got == [hit.uri for hit in corpus.find("deploy the server")]
+    finally:
+        client.close()

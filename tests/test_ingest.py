@@ -440,6 +440,20 @@ def test_sidecars_listed_with_their_real_size(hash_client: OpenViking, en_tree: 
     assert f"{R}/handbook/.abstract.md" not in {e["uri"] for e in hash_client.ls(f"{R}/handbook")}
 
 
+def test_a_level_0_or_1_hits_uri_reads_as_its_directory(hash_client: OpenViking, en_tree: Path) -> None:
+    # find returns <dir>/.abstract.md and <dir>/.overview.md for directory hits; the brief's
+    # loops call overview() and relations() on them.
+    hash_client.add_resource(en_tree)
+    hash_client.link(f"{R}/handbook", f"{R}/handbook/auth.md", "start here")
+    for name in (".abstract.md", ".overview.md"):
+        hit = f"{R}/handbook/{name}"
+        assert hash_client.overview(hit) == hash_client.overview(f"{R}/handbook")
+        assert hash_client.abstract(hit) == hash_client.abstract(f"{R}/handbook")
+        assert hash_client.relations(hit) == [{"uri": f"{R}/handbook/auth.md", "reason": "start here"}]
+    with pytest.raises(NotFoundError):
+        hash_client.overview(f"{R}/nowhere/.overview.md")
+
+
 def test_generated_abstracts_have_no_doubled_full_stop(hash_client: OpenViking, tmp_path: Path) -> None:
     # files whose first sentence starts with their title: their summary is that sentence alone
     tree = make_tree(

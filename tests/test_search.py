@@ -449,6 +449,33 @@ def test_every_group_is_sorted_by_score_and_json_lists_the_queries(make_client: 
             assert hit["queries"] and set(hit["queries"]) <= {q["query"] for q in data["query_plan"]["queries"]}
 
 
+def test_provenance_lists_what_each_planned_query_found_when_asked(make_client: Callable[..., Client]) -> None:
+    queries = ("RFC document template", "Docker deployment")
+    with ChatServer(plan_json(*[(q, "resource") for q in queries])) as chat:
+        client = make_client(chat)
+        result = client.search(
+            RFC_QUERY, session_id=new_session(client), target_uri=f"{R}", limit=3, include_provenance=True
+        )
+    assert [r.query.query for r in result.query_results] == list(queries)
+    data = result.to_dict()
+    assert [item["query"]["query"] for item in data["provenance"]] == list(queries)
+    for item, query in zip(data["provenance"], queries, strict=True):
+        assert item["searched_directories"] == [R]
+        expected = client.find(query, target_uri=R, context_type="resource", limit=3)
+        assert [m["uri"] for m in item["matched_contexts"]] == [h.uri for h in expected]
+        assert all(m["tier"] in ("L0", "L1", "L2") for m in item["matched_contexts"])
+    assert "provenance" not in result.to_dict(include_provenance=False)
+    assert set(data) - {"provenance"} == set(result.to_dict(include_provenance=False))
+
+
+def test_find_has_no_query_results_and_so_no_provenance(make_client: Callable[..., Client]) -> None:
+    with ChatServer(GOOD_PLAN) as chat:
+        client = make_client(chat)
+        result = client.find(RFC_QUERY, include_provenance=True)
+    assert result.query_results is None
+    assert "provenance" not in result.to_dict()
+
+
 # ----------------------------------------------------------------------------- context types
 def test_planned_queries_outside_the_requested_context_type_are_dropped(make_client: Callable[..., Client]) -> None:
     with ChatServer(GOOD_PLAN) as chat:

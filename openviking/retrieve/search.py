@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
 from openviking.session.sessions import SessionStore
-from openviking.types import FindResult, MatchedContext, QueryPlan, TypedQuery
+from openviking.types import FindResult, MatchedContext, QueryPlan, QueryResult, TypedQuery
 from openviking.uri import default_targets
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
@@ -132,7 +132,7 @@ def search(
 
             result.diagnostics = diagnose(store, embedder, request)
         return result
-    return _merge(queries, passes, plan, explain=explain)
+    return _merge(queries, passes, plan, explain=explain, targets=[str(t) for t in request.scope.targets])
 
 
 # ---------------------------------------------------------------------------- planning
@@ -316,6 +316,7 @@ def _merge(
     plan: QueryPlan,
     *,
     explain: bool,
+    targets: list[str],
 ) -> FindResult:
     best: dict[str, Candidate] = {}
     found_by: dict[str, list[str]] = {}
@@ -337,6 +338,10 @@ def _merge(
         fields["match_reason"] = reason
         hits.append(SearchHit(**fields, queries=list(names)))
     result = FindResult.from_hits(hits, query_plan=plan)
+    result.query_results = [
+        QueryResult(typed, [to_matched(c, explain=explain) for c in candidates], list(targets))
+        for typed, candidates in zip(queries, passes, strict=True)
+    ]
     for group in (result.memories, result.resources, result.skills):
         group.sort(key=lambda h: -h.score)  # stable: equal scores keep query order
     return result

@@ -64,13 +64,21 @@ class VikingFS:
         end = None if limit == -1 else offset + limit
         return "".join(lines[offset:end])
 
+    @staticmethod
+    def sidecar_owner(uri: VikingURI) -> VikingURI:
+        """The directory whose ``.abstract.md`` or ``.overview.md`` ``uri`` names (find's URI of
+        a level-0/1 hit), else ``uri`` itself."""
+        return uri.parent if uri.name in SIDECARS and uri.parent is not None else uri
+
     def abstract(self, uri: VikingURI) -> str:
-        """A directory's L0, or a file's summary."""
+        """A directory's L0, or a file's summary (a directory's sidecar file: its directory's)."""
+        uri = self.sidecar_owner(uri)
         row = self.node(uri, columns=["uri", "is_dir", "abstract"])
         return row.get("abstract") or f"# {uri} [Directory abstract is not ready]"
 
     def overview(self, uri: VikingURI) -> str:
-        """A directory's L1; a file falls back to its directory's."""
+        """A directory's L1; a file (a directory's sidecar file too) falls back to its directory's."""
+        uri = self.sidecar_owner(uri)
         row = self.node(uri, columns=["uri", "is_dir", "overview", "parent_uri"])
         if not row["is_dir"] and uri.parent is not None:
             return self.overview(uri.parent)
@@ -112,7 +120,7 @@ class VikingFS:
             rows.sort(key=lambda r: (not r["is_dir"], r["name"].lower(), r["name"]))
         for child in rows:
             entries.append(self._entry(child, abs_limit))
-            if child["is_dir"] and show_hidden:
+            if child["is_dir"] and show_hidden and recursive:  # a listing shows its own sidecars only
                 entries.extend(self._sidecar_entries(child))
         if show_hidden and not uri.is_root:
             entries[0:0] = self._sidecar_entries(row)
