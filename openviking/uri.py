@@ -19,6 +19,7 @@ __all__ = [
     "VikingURI",
     "context_type_of",
     "default_targets",
+    "is_valid_user_id",
     "parse",
     "session_id_of",
     "sessions_folder",
@@ -150,9 +151,14 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
     if segments[0] == "user" and len(segments) >= 2:
         if segments[1] in USER_SPACE_SEGMENTS and segments[1] != user:
             segments = ["user", user, *segments[1:]]
-        elif not _USER_ID.match(segments[1]):
+        elif not is_valid_user_id(segments[1]):
             raise InvalidURIError(uri, f"Invalid user id '{segments[1]}'")
     return VikingURI(tuple(segments))
+
+
+def is_valid_user_id(name: str) -> bool:
+    """True for a user id a URI can hold: letters, digits and ``_.@-``, not ``.`` or ``..``."""
+    return bool(_USER_ID.match(name)) and name not in (".", "..") and name.count("@") <= 1
 
 
 def sessions_folder(user: str) -> VikingURI:
@@ -179,6 +185,12 @@ def context_type_of(uri: str) -> str:
 
 
 def _check_segment(uri: str, part: str) -> None:
+    if any(ord(char) < 32 or ord(char) == 127 for char in part):
+        raise InvalidURIError(
+            "".join(repr(char)[1:-1] if ord(char) < 32 or ord(char) == 127 else char for char in uri),
+            "control characters (newline, tab...) are not allowed in URIs",
+            hint="Name the path without control characters",
+        )
     if part in (".", ".."):
         raise PermissionDeniedError(
             f"Access denied: '{part}' segments are not allowed in URIs: {uri}",

@@ -69,12 +69,23 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
         ('{"retrieval": {"mode": "fuzzy"}}', ConfigError, "retrieval.mode"),
         ('{"embedding": {"dense": {"batch_size": "big"}}}', ConfigError, "must be an integer"),
         ("[1, 2]", ConfigError, "must hold a JSON object"),
+        ('{"embedding": {"dense": {"provider": "hash", "dimension": -5}}}', ConfigError, "positive integer"),
+        ('{"embedding": {"dense": {"provider": "hash", "dimension": 0}}}', ConfigError, "positive integer"),
+        ('{"default_user": "../evil"}', ConfigError, "default_user '../evil' is not a valid user id"),
+        ('{"default_user": ".."}', ConfigError, "is not a valid user id"),
+        ('{"default_user": "a/b"}', ConfigError, "is not a valid user id"),
+        ('{"default_user": "A B#?"}', ConfigError, "is not a valid user id"),
+        ('{"default_user": "$OPENVIKING_TEST_UNSET_USER"}', ConfigError, "is not a valid user id"),
     ],
 )
 def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         load_config(write_config(tmp_path / "ov.conf", text))
     assert message in str(info.value)
+
+
+def test_a_user_id_with_dots_at_signs_and_dashes_is_fine(tmp_path: Path) -> None:
+    assert load_config(write_config(tmp_path / "ov.conf", '{"default_user": "ana.b-c@team"}')).user == "ana.b-c@team"
 
 
 def test_a_named_config_that_does_not_exist_is_not_found(tmp_path: Path) -> None:

@@ -208,6 +208,15 @@ def test_a_pattern_that_cannot_match_is_an_error(
     assert ".gitignore rules" in (error.hint or "")
 
 
+def test_a_symlink_loop_is_skipped_and_the_rest_is_added(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "loop", {"a.md": "# A\n\nText.\n"})
+    (tree / "b").symlink_to(tree / "c")
+    (tree / "c").symlink_to(tree / "b")
+    result = hash_client.add_resource(tree)
+    assert result.added == 1
+    assert {item["path"]: item["reason"] for item in result.skipped_files} == {"b": "symlink loop", "c": "symlink loop"}
+
+
 def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_path: Path) -> None:
     outside = make_tree(tmp_path / "outside", {"secret.md": "# Secret\n\nOutside the folder.\n"})
     tree = make_tree(tmp_path / "links", {"real.md": "# Real\n\nInside.\n", "dir/x.md": "# X\n\nx.\n"})

@@ -254,3 +254,14 @@ def test_parse_is_idempotent(scope: str, segments: list[str]) -> None:
     assert parse(str(first)) == first
     assert not str(first).endswith("/") or first.is_root
     assert "//" not in str(first)[len("viking://") :]
+
+
+@pytest.mark.parametrize(
+    "text", ["viking://resources/a\nb", "viking://resources/tab\there", "viking://resources/x\x7f"]
+)
+def test_control_characters_are_invalid(text: str) -> None:
+    with pytest.raises(InvalidURIError) as info:
+        parse(text)
+    assert info.value.code == "INVALID_URI"
+    assert "control characters" in info.value.message
+    assert "\n" not in info.value.message and "\t" not in info.value.message  # one line, escaped

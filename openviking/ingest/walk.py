@@ -141,7 +141,11 @@ def _walk_dir(
             continue
         path = Path(entry.path)
         if is_link:
-            target = path.resolve()
+            try:
+                target = path.resolve()
+            except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError on a loop
+                result.skipped.append((rel, "symlink loop"))
+                continue
             if not target.exists():
                 result.skipped.append((rel, "broken symlink"))
                 continue
