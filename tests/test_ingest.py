@@ -217,6 +217,29 @@ def test_a_symlink_loop_is_skipped_and_the_rest_is_added(hash_client: OpenViking
     assert {item["path"]: item["reason"] for item in result.skipped_files} == {"b": "symlink loop", "c": "symlink loop"}
 
 
+def test_files_whose_names_map_to_one_uri_are_not_overwritten_in_turn(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(
+        tmp_path / "clash",
+        {
+            "c#d.md": "# Hash\n\nHASH\n",
+            "c_d.md": "# Under\n\nUNDER\n",
+            "c?d.md": "# Question\n\nQUESTION\n",
+            "x#y/inner.md": "# Inner\n\nINNER\n",
+            "x_y": "a file where a folder's URI is\n",
+        },
+    )
+    first = hash_client.add_resource(tree)
+    assert files_under(hash_client, f"{R}/clash") == {f"{R}/clash/c_d.md", f"{R}/clash/x_y/inner.md"}
+    assert hash_client.read(f"{R}/clash/c_d.md") == "# Under\n\nUNDER\n"  # the name that needed no change
+    reasons = {item["path"]: item["reason"] for item in first.skipped_files}
+    assert reasons["c#d.md"] == reasons["c?d.md"] == f"its name maps to the same URI as c_d.md ({R}/clash/c_d.md)"
+    assert reasons["x_y"] == f"its name maps to the URI of a folder ({R}/clash/x_y)"
+    assert first.added == 2 and first.skipped == 3
+    again = hash_client.add_resource(tree)
+    assert (again.added, again.updated, again.unchanged, again.removed) == (0, 0, 2, 0)
+    assert hash_client.read(f"{R}/clash/c_d.md") == "# Under\n\nUNDER\n"
+
+
 def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_path: Path) -> None:
     outside = make_tree(tmp_path / "outside", {"secret.md": "# Secret\n\nOutside the folder.\n"})
     tree = make_tree(tmp_path / "links", {"real.md": "# Real\n\nInside.\n", "dir/x.md": "# X\n\nx.\n"})

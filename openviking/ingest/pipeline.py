@@ -181,6 +181,7 @@ def ingest_tree(
     result.skipped = len(result.skipped_files)
     single_file = source.is_file()
     targets = [(item, root if single_file else root.join(_safe_rel(item.rel))) for item in walked.files]
+    targets = _without_name_clashes(targets, result)
     appender = _Appender(store)
     with store.write_lock():
         existing = {
@@ -310,6 +311,38 @@ def check_parents_are_directories(store: LanceStore, uri: VikingURI) -> None:
                 details={"uri": str(cursor)},
             )
         cursor = cursor.parent
+
+
+def _without_name_clashes(
+    targets: list[tuple[SourceFile, VikingURI]], result: AddResult
+) -> list[tuple[SourceFile, VikingURI]]:
+    """Files whose names map to one URI (``a#b.md``, ``a?b.md`` and ``a_b.md`` are all
+    ``a_b.md``), or to a folder's URI, would overwrite each other on every add: the file whose
+    name needed no change (else the first by path) keeps the URI; the others are skipped."""
+    order = sorted(targets, key=lambda target: (_safe_rel(target[0].rel) != target[0].rel, target[0].rel))
+    folders = {str(parent) for _, uri in targets for parent in _parents(uri)}
+    taken: dict[str, str] = {}
+    kept: set[str] = set()
+    for item, uri in order:
+        key = str(uri)
+        if key in taken:
+            reason = f"its name maps to the same URI as {taken[key]} ({key})"
+        elif key in folders:
+            reason = f"its name maps to the URI of a folder ({key})"
+        else:
+            taken[key] = item.rel
+            kept.add(item.rel)
+            continue
+        result.skipped_files.append({"path": item.rel, "reason": reason})
+        result.skipped += 1
+    return [(item, uri) for item, uri in targets if item.rel in kept]
+
+
+def _parents(uri: VikingURI) -> Iterator[VikingURI]:
+    parent = uri.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
 
 
 def _safe_rel(rel: str) -> str:
