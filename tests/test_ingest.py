@@ -368,6 +368,27 @@ def test_a_file_deleted_from_the_source_is_removed(hash_client: OpenViking, en_t
     assert f"{R}/handbook/notes" not in {e["uri"] for e in hash_client.ls(f"{R}/handbook", recursive=True)}
 
 
+def test_copies_of_the_source_added_deeper_are_not_taken_for_vanished_files(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    small = make_tree(tmp_path / "small", {"a.md": "# A\n\nAlpha.\n", "b.md": "# B\n\nBeta.\n"})
+    hash_client.add_resource(small, to=f"{R}/p/copy1")
+    hash_client.add_resource(small / "a.md", to=f"{R}/p/inner/a-copy.md")
+    result = hash_client.add_resource(small, to=f"{R}/p")
+    assert result.removed == 0
+    assert files_under(hash_client, f"{R}/p") == {
+        f"{R}/p/a.md",
+        f"{R}/p/b.md",
+        f"{R}/p/copy1/a.md",
+        f"{R}/p/copy1/b.md",
+        f"{R}/p/inner/a-copy.md",
+    }
+    # a file that does leave the source still goes, from where this add put it
+    (small / "b.md").unlink()
+    assert hash_client.add_resource(small, to=f"{R}/p").removed == 2  # p/b.md and the copy1 copy
+    assert f"{R}/p/b.md" not in files_under(hash_client, f"{R}/p")
+
+
 # ----------------------------------------------------------------------------- targets
 def test_to_target(hash_client: OpenViking, en_tree: Path) -> None:
     result = hash_client.add_resource(en_tree, to=f"{R}/docs/v1")

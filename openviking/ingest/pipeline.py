@@ -220,7 +220,8 @@ def ingest_tree(
 
     if single_file and not walked.files and result.skipped == 0:
         result.skipped += 1
-    result.removed = _remove_vanished(store, existing, seen, source, single_file)
+    alive = {str(item.path) for item, _ in targets}
+    result.removed = _remove_vanished(store, existing, seen, alive, source, single_file)
     result.directories = refresh_directories(
         store,
         embedder,
@@ -574,18 +575,23 @@ def _remove_vanished(
     store: LanceStore,
     existing: dict[str, dict[str, Any]],
     seen: set[str],
+    alive: set[str],
     source: Path,
     single_file: bool,
 ) -> int:
-    """Delete files that were imported from ``source`` before and are gone from it now."""
+    """Delete files that were imported from ``source`` before and are gone from it now.
+
+    ``alive`` holds the source paths this add mirrors: a node below the target whose source
+    file is one of them is another copy of it (added before with a deeper ``--to``), not a
+    file that vanished."""
     if single_file:
         return 0
     prefix = str(source) + os.sep
-    vanished = [
-        uri
-        for uri, node in existing.items()
-        if not node["is_dir"] and uri not in seen and str(node.get("source") or "").startswith(prefix)
-    ]
+    vanished = []
+    for uri, node in existing.items():
+        origin = str(node.get("source") or "")
+        if not node["is_dir"] and uri not in seen and origin.startswith(prefix) and origin not in alive:
+            vanished.append(uri)
     if not vanished:
         return 0
     for start in range(0, len(vanished), 500):
