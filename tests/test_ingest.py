@@ -644,6 +644,36 @@ def test_two_processes_adding_different_trees_both_land(
         client.close()
 
 
+def test_an_add_stopped_midway_leaves_its_files_listable(
+    hash_client: OpenViking, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from openviking.ingest import pipeline
+
+    files = {f"deep/er/f{n:03d}.md": f"# Page {n}\n\nText of page {n}.\n" for n in range(400)}
+    tree = make_tree(tmp_path / "stopped", files)
+    real_flush, calls = pipeline._flush, []
+
+    def flush_then_stop(*args: Any, **kwargs: Any) -> int:
+        if calls:
+            raise KeyboardInterrupt  # Ctrl-C after the first batch
+        calls.append(1)
+        return real_flush(*args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "_flush", flush_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        hash_client.add_resource(tree, to=f"{R}/a/b/stopped")
+    stored = files_under(hash_client, f"{R}/a")
+    assert 0 < len(stored) < len(files)
+    for folder in (f"{R}/a", f"{R}/a/b", f"{R}/a/b/stopped", f"{R}/a/b/stopped/deep", f"{R}/a/b/stopped/deep/er"):
+        assert hash_client.stat(folder)["isDir"]
+    assert {e["uri"] for e in hash_client.ls(f"{R}/a/b/stopped/deep/er")} == stored
+    assert set(hash_client.glob("**/*.md", uri=f"{R}/a")["matches"]) == stored
+    monkeypatch.setattr(pipeline, "_flush", real_flush)
+    hash_client.add_resource(tree, to=f"{R}/a/b/stopped")
+    assert len(files_under(hash_client, f"{R}/a")) == len(files)
+    assert "f000.md" in hash_client.overview(f"{R}/a/b/stopped/deep/er")
+
+
 @pytest.mark.slow
 def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> None:
     topics = ["rivers", "mountains", "compilers", "gardens", "telescopes", "bridges", "violins", "glaciers"]

@@ -214,6 +214,7 @@ def ingest_tree(
             continue
         changed.append((item, uri, node))
 
+    _placeholder_directories(store, root, [uri for _, uri, _ in changed], existing, source, tag_list, now, appender)
     prepared = (_prepare(item, uri, node, tag_list, now, limits, result) for item, uri, node in changed)
     total_bytes = sum(item.size for item, _, _ in changed)
     _flush_all(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress, appender)
@@ -312,6 +313,53 @@ def check_parents_are_directories(store: LanceStore, uri: VikingURI) -> None:
                 details={"uri": str(cursor)},
             )
         cursor = cursor.parent
+
+
+def _placeholder_directories(
+    store: LanceStore,
+    root: VikingURI,
+    files: list[VikingURI],
+    existing: dict[str, Any],
+    source: Path,
+    tags: list[str],
+    now: datetime,
+    appender: _Appender,
+) -> None:
+    """Nodes for the new folders above ``files``, written before any file: an add stopped
+    midway (Ctrl-C, a crash) leaves files that ``ls`` and ``glob`` reach, not only ``find``.
+    Their abstract and overview are written with the rest at the end (refresh_directories)."""
+    wanted: dict[str, VikingURI] = {}
+    for uri in files:
+        parent = uri.parent
+        while parent is not None and not parent.is_container and str(parent) not in wanted:
+            wanted[str(parent)] = parent
+            parent = parent.parent
+    missing = [uri for key, uri in wanted.items() if key not in existing]
+    stored: set[str] = set()  # the folders above the root are not in ``existing``
+    for start in range(0, len(missing), 500):
+        names = [str(uri) for uri in missing[start : start + 500]]
+        stored.update(row["uri"] for row in store.query_nodes(sql_in("uri", names), columns=["uri"]))
+    missing = [uri for uri in missing if str(uri) not in stored]
+    if not missing:
+        return
+    rows = [
+        node_row(
+            uri,
+            is_dir=True,
+            abstract="",
+            overview="",
+            size=0,
+            created_at=now,
+            updated_at=now,
+            tags=tags if uri.is_within(root) else [],
+            source=_dir_source(source, root, uri) if uri.is_within(root) else "",
+        )
+        for uri in missing
+    ]
+    with store.write_lock():
+        appender.nobody_else_wrote()  # a foreign write before this one still counts
+        store.upsert_nodes(rows)
+        appender.wrote()
 
 
 def _without_name_clashes(
