@@ -119,7 +119,7 @@ class OpenViking:
     def _fs(self) -> VikingFS:
         from .store.fs import VikingFS
 
-        return VikingFS(self._open())
+        return VikingFS(self._open(), self.user)
 
     def embedder(self) -> Embedder:
         """The configured embedder (built once)."""

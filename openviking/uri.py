@@ -19,6 +19,7 @@ __all__ = [
     "VikingURI",
     "context_type_of",
     "default_targets",
+    "fixed_children",
     "is_valid_user_id",
     "parse",
     "session_id_of",
@@ -154,6 +155,22 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
         elif not is_valid_user_id(segments[1]):
             raise InvalidURIError(uri, f"Invalid user id '{segments[1]}'")
     return VikingURI(tuple(segments))
+
+
+def fixed_children(uri: VikingURI, user: str) -> tuple[VikingURI, ...]:
+    """The layout's folders directly below ``uri`` that a listing shows even when empty: the
+    scope roots, the configured user's space with its memories, skills and sessions, and the
+    agent's skills."""
+    segs = uri.segments
+    if not segs:
+        return SCOPE_ROOTS
+    if segs == ("user",):
+        return (VikingURI(("user", user)),)
+    if len(segs) == 2 and segs[0] == "user":
+        return tuple(VikingURI((*segs, part)) for part in ("memories", "skills", "sessions"))
+    if segs == ("agent",):
+        return (VikingURI(("agent", "skills")),)
+    return ()
 
 
 def is_valid_user_id(name: str) -> bool:

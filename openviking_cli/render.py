@@ -36,7 +36,8 @@ def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: 
     """Ranked cards: ``N. type · Level L · score S``, the URI, two lines of abstract."""
     from rich.text import Text
 
-    hits = hits_of(result)
+    # Best first across the groups (the JSON keeps the brief's grouping); ties keep group order.
+    hits = sorted(hits_of(result), key=lambda hit: -float(hit.get("score") or 0.0))
     width = text_width(console)
     console.print(Text(header, style="bold"), soft_wrap=True)
     console.print(Text(subheader, style="dim"), soft_wrap=True)
@@ -68,7 +69,7 @@ def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: 
 def explain_line(parts: dict[str, Any]) -> str:
     """``vector 0.861 (#2) · keyword 7.31 (#1)`` for one hit."""
     pieces = []
-    for side in ("vector", "keyword", "rerank"):
+    for side in ("vector", "keyword", "summary", "rerank"):
         info = parts.get(side)
         if info:
             pieces.append(

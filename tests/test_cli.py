@@ -788,7 +788,6 @@ def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, has
         ("grep", R, "authentication"),
         ("grep", "viking://agent/skills", "x"),
         ("glob", "**/*.md", "--uri", R),
-        ("ls", "viking://agent"),
         ("ls", "viking://session"),
         ("tree", R),
     ):
@@ -796,8 +795,17 @@ def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, has
         assert result.code == 0, (argv, result.err)
         payload = result.json()["result"]
         assert payload == [] or payload.get("count") == 0, (argv, payload)
+    # the layout's folders are listed, stored or not
+    assert ov("ls", "viking://agent", "-s").out.split() == ["viking://agent/skills"]
+    assert ov("ls", "viking://user", "-s").out.split() == ["viking://user/default"]
+    assert ov("ls", "viking://user/default", "-s").out.split() == [
+        "viking://user/default/memories",
+        "viking://user/default/sessions",
+        "viking://user/default/skills",
+    ]
     info = ov("stat", "viking://agent", "-o", "json").json()["result"]
-    assert info["isDir"] is True and info["children"] == 0
+    assert info["isDir"] is True and info["children"] == 1
+    assert ov("stat", "viking://user/default", "-o", "json").json()["result"]["children"] == 3
     nothing = ov("grep", R, "authentication")
     assert (nothing.code, nothing.out, nothing.err) == (0, "", "No matches.\n")  # a note, not data
     missing = cli_error(ov("ls", f"{R}/my-project", "-o", "json"), "NOT_FOUND", 1)  # below a scope: still missing
@@ -853,3 +861,29 @@ def test_find_warns_about_a_target_that_does_not_exist(ov: Cli) -> None:
     assert both.err.count("Warning: ") == 1
     for present in (H, R, "viking://agent/skills", "viking://user/default/memories"):
         assert ov("find", "docker deployment", "--uri", present).err.count("Warning") == 0, present
+
+
+def test_cards_are_ranked_by_score_across_the_groups() -> None:
+    import io
+
+    from rich.console import Console
+
+    from openviking_cli.render import hit_cards
+
+    def hit(kind: str, uri: str, score: float) -> dict[str, Any]:
+        return {"context_type": kind, "uri": uri, "level": 2, "score": score, "abstract": "x"}
+
+    result = {
+        "memories": [hit("memory", "viking://user/default/memories/m.md", 0.56)],
+        "resources": [hit("resource", "viking://resources/r.md", 1.0), hit("resource", "viking://resources/s.md", 0.3)],
+        "skills": [hit("skill", "viking://agent/skills/k", 0.56)],
+    }
+    out = io.StringIO()
+    hit_cards(Console(file=out, width=100, color_system=None), result, "4 results", "Ranked by relevance")
+    cards = [line for line in out.getvalue().splitlines() if re.match(r"^\d+\. ", line)]
+    assert cards == [
+        "1. resource · Level 2 · score 1.000",
+        "2. memory · Level 2 · score 0.560",  # a tie keeps the group order
+        "3. skill · Level 2 · score 0.560",
+        "4. resource · Level 2 · score 0.300",
+    ]

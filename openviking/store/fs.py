@@ -10,9 +10,9 @@ from typing import Any
 
 from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
-from openviking.uri import SCOPE_ROOTS, VikingURI
+from openviking.uri import VikingURI, fixed_children
 
-from .filters import path_scope_sql, sql_string
+from .filters import path_scope_sql, sql_in, sql_string
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS
 
@@ -24,8 +24,9 @@ SIDECARS = {".abstract.md": "abstract", ".overview.md": "overview"}
 class VikingFS:
     """Read-side filesystem operations over one open store."""
 
-    def __init__(self, store: LanceStore) -> None:
+    def __init__(self, store: LanceStore, user: str = "default") -> None:
         self.store = store
+        self.user = user
 
     # ------------------------------------------------------------------ lookups
     def node(self, uri: VikingURI, columns: list[str] | None = None) -> dict[str, Any]:
@@ -110,9 +111,9 @@ class VikingFS:
         else:
             where = f"parent_uri = {sql_string(str(uri))}"
         rows = self.store.query_nodes(where, columns=columns)
-        if uri.is_root and not recursive:
+        if not recursive:
             stored = {r["uri"] for r in rows}
-            rows += [_empty_directory(root) for root in SCOPE_ROOTS if str(root) not in stored]
+            rows += [_empty_directory(c) for c in fixed_children(uri, self.user) if str(c) not in stored]
         entries: list[dict[str, Any]] = []
         if recursive:
             rows.sort(key=lambda r: _path_key(r["uri"]))
@@ -173,7 +174,12 @@ class VikingFS:
             info["source"] = row.get("source") or ""
             info["records"] = self.store.count_records(f"uri = {sql_string(str(uri))}")
         if row["is_dir"]:
-            info["children"] = self.store.count_nodes(f"parent_uri = {sql_string(str(uri))}")
+            children = self.store.count_nodes(f"parent_uri = {sql_string(str(uri))}")
+            fixed = [str(child) for child in fixed_children(uri, self.user)]
+            if fixed:  # the layout's folders count as children, as ls lists them, stored or not
+                stored = self.store.count_nodes(sql_in("uri", fixed))
+                children += len(fixed) - stored
+            info["children"] = children
         return info
 
     def _entry(self, row: dict[str, Any], abs_limit: int, rel_path: str | None = None) -> dict[str, Any]:
