@@ -175,40 +175,87 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
     return decorate
 
 
+def is_usage_error(exc: OpenVikingError) -> bool:
+    """Bad input (exit 2), as opposed to a runtime failure (exit 1): a store that cannot be
+    written is PERMISSION_DENIED like a traversal, but it is the machine's state, not the input."""
+    if isinstance(exc, PermissionDeniedError) and "errno" in (exc.details or {}):
+        return False
+    return isinstance(exc, USAGE_ERRORS)
+
+
+class _InterruptWatch:
+    """Remembers a Ctrl-C even when a library turns the KeyboardInterrupt it raised into an
+    error of its own (pyarrow reports one raised mid-import as a missing zoneinfo module)."""
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+
+    def __enter__(self) -> _InterruptWatch:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        import signal
+
+        self.seen = True
+        signal.default_int_handler(signum, frame)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._previous)
+
+
+INTERRUPTED_NOTE = "\nInterrupted. What was written is kept; run the same command again to finish.\n"
+
+
 def run(ctx: CliContext, call: Callable[[], Output]) -> int:
     """Run a command body; print its output or its error; return the exit status."""
     started = time.perf_counter()
-    try:
+    with _InterruptWatch() as interrupt:
         try:
-            outcome = call()
-            emit(ctx, outcome, time.perf_counter() - started)
-            return int(outcome.exit_code)
-        finally:
-            ctx.close()
-    except OpenVikingError as exc:
-        if ctx.debug:
-            traceback.print_exc(file=sys.stderr)
-        report_error(ctx, exc)
-        return ExitCode.USAGE if isinstance(exc, USAGE_ERRORS) else ExitCode.FAILURE
-    except KeyboardInterrupt:
-        _write(sys.stderr, "\nInterrupted. What was written is kept; run the same command again to finish.\n")
-        return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        silence_stdout()
-        return ExitCode.SUCCESS
-    except (typer.Exit, typer.Abort):
-        raise
-    except Exception as exc:  # a bug: one line, and the traceback with --debug
-        if ctx.debug:
-            traceback.print_exc(file=sys.stderr)
-        report_error(
-            ctx,
-            OpenVikingError(
-                f"Unexpected {type(exc).__name__}: {exc}",
-                hint="This is a bug; run again with --debug for the traceback and report it.",
-            ),
-        )
-        return ExitCode.FAILURE
+            try:
+                outcome = call()
+                emit(ctx, outcome, time.perf_counter() - started)
+                return int(outcome.exit_code)
+            finally:
+                ctx.close()
+        except OpenVikingError as exc:
+            if ctx.debug:
+                traceback.print_exc(file=sys.stderr)
+            if interrupt.seen:
+                _write(sys.stderr, INTERRUPTED_NOTE)
+                return ExitCode.INTERRUPTED
+            report_error(ctx, exc)
+            return ExitCode.USAGE if is_usage_error(exc) else ExitCode.FAILURE
+        except KeyboardInterrupt:
+            _write(sys.stderr, INTERRUPTED_NOTE)
+            return ExitCode.INTERRUPTED
+        except BrokenPipeError:
+            silence_stdout()
+            return ExitCode.SUCCESS
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:  # a bug: one line, and the traceback with --debug
+            if ctx.debug:
+                traceback.print_exc(file=sys.stderr)
+            if interrupt.seen:
+                _write(sys.stderr, INTERRUPTED_NOTE)
+                return ExitCode.INTERRUPTED
+            report_error(
+                ctx,
+                OpenVikingError(
+                    f"Unexpected {type(exc).__name__}: {exc}",
+                    hint="This is a bug; run again with --debug for the traceback and report it.",
+                ),
+            )
+            return ExitCode.FAILURE
 
 
 def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
@@ -227,7 +274,9 @@ def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
 
 def report_error(ctx: CliContext, exc: OpenVikingError) -> None:
     """One line (and a hint) on stderr, or the JSON error object in json/jsonl mode."""
-    if not exc.hint and isinstance(exc, USAGE_ERRORS):
+    if not exc.hint and isinstance(exc, ConfigError):
+        exc.hint = "Fix the config file; 'openviking doctor' shows which one is read."
+    elif not exc.hint and is_usage_error(exc):
         exc.hint = f"Run 'openviking {ctx.command or ''} --help' to see what it accepts.".replace("  ", " ")
     if ctx.machine:
         payload = {"status": "error", "error": exc.to_dict()}

@@ -29,12 +29,12 @@ def test_variables_are_expanded_and_unset_ones_left_alone(tmp_path: Path, monkey
     monkeypatch.delenv("OV_TEST_UNSET", raising=False)
     conf = write_config(
         tmp_path / "ov.conf",
-        '{"storage": {"workspace": "$OV_TEST_STORE"}, "default_user": "u$OV_TEST_UNSET",'
+        '{"storage": {"workspace": "$OV_TEST_STORE"}, "query_planner": {"model": "u$OV_TEST_UNSET"},'
         ' "vlm": {"model": "${OV_TEST_MODEL}"}}',
     )
     config = load_config(conf)
     assert config.store_path() == str(tmp_path / "from-env")
-    assert config.user == "u$OV_TEST_UNSET"
+    assert config.query_planner.model == "u$OV_TEST_UNSET"
     assert config.vlm.model == "text-embedding-3-small"
 
 
@@ -103,6 +103,11 @@ def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
     out = cli("ls", "--config", str(conf), "--store", str(tmp_path / "store"), "-o", "json")
     error = cli_error(out, "FAILED_PRECONDITION", 2)
     assert "not valid JSON" in error["message"]
+    fuzzy = write_config(tmp_path / "fuzzy.conf", '{"retrieval": {"mode": "fuzzy"}}')
+    table = cli("ls", "--config", str(fuzzy), "--store", str(tmp_path / "store"))
+    assert table.code == 2
+    assert "Hint: Fix the config file; 'openviking doctor' shows which one is read." in table.err
+    assert "--help" not in table.err
     missing = cli("ls", "--config", str(tmp_path / "nope.conf"), "--store", str(tmp_path / "store"))
     assert missing.code == 1 and missing.err.startswith("Error: Config file not found")
     assert not (tmp_path / "store").exists()
@@ -179,3 +184,49 @@ def test_colors_only_on_a_terminal_and_never_with_no_color(terminal_store: tuple
     assert not re.search(rb"\x1b\[[0-9;]*(3[0-7]|38;5;\d+)m", plain)
     code, piped, _ = _on_terminal(["find", "alpha", *options], stdout_tty=False, env={})
     assert code == 0 and b"viking://resources/src/a.md" in piped and not COLOR.search(piped)
+
+
+def test_a_store_that_cannot_be_written_is_a_failure_and_traversal_is_bad_input() -> None:
+    import errno
+
+    from openviking.errors import PermissionDeniedError
+    from openviking_cli.runtime import is_usage_error
+
+    read_only = PermissionDeniedError(
+        "Cannot write to the store /s: Read-only file system", details={"errno": errno.EROFS}
+    )
+    traversal = PermissionDeniedError("Access denied: '..' segments are not allowed in URIs: viking://resources/../x")
+    assert not is_usage_error(read_only)
+    assert is_usage_error(traversal)
+
+
+def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsys: pytest.CaptureFixture[str]) -> None:
+    # pyarrow, interrupted while importing zoneinfo, reports "The zoneinfo module ... must be
+    # installed"; whatever error comes out, a Ctrl-C received meanwhile wins.
+    import signal
+
+    from openviking.errors import InternalError
+    from openviking_cli.runtime import CliContext, ExitCode, run
+
+    def interrupted_then_reported_otherwise() -> Any:
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise InternalError("Store operation failed: The zoneinfo module must be installed") from None
+        raise AssertionError("SIGINT did not interrupt")
+
+    def unexpected_error_instead() -> Any:
+        try:
+            signal.raise_signal(signal.SIGINT)
+        except KeyboardInterrupt:
+            raise RuntimeError("converted") from None
+        raise AssertionError("SIGINT did not interrupt")
+
+    for body in (interrupted_then_reported_otherwise, unexpected_error_instead):
+        assert run(CliContext(command="ls"), body) == ExitCode.INTERRUPTED
+        err = capsys.readouterr().err
+        assert "Interrupted." in err and "zoneinfo" not in err and "converted" not in err
+    before = signal.getsignal(signal.SIGINT)
+    assert run(CliContext(command="ls"), lambda: (_ for _ in ()).throw(InternalError("plain failure"))) == 1
+    assert "plain failure" in capsys.readouterr().err
+    assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
