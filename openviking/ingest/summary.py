@@ -125,8 +125,10 @@ def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = 
 def _says_first(prose: str, title: str) -> bool:
     """True when the prose begins with the title's words, so the title adds nothing (a memory
     file named after its own first words and a hash: ``The-user-prefers-tabs-cc73927f``)."""
-    words = re.findall(r"\w+", _NAME_HASH.sub("", title).lower())
-    return bool(words) and re.findall(r"\w+", prose.lower())[: len(words)] == words
+    # Letters and digits only: a name's '_' and '-' stand for the spaces and the punctuation
+    # (，、[]) of the text it was made from, in any script.
+    said = re.sub(r"[\W_]+", "", _NAME_HASH.sub("", title)).lower()
+    return bool(said) and re.sub(r"[\W_]+", "", prose).lower().startswith(said)
 
 
 def directory_abstract(name: str, children: list[ChildSummary], limit: int = 256) -> str:
