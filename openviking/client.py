@@ -337,6 +337,7 @@ class OpenViking:
         from .ingest.fsops import make_directory
 
         target = self._uri(uri)
+        self._not_in_sessions(target, "made with 'openviking session new'")
         store = self._open(create=True)
         return make_directory(
             store, self._checked_embedder(store, writing=True), target, description, limits=self._limits()
@@ -347,6 +348,14 @@ class OpenViking:
         from .ingest.fsops import remove
 
         target = self._uri(uri)
+        session_id = session_id_of(target, self.user)
+        if session_id:  # ls lists sessions as folders: rm removes one as a folder would go
+            try:
+                deleted = self._sessions().delete(session_id)
+            except NotFoundError:
+                pass  # not a session: whatever else is stored there goes as usual
+            else:
+                return {"uri": str(target), "removed": 1, "session": deleted}
         store = self._open()
         return remove(
             store, self._checked_embedder(store, writing=True), target, recursive=recursive, limits=self._limits()
@@ -357,8 +366,20 @@ class OpenViking:
         from .ingest.fsops import move
 
         source, target = self._uri(from_uri, "from_uri"), self._uri(to_uri, "to_uri")
+        for uri in (source, target):
+            self._not_in_sessions(uri, "named by their id; they cannot be moved")
         store = self._open()
         return move(store, self._checked_embedder(store, writing=True), source, target, limits=self._limits())
+
+    def _not_in_sessions(self, uri: VikingURI, how: str) -> None:
+        """Refuse to write below the sessions folder: what is there is sessions, not files."""
+        folder = sessions_folder(self.user)
+        if uri.is_within(folder):
+            raise InvalidArgumentError(
+                f"{uri} is in the sessions folder: sessions are {how}",
+                hint="openviking session --help",
+                details={"uri": str(uri)},
+            )
 
     def link(self, from_uri: str, uris: str | Sequence[str], reason: str = "") -> dict[str, Any]:
         """Relate ``from_uri`` to one or more URIs, with a reason (every URI must exist)."""

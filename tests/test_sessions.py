@@ -354,3 +354,22 @@ openviking session show "$SID" -o json | jq -r '.result.messages[0].parts[0].tex
     assert GENERATED_ID.match(sid) and GENERATED_ID.match(plain) and sid != plain
     assert json.loads(parts) == [{"type": "text", "text": "piped message"}]
     assert text == OAUTH
+
+
+def test_the_sessions_folder_holds_sessions_only(ov: Cli, store: Path) -> None:
+    assert ov("session", "new", "--session-id", "s1").code == 0
+    assert ov("add-memory", "The user prefers tabs").code == 0
+    for argv, message in (
+        (["mkdir", "viking://session/foo"], "sessions are made with 'openviking session new'"),
+        (["mv", "viking://session/s1", "viking://resources/x"], "they cannot be moved"),
+        (["mv", "viking://user/default/memories", "viking://session/x"], "they cannot be moved"),
+    ):
+        cli_unharmed(ov, store, argv, "INVALID_ARGUMENT", 2, message)
+    assert ov("ls", "viking://session", "-s").out.split() == ["viking://user/default/sessions/s1"]
+    removed = ov("rm", "viking://session/s1", "-o", "json")
+    assert removed.code == 0, removed.err
+    assert removed.json()["result"]["removed"] == 1
+    assert ov("ls", "viking://session", "-s").out.split() == []
+    cli_error(ov("session", "show", "s1", "-o", "json"), "NOT_FOUND", 1)
+    again = ov("rm", "viking://session/s1", "-o", "json")  # like rm of anything missing (upstream)
+    assert again.code == 0 and again.json()["result"]["removed"] == 0
