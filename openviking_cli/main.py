@@ -55,12 +55,47 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return False
 
 
+# Options every command takes (runtime.py): with a value, and flags.
+GLOBAL_VALUE_OPTIONS = ("--store", "--config", "-o", "--output")
+GLOBAL_FLAGS = ("--json", "--debug")
+GROUPS = ("session",)
+
+
+def global_options_after_the_command(args: list[str]) -> list[str]:
+    """``openviking --store S --json find Q`` as ``openviking find --store S --json Q``: the
+    options every command takes may also come before it, as in git or docker."""
+    leading: list[str] = []
+    index = 0
+    while index < len(args):
+        arg = args[index]
+        name = arg.split("=", 1)[0]
+        if arg in GLOBAL_FLAGS:
+            leading.append(arg)
+            index += 1
+        elif name in GLOBAL_VALUE_OPTIONS and "=" in arg:
+            leading.append(arg)
+            index += 1
+        elif arg in GLOBAL_VALUE_OPTIONS and index + 1 < len(args):
+            leading += args[index : index + 2]
+            index += 2
+        elif arg.startswith("-o") and len(arg) > 2:  # -ojson
+            leading.append(arg)
+            index += 1
+        else:
+            break
+    if not leading or index >= len(args) or args[index].startswith("-"):
+        return args  # nothing moved, or no command to move them after (click reports it)
+    path = 2 if args[index] in GROUPS and index + 1 < len(args) and not args[index + 1].startswith("-") else 1
+    cut = index + path
+    return [*args[index:cut], *leading, *args[cut:]]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     # Typer vendors click since 0.26; its exception classes live in typer._click (pinned range).
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = global_options_after_the_command(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
         code = command.main(args=args, prog_name="openviking", standalone_mode=False)

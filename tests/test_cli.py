@@ -887,3 +887,41 @@ def test_cards_are_ranked_by_score_across_the_groups() -> None:
         "3. skill · Level 2 · score 0.560",
         "4. resource · Level 2 · score 0.300",
     ]
+
+
+def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path, Path]) -> None:
+    store, conf = shared
+    after = cli("find", "docker deployment", "--store", store, "--config", conf, "--json")
+    before = cli("--store", store, f"--config={conf}", "--json", "find", "docker deployment")
+    assert before.code == after.code == 0, before.err
+    assert before.json()["result"] == after.json()["result"]
+    listed = cli("-o", "jsonl", "--store", store, "--config", conf, "ls", H)
+    assert listed.code == 0 and [json.loads(line)["uri"] for line in listed.out.splitlines()][0] == f"{H}/alerts"
+    sessions = cli("--store", store, "--config", conf, "--json", "session", "list")
+    assert sessions.code == 0 and sessions.json()["status"] == "ok"
+    alone = cli("--store", store)  # no command to put them after: click's usage error
+    assert alone.code == 2 and "No such option: --store" in alone.err
+
+
+def test_moving_global_options_touches_nothing_else() -> None:
+    from openviking_cli.main import global_options_after_the_command as move
+
+    assert move(["find", "q", "--store", "s"]) == ["find", "q", "--store", "s"]
+    assert move(["--debug", "-ojson", "grep", "x", "--", "--store"]) == [
+        "grep",
+        "--debug",
+        "-ojson",
+        "x",
+        "--",
+        "--store",
+    ]
+    assert move(["--store", "s", "session", "new", "--session-id", "a"]) == [
+        "session",
+        "new",
+        "--store",
+        "s",
+        "--session-id",
+        "a",
+    ]
+    assert move(["--version"]) == ["--version"]
+    assert move(["--store", "s", "--help"]) == ["--store", "s", "--help"]
