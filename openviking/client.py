@@ -67,6 +67,8 @@ class OpenViking:
         config_file: str | os.PathLike[str] | None = None,
         warn: WarningCallback | None = None,
     ) -> None:
+        if config is not None:
+            _check_user(config)
         self._path_arg = path
         self._config = config
         self._config_file = config_file
@@ -83,7 +85,9 @@ class OpenViking:
     def config(self) -> Config:
         """The configuration in effect."""
         if self._config is None:
-            self._config = load_config(self._config_file)
+            config = load_config(self._config_file)
+            _check_user(config)
+            self._config = config
         return self._config
 
     @property
@@ -923,6 +927,19 @@ class SyncHTTPClient(OpenViking):
                 "and opens the local store (pass path= or set OPENVIKING_STORE)",
                 stacklevel=2,
             )
+
+
+def _check_user(config: Config) -> None:
+    """``default_user`` becomes a URI segment (``viking://user/<id>``): refuse one that cannot be."""
+    from .errors import ConfigError
+    from .uri import is_valid_user_id
+
+    if not is_valid_user_id(config.user):
+        raise ConfigError(
+            f"default_user '{config.user}' is not a valid user id",
+            hint="Use letters, digits and _ . @ - (it becomes a segment of viking://user/<id>); "
+            "a $VARIABLE in it must be set in the environment",
+        )
 
 
 def _telemetry_start(telemetry: Any) -> float | None:

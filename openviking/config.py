@@ -245,14 +245,6 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
         )
     if config.embedding.dimension is not None and config.embedding.dimension < 1:
         raise ConfigError(f"embedding.dense.dimension must be a positive integer (got {config.embedding.dimension})")
-    from .uri import is_valid_user_id
-
-    if not is_valid_user_id(config.user):
-        raise ConfigError(
-            f"default_user '{config.user}' is not a valid user id",
-            hint="Use letters, digits and _ . @ - (it becomes a segment of viking://user/<id>); "
-            "a $VARIABLE in it must be set in the environment",
-        )
     if config.retrieval.mode not in ("hybrid", "vector", "keyword"):
         raise ConfigError(f"retrieval.mode must be hybrid, vector or keyword (got '{config.retrieval.mode}')")
     return config
