@@ -229,6 +229,7 @@ class OpenViking:
         return VikingURI(("resources",)).join(resource_name(source))
 
     def _writable(self, uri: VikingURI) -> VikingURI:
+        self._not_in_sessions(uri, "made with 'openviking session new'")
         if uri.is_root:
             raise InvalidURIError(str(uri), "cannot add to the root; name a scope such as viking://resources")
         if uri.scope == "user" and uri.depth == 1:
@@ -353,12 +354,21 @@ class OpenViking:
 
         target = self._uri(uri)
         session_id = session_id_of(target, self.user)
-        if session_id:  # ls lists sessions as folders: rm removes one as a folder would go
+        if session_id:  # ls lists sessions as folders: rm removes one as a folder would go (-r)
             try:
-                deleted = self._sessions().delete(session_id)
+                self._sessions().get(session_id)
             except NotFoundError:
                 pass  # not a session: whatever else is stored there goes as usual
             else:
+                if not recursive:
+                    from .errors import FailedPreconditionError
+
+                    raise FailedPreconditionError(
+                        f"{target} is a session: remove it with -r (its messages go too)",
+                        hint=f"openviking rm -r {target}",
+                        details={"uri": str(target)},
+                    )
+                deleted = self._sessions().delete(session_id)
                 return {"uri": str(target), "removed": 1, "session": deleted}
         store = self._open()
         return remove(
@@ -903,8 +913,8 @@ class SyncHTTPClient(OpenViking):
     """The brief's SDK entry point, ``ov.SyncHTTPClient(url=..., api_key=...)``, for code
     written against upstream's HTTP client. This build has no server: it opens the local store
     (``path``, else ``OPENVIKING_STORE``, ``storage.workspace`` or ``~/.openviking/data``) and
-    every method is :class:`OpenViking`'s. ``url`` and ``api_key`` are accepted and not used;
-    a ``url`` gets a one-time warning that says so.
+    every method is :class:`OpenViking`'s. ``url``, ``api_key`` and ``timeout`` are accepted
+    and not used; a ``url`` gets a one-time warning that says so.
     """
 
     def __init__(
@@ -916,9 +926,10 @@ class SyncHTTPClient(OpenViking):
         config: Config | None = None,
         config_file: str | os.PathLike[str] | None = None,
         warn: WarningCallback | None = None,
-        **_ignored: Any,
+        timeout: float | None = None,
     ) -> None:
         super().__init__(path, config=config, config_file=config_file, warn=warn)
+        del timeout  # upstream's HTTP timeout: nothing here goes over a network
         if url:
             import warnings
 

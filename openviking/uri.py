@@ -20,6 +20,7 @@ __all__ = [
     "context_type_of",
     "default_targets",
     "fixed_children",
+    "is_control_char",
     "is_valid_user_id",
     "parse",
     "session_id_of",
@@ -166,7 +167,7 @@ def fixed_children(uri: VikingURI, user: str) -> tuple[VikingURI, ...]:
         return SCOPE_ROOTS
     if segs == ("user",):
         return (VikingURI(("user", user)),)
-    if len(segs) == 2 and segs[0] == "user":
+    if segs == ("user", user):
         return tuple(VikingURI((*segs, part)) for part in ("memories", "skills", "sessions"))
     if segs == ("agent",):
         return (VikingURI(("agent", "skills")),)
@@ -201,10 +202,15 @@ def context_type_of(uri: str) -> str:
     return _context_type(tuple(part for part in uri[len(SCHEME) :].split("/") if part))
 
 
+def is_control_char(char: str) -> bool:
+    """True for the characters a URI never holds: C0 controls (newline, tab...) and DEL."""
+    return ord(char) < 32 or ord(char) == 127
+
+
 def _check_segment(uri: str, part: str) -> None:
-    if any(ord(char) < 32 or ord(char) == 127 for char in part):
+    if any(is_control_char(char) for char in part):
         raise InvalidURIError(
-            "".join(repr(char)[1:-1] if ord(char) < 32 or ord(char) == 127 else char for char in uri),
+            "".join(repr(char)[1:-1] if is_control_char(char) else char for char in uri),
             "control characters (newline, tab...) are not allowed in URIs",
             hint="Name the path without control characters",
         )

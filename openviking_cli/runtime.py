@@ -195,7 +195,11 @@ class _InterruptWatch:
         import signal
         import threading
 
-        if threading.current_thread() is threading.main_thread():
+        # Only where Ctrl-C would stop us anyway: a shell runs `cmd &` with SIGINT ignored.
+        if (
+            threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
             self._previous = signal.signal(signal.SIGINT, self._handle)
         return self
 

@@ -806,6 +806,7 @@ def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, has
     info = ov("stat", "viking://agent", "-o", "json").json()["result"]
     assert info["isDir"] is True and info["children"] == 1
     assert ov("stat", "viking://user/default", "-o", "json").json()["result"]["children"] == 3
+    assert ov("ls", "viking://user/someone-else", "-s").out.split() == []  # only what is stored
     nothing = ov("grep", R, "authentication")
     assert (nothing.code, nothing.out, nothing.err) == (0, "", "No matches.\n")  # a note, not data
     missing = cli_error(ov("ls", f"{R}/my-project", "-o", "json"), "NOT_FOUND", 1)  # below a scope: still missing

@@ -236,11 +236,34 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsy
             raise RuntimeError("converted") from None
         raise AssertionError("SIGINT did not interrupt")
 
+    before = signal.getsignal(signal.SIGINT)
     for body in (interrupted_then_reported_otherwise, unexpected_error_instead):
         assert run(CliContext(command="ls"), body) == ExitCode.INTERRUPTED
         err = capsys.readouterr().err
         assert "Interrupted." in err and "zoneinfo" not in err and "converted" not in err
-    before = signal.getsignal(signal.SIGINT)
+        assert signal.getsignal(signal.SIGINT) is before
     assert run(CliContext(command="ls"), lambda: (_ for _ in ()).throw(InternalError("plain failure"))) == 1
     assert "plain failure" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
+
+
+def test_a_command_started_with_ctrl_c_ignored_keeps_ignoring_it() -> None:
+    # a shell runs `cmd &` with SIGINT ignored: the watch must not turn it back on
+    import signal
+
+    from openviking_cli.runtime import CliContext, run
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        seen: list[Any] = []
+        assert run(CliContext(command="ls"), lambda: seen.append(signal.getsignal(signal.SIGINT)) or _ok()) == 0
+        assert seen == [signal.SIG_IGN]
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _ok() -> Any:
+    from openviking_cli.runtime import Output
+
+    return Output({"ok": True}, table=lambda console: None)

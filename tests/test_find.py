@@ -539,7 +539,7 @@ def test_telemetry_when_asked(corpus: OpenViking, telemetry: Any) -> None:
     summary = data["telemetry"]["summary"]
     assert summary["operation"] == "search.find"
     assert summary["vector"]["returned"] == result.total > 0
-    assert summary["duration_ms"] >= 0
+    assert isinstance(summary["duration_ms"], float) and 0 < summary["duration_ms"] < 60_000
     assert list(data)[-1] == "telemetry"
 
 
@@ -568,3 +568,10 @@ def test_the_briefs_sync_http_client_opens_the_local_store(corpus: OpenViking) -
         assert got and got == [hit.uri for hit in corpus.find("deploy the server")]
     finally:
         client.close()
+
+
+def test_the_sync_http_client_refuses_an_unknown_keyword(corpus: OpenViking) -> None:
+    import openviking as ov
+
+    with pytest.raises(TypeError, match="pth"):
+        ov.SyncHTTPClient(pth=corpus.store_path)  # a typo must not open the default store

@@ -507,6 +507,22 @@ def test_a_level_0_or_1_hits_uri_reads_as_its_directory(hash_client: OpenViking,
         hash_client.overview(f"{R}/nowhere/.overview.md")
 
 
+def test_a_title_that_only_starts_the_first_word_is_kept(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "titles", {"auth.md": "# Auth\n\nAuthentication uses API keys.\n"})
+    hash_client.add_resource(tree)
+    assert hash_client.abstract(f"{R}/titles/auth.md") == "Auth: Authentication uses API keys."
+
+
+def test_a_file_name_with_a_control_character_is_added_under_a_clean_name(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    tree = make_tree(tmp_path / "ctl", {"ok.md": "# Ok\n\nText.\n"})
+    (tree / "a\x7fb.md").write_text("# Del\n\nA name with DEL.\n")
+    result = hash_client.add_resource(tree)
+    assert result.added == 2
+    assert files_under(hash_client, f"{R}/ctl") == {f"{R}/ctl/ok.md", f"{R}/ctl/a_b.md"}
+
+
 def test_generated_abstracts_have_no_doubled_full_stop(hash_client: OpenViking, tmp_path: Path) -> None:
     # files whose first sentence starts with their title: their summary is that sentence alone
     tree = make_tree(

@@ -410,6 +410,7 @@ def test_a_memory_abstract_is_its_text_not_its_file_name(handbook_client: OpenVi
         "用户喜欢简洁的代码风格，偏好中文注释",
         "The user's editor is [Neovim], with 2-space tabs.",
         "Uses vim; hates emacs!",
+        "Documentation-everywhere enthusiasm characterises the user",  # its name is cut mid-word
     ],
 )
 def test_a_memory_abstract_has_no_file_name_in_any_script(handbook_client: OpenViking, text: str) -> None:

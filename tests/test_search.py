@@ -463,17 +463,22 @@ def test_provenance_lists_what_each_planned_query_found_when_asked(make_client: 
         assert item["searched_directories"] == [R]
         expected = client.find(query, target_uri=R, context_type="resource", limit=3)
         assert [m["uri"] for m in item["matched_contexts"]] == [h.uri for h in expected]
-        assert all(m["tier"] in ("L0", "L1", "L2") for m in item["matched_contexts"])
+        assert [m["tier"] for m in item["matched_contexts"]] == [f"L{h.level}" for h in expected]
     assert "provenance" not in result.to_dict(include_provenance=False)
     assert set(data) - {"provenance"} == set(result.to_dict(include_provenance=False))
 
 
-def test_find_has_no_query_results_and_so_no_provenance(make_client: Callable[..., Client]) -> None:
+def test_a_search_without_a_plan_has_no_provenance_as_upstream(make_client: Callable[..., Client]) -> None:
+    # upstream: provenance only when query_results is set, which only a planned search does
     with ChatServer(GOOD_PLAN) as chat:
         client = make_client(chat)
-        result = client.find(RFC_QUERY, include_provenance=True)
-    assert result.query_results is None
-    assert "provenance" not in result.to_dict()
+        for result in (
+            client.find(RFC_QUERY, include_provenance=True),
+            client.search(RFC_QUERY, include_provenance=True),  # no session: no plan
+        ):
+            assert result.query_results is None and result.total > 0
+            assert "provenance" not in result.to_dict()
+        assert chat.requests == []
 
 
 # ----------------------------------------------------------------------------- context types

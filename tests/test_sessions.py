@@ -365,11 +365,20 @@ def test_the_sessions_folder_holds_sessions_only(ov: Cli, store: Path) -> None:
         (["mv", "viking://user/default/memories", "viking://session/x"], "they cannot be moved"),
     ):
         cli_unharmed(ov, store, argv, "INVALID_ARGUMENT", 2, message)
+    tree = store.parent / "src"
+    tree.mkdir(exist_ok=True)
+    (tree / "a.md").write_text("# A\n\nText.\n")
+    for argv in (
+        ["add-resource", tree, "--to", "viking://session/x"],
+        ["add-resource", tree, "--parent", "viking://session"],
+    ):
+        cli_unharmed(ov, store, argv, "INVALID_ARGUMENT", 2, "sessions are made with 'openviking session new'")
     assert ov("ls", "viking://session", "-s").out.split() == ["viking://user/default/sessions/s1"]
-    removed = ov("rm", "viking://session/s1", "-o", "json")
+    cli_unharmed(ov, store, ["rm", "viking://session/s1"], "FAILED_PRECONDITION", 1, "is a session: remove it with -r")
+    removed = ov("rm", "viking://session/s1", "-r", "-o", "json")
     assert removed.code == 0, removed.err
     assert removed.json()["result"]["removed"] == 1
     assert ov("ls", "viking://session", "-s").out.split() == []
     cli_error(ov("session", "show", "s1", "-o", "json"), "NOT_FOUND", 1)
-    again = ov("rm", "viking://session/s1", "-o", "json")  # like rm of anything missing (upstream)
+    again = ov("rm", "viking://session/s1", "-r", "-o", "json")  # like rm of anything missing (upstream)
     assert again.code == 0 and again.json()["result"]["removed"] == 0

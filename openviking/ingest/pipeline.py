@@ -22,7 +22,7 @@ from openviking.errors import AlreadyExistsError, FailedPreconditionError
 from openviking.store.filters import path_scope_sql, sql_in
 from openviking.store.lance import LanceStore
 from openviking.types import AddResult
-from openviking.uri import VikingURI
+from openviking.uri import VikingURI, is_control_char
 
 from .chunk import Chunk, chunk_text, is_markdown
 from .summary import (
@@ -335,11 +335,27 @@ def _placeholder_directories(
             wanted[str(parent)] = parent
             parent = parent.parent
     missing = [uri for key, uri in wanted.items() if key not in existing]
-    stored: set[str] = set()  # the folders above the root are not in ``existing``
-    for start in range(0, len(missing), 500):
-        names = [str(uri) for uri in missing[start : start + 500]]
-        stored.update(row["uri"] for row in store.query_nodes(sql_in("uri", names), columns=["uri"]))
-    missing = [uri for uri in missing if str(uri) not in stored]
+    if not missing:
+        return
+    with store.write_lock():  # another add may have made some of them since ``existing`` was read
+        stored: set[str] = set()
+        for start in range(0, len(missing), 500):
+            names = [str(uri) for uri in missing[start : start + 500]]
+            stored.update(row["uri"] for row in store.query_nodes(sql_in("uri", names), columns=["uri"]))
+        missing = [uri for uri in missing if str(uri) not in stored]
+        _write_placeholders(store, missing, root, source, tags, now, appender)
+
+
+def _write_placeholders(
+    store: LanceStore,
+    missing: list[VikingURI],
+    root: VikingURI,
+    source: Path,
+    tags: list[str],
+    now: datetime,
+    appender: _Appender,
+) -> None:
+    """Under the write lock: the bare nodes of ``missing`` folders."""
     if not missing:
         return
     rows = [
@@ -356,10 +372,9 @@ def _placeholder_directories(
         )
         for uri in missing
     ]
-    with store.write_lock():
-        appender.nobody_else_wrote()  # a foreign write before this one still counts
-        store.upsert_nodes(rows)
-        appender.wrote()
+    appender.nobody_else_wrote()  # a foreign write before this one still counts
+    store.upsert_nodes(rows)
+    appender.wrote()
 
 
 def _without_name_clashes(
@@ -400,7 +415,7 @@ def _safe_rel(rel: str) -> str:
 
 
 def _safe_name(name: str) -> str:
-    cleaned = "".join("_" if ch in "\\?#" or ord(ch) < 32 else ch for ch in name)
+    cleaned = "".join("_" if ch in "\\?#" or is_control_char(ch) else ch for ch in name)
     if cleaned in (".", ".."):
         cleaned = cleaned.replace(".", "_")
     return cleaned

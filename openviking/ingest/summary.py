@@ -125,10 +125,15 @@ def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = 
 def _says_first(prose: str, title: str) -> bool:
     """True when the prose begins with the title's words, so the title adds nothing (a memory
     file named after its own first words and a hash: ``The-user-prefers-tabs-cc73927f``)."""
-    # Letters and digits only: a name's '_' and '-' stand for the spaces and the punctuation
-    # (，、[]) of the text it was made from, in any script.
-    said = re.sub(r"[\W_]+", "", _NAME_HASH.sub("", title)).lower()
-    return bool(said) and re.sub(r"[\W_]+", "", prose).lower().startswith(said)
+    # Compared word by word, letters and digits only: a name's '_' and '-' stand for the spaces
+    # and the punctuation (，、[]) of the text it was made from, in any script. A memory's name is
+    # cut at 40 characters, so its last word may be the start of the text's.
+    memory_name = bool(_NAME_HASH.search(title))
+    said = re.findall(r"[^\W_]+", _NAME_HASH.sub("", title).lower())
+    text = re.findall(r"[^\W_]+", prose.lower())[: len(said)]
+    if not said or len(text) < len(said) or text[:-1] != said[:-1]:
+        return False
+    return text[-1] == said[-1] or (memory_name and text[-1].startswith(said[-1]))
 
 
 def directory_abstract(name: str, children: list[ChildSummary], limit: int = 256) -> str:

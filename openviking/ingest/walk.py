@@ -143,8 +143,11 @@ def _walk_dir(
         if is_link:
             try:
                 target = path.resolve()
-            except (RuntimeError, OSError):  # Python 3.11 raises RuntimeError on a loop
+            except RuntimeError:  # Python 3.11's report of a loop
                 result.skipped.append((rel, "symlink loop"))
+                continue
+            except OSError as exc:
+                result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}"))
                 continue
             if not target.exists():
                 result.skipped.append((rel, "broken symlink"))

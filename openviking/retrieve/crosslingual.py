@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from pathlib import Path
 
 __all__ = ["DICTIONARY_PACKAGE", "dictionary_available", "english_glosses", "english_terms"]
@@ -142,8 +143,17 @@ def _glosses(raw: str, senses: int) -> list[str]:
     return words
 
 
-@functools.cache
+_LOADING = threading.Lock()
+
+
 def _dictionary() -> dict[str, str]:
+    """The dictionary, read once (the text and summary searches of a query may ask at once)."""
+    with _LOADING:
+        return _read_dictionary()
+
+
+@functools.cache
+def _read_dictionary() -> dict[str, str]:
     """Headword (simplified and traditional) -> its raw ``[pinyin] /senses/`` lines."""
     path = _dictionary_path()
     if path is None:

@@ -12,7 +12,7 @@ Modes:
   ``abstract`` column, indexed apart: a title field), for the URIs either side found.
 
 When the query has Chinese words, their English dictionary glosses join the keyword side as
-a second clause at ``TRANSLATION_WEIGHT`` (``retrieval.translate_queries``; see
+a second search whose BM25 is added at ``TRANSLATION_WEIGHT`` (``retrieval.translate_queries``; see
 ``crosslingual.py``), so that Chinese questions find English pages too.
 
 Then, whatever the mode (each URI is one candidate by then): threshold (strict ``>``), sort
@@ -26,9 +26,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openviking.errors import OpenVikingError
 from openviking.store.filters import Scope, sql_in
+from openviking.store.fs import VikingFS
 from openviking.store.lance import LanceStore
 from openviking.types import MatchedContext
+from openviking.uri import parse
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -53,11 +56,16 @@ TRANSLATION_WEIGHT = 0.3
 # in passing. Chosen on the bench's sets (bench/README.md): Chinese questions over the
 # Chinese pages 0.903 -> 0.924 nDCG@10, over the English pages 0.604 -> 0.635, others +-0.006.
 SUMMARY_WEIGHT = 0.2
+# Every record of a page carries its summary, so the summary index holds one copy a chunk and
+# a long page's copies take several of the search's rows. Searching one record a page
+# (``chunk <= 0``) scored the same on every set (within 0.002) but took twice as long at 1M
+# records, its prefilter reading every row; so the copies stay.
 # A query is a question, not a document: past this many tokens the model learns nothing new.
 QUERY_MAX_TOKENS = 256
 # Candidates carry no text (up to 2 KB each, hundreds per query): fill_texts() fetches it for
 # the few that need it (an L1 hit's overview, what a reranker reads).
-_POOL = ThreadPoolExecutor(max_workers=3, thread_name_prefix="openviking-search")
+# Two keyword searches a query (text, summary), for up to five planned queries at once.
+_POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="openviking-search")
 RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "abstract", "tags"]
 
 
@@ -143,11 +151,18 @@ def score_candidates(
             from .crosslingual import english_terms
 
             expansion = english_terms(query)  # the dictionary loads here, off the vector side's path
-        if column != "text" and not store.has_text_index(column):
-            return [], expansion  # a store from before the summaries were indexed
-        rows = store.keyword_search(
-            query, where, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT, column=column
-        )
+        if column == "text":
+            return store.keyword_search(
+                query, where, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
+            ), expansion
+        try:  # the summary part is a refinement: without it, find still answers
+            if not store.has_text_index(column):
+                return [], expansion  # a store from before the summaries were indexed
+            rows = store.keyword_search(
+                query, where, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT, column=column
+            )
+        except OpenVikingError:
+            return [], expansion
         return rows, expansion
 
     if mode in ("keyword", "hybrid"):
@@ -323,10 +338,7 @@ def attach_relations(store: LanceStore, hits: list[MatchedContext]) -> list[Matc
     from openviking.types import RelatedContext
 
     def raw(uri: str) -> str:
-        for suffix in ("/.abstract.md", "/.overview.md"):
-            if uri.endswith(suffix):
-                return uri[: -len(suffix)]
-        return uri
+        return str(VikingFS.sidecar_owner(parse(uri)))
 
     links = links_of_many(store, (raw(hit.uri) for hit in hits))
     for hit in hits:

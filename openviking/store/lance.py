@@ -408,7 +408,7 @@ class LanceStore:
         key = (name, column)
         if key not in self._text_index:
             self._text_index[key] = self._has_table(name) and any(
-                tuple(ix.columns) == (column,) for ix in self._tables[name].list_indices()
+                tuple(ix.columns) == (column,) for ix in _run(self._tables[name].list_indices)
             )
         return self._text_index[key]
 
