@@ -894,7 +894,10 @@ class OpenViking:
         target = self._uri(uri)
         session_id = session_id_of(target, self.user)
         if not session_id:
-            return self._fs().stat(target)
+            info = self._fs().stat(target)
+            if target == sessions_folder(self.user):  # ls lists the sessions there: count them too
+                info["children"] += len(self._sessions().list())
+            return info
         info = self._sessions().get(session_id)
         return {
             "uri": info["uri"],

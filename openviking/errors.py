@@ -31,6 +31,7 @@ __all__ = [
     "NotFoundError",
     "OpenVikingError",
     "PermissionDeniedError",
+    "StoreNotWritableError",
     "UnavailableError",
 ]
 
@@ -76,10 +77,15 @@ class InvalidURIError(OpenVikingError, ValueError):
 
 
 class PermissionDeniedError(OpenVikingError):
-    """A URI tries to leave its space (``.``, ``..`` or a backslash in a segment), or the
-    store cannot be written (a read-only directory or file system)."""
+    """A URI tries to leave its space (``.``, ``..`` or a backslash in a segment), or (the
+    subclass below) the store cannot be written."""
 
     code = "PERMISSION_DENIED"
+
+
+class StoreNotWritableError(PermissionDeniedError):
+    """The store cannot be written here (a read-only directory or file system): the
+    machine's state, not bad input (the CLI exits 1, not 2)."""
 
 
 class NotFoundError(OpenVikingError, LookupError):

@@ -29,6 +29,7 @@ from openviking.errors import (
     InvalidURIError,
     OpenVikingError,
     PermissionDeniedError,
+    StoreNotWritableError,
 )
 
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
 def is_usage_error(exc: OpenVikingError) -> bool:
     """Bad input (exit 2), as opposed to a runtime failure (exit 1): a store that cannot be
     written is PERMISSION_DENIED like a traversal, but it is the machine's state, not the input."""
-    if isinstance(exc, PermissionDeniedError) and "errno" in (exc.details or {}):
+    if isinstance(exc, StoreNotWritableError):
         return False
     return isinstance(exc, USAGE_ERRORS)
 

@@ -203,12 +203,12 @@ def test_colors_only_on_a_terminal_and_never_with_no_color(terminal_store: tuple
 def test_a_store_that_cannot_be_written_is_a_failure_and_traversal_is_bad_input() -> None:
     import errno
 
-    from openviking.errors import PermissionDeniedError
+    from openviking.errors import PermissionDeniedError, StoreNotWritableError
+    from openviking.store.lance import _translate
     from openviking_cli.runtime import is_usage_error
 
-    read_only = PermissionDeniedError(
-        "Cannot write to the store /s: Read-only file system", details={"errno": errno.EROFS}
-    )
+    read_only = _translate(OSError(errno.EROFS, "Read-only file system"), "Cannot write to the store /s")
+    assert isinstance(read_only, StoreNotWritableError) and read_only.code == "PERMISSION_DENIED"
     traversal = PermissionDeniedError("Access denied: '..' segments are not allowed in URIs: viking://resources/../x")
     assert not is_usage_error(read_only)
     assert is_usage_error(traversal)

@@ -70,12 +70,12 @@ def test_doctor_reports_whether_the_store_is_writable(cli: Any, tmp_path: Path, 
 def test_a_read_only_file_system_is_permission_denied_not_a_bug() -> None:
     # A read-only bind mount (EROFS) cannot be made without privileges in a test; the
     # translation of what the OS reports is checked directly.
-    from openviking.errors import InternalError, PermissionDeniedError
+    from openviking.errors import InternalError, PermissionDeniedError, StoreNotWritableError
     from openviking.store.lance import _translate
 
     for code in (errno.EROFS, errno.EACCES, errno.EPERM):
         error = _translate(OSError(code, os.strerror(code), "/store/.openviking.lock"), "Cannot write to the store /s")
-        assert isinstance(error, PermissionDeniedError)
+        assert isinstance(error, StoreNotWritableError) and isinstance(error, PermissionDeniedError)
         assert error.message == f"Cannot write to the store /s: {os.strerror(code)}"
         assert error.details["errno"] == code
         assert "read-only" in (error.hint or "")

@@ -374,6 +374,7 @@ def test_the_sessions_folder_holds_sessions_only(ov: Cli, store: Path) -> None:
     ):
         cli_unharmed(ov, store, argv, "INVALID_ARGUMENT", 2, "sessions are made with 'openviking session new'")
     assert ov("ls", "viking://session", "-s").out.split() == ["viking://user/default/sessions/s1"]
+    assert ov("stat", "viking://session", "-o", "json").json()["result"]["children"] == 1
     cli_unharmed(ov, store, ["rm", "viking://session/s1"], "FAILED_PRECONDITION", 1, "is a session: remove it with -r")
     removed = ov("rm", "viking://session/s1", "-r", "-o", "json")
     assert removed.code == 0, removed.err

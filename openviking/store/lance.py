@@ -23,7 +23,7 @@ from openviking.errors import (
     InternalError,
     NotFoundError,
     OpenVikingError,
-    PermissionDeniedError,
+    StoreNotWritableError,
 )
 
 from . import schema
@@ -594,7 +594,7 @@ def _translate(exc: Exception, context: str) -> OpenVikingError:
     if isinstance(exc, FileNotFoundError):
         return NotFoundError(f"{context}: {message}")
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return PermissionDeniedError(
+        return StoreNotWritableError(
             f"{context}: {exc.strerror or message}",
             hint="The store is read-only here; reads still work. Point --store at a writable directory to change it.",
             details={"error": type(exc).__name__, "errno": exc.errno},
