@@ -356,20 +356,19 @@ class OpenViking:
         session_id = session_id_of(target, self.user)
         if session_id:  # ls lists sessions as folders: rm removes one as a folder would go (-r)
             try:
+                if recursive:
+                    return {"uri": str(target), "removed": 1, "session": self._sessions().delete(session_id)}
                 self._sessions().get(session_id)
             except NotFoundError:
                 pass  # not a session: whatever else is stored there goes as usual
             else:
-                if not recursive:
-                    from .errors import FailedPreconditionError
+                from .errors import FailedPreconditionError
 
-                    raise FailedPreconditionError(
-                        f"{target} is a session: remove it with -r (its messages go too)",
-                        hint=f"openviking rm -r {target}",
-                        details={"uri": str(target)},
-                    )
-                deleted = self._sessions().delete(session_id)
-                return {"uri": str(target), "removed": 1, "session": deleted}
+                raise FailedPreconditionError(
+                    f"{target} is a session: remove it with -r (its messages go too)",
+                    hint=f"openviking rm -r {target}",
+                    details={"uri": str(target)},
+                )
         store = self._open()
         return remove(
             store, self._checked_embedder(store, writing=True), target, recursive=recursive, limits=self._limits()
@@ -597,9 +596,7 @@ class OpenViking:
         named = [target for target in targets if not target.is_container]
         if self._warn is None or not named:
             return
-        from .store.filters import sql_in
-
-        stored = {row["uri"] for row in store.query_nodes(sql_in("uri", map(str, named)), columns=["uri"])}
+        stored = store.stored_uris([str(target) for target in named])
         for target in named:
             if str(target) not in stored:
                 self._warn(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import typer
 
@@ -55,13 +57,29 @@ def _wants_json(argv: Sequence[str]) -> bool:
     return False
 
 
-# Options every command takes (runtime.py): with a value, and flags.
-GLOBAL_VALUE_OPTIONS = ("--store", "--config", "-o", "--output")
-GLOBAL_FLAGS = ("--json", "--debug")
-GROUPS = ("session",)
+@dataclass(frozen=True)
+class CommandShape:
+    """What reordering the arguments needs to know of the app: the spellings of the options
+    every command takes (runtime.py), those that take a value, and the command groups."""
+
+    value_options: frozenset[str]
+    flags: frozenset[str]
+    groups: frozenset[str]
+
+    @classmethod
+    def of(cls, command: Any) -> CommandShape:
+        from .runtime import GLOBAL_NAMES
+
+        leaf = next(c for c in command.commands.values() if not hasattr(c, "commands"))
+        options = [p for p in leaf.params if p.name in GLOBAL_NAMES]
+        return cls(
+            value_options=frozenset(o for p in options if not p.is_flag for o in p.opts),
+            flags=frozenset(o for p in options if p.is_flag for o in p.opts),
+            groups=frozenset(name for name, c in command.commands.items() if hasattr(c, "commands")),
+        )
 
 
-def global_options_after_the_command(args: list[str]) -> list[str]:
+def global_options_after_the_command(args: list[str], shape: CommandShape) -> list[str]:
     """``openviking --store S --json find Q`` as ``openviking find --store S --json Q``: the
     options every command takes may also come before it, as in git or docker."""
     leading: list[str] = []
@@ -69,23 +87,23 @@ def global_options_after_the_command(args: list[str]) -> list[str]:
     while index < len(args):
         arg = args[index]
         name = arg.split("=", 1)[0]
-        if arg in GLOBAL_FLAGS:
+        if arg in shape.flags:
             leading.append(arg)
             index += 1
-        elif name in GLOBAL_VALUE_OPTIONS and "=" in arg:
+        elif name in shape.value_options and "=" in arg:
             leading.append(arg)
             index += 1
-        elif arg in GLOBAL_VALUE_OPTIONS and index + 1 < len(args):
+        elif arg in shape.value_options and index + 1 < len(args):
             leading += args[index : index + 2]
             index += 2
-        elif arg.startswith("-o") and len(arg) > 2:  # -ojson
+        elif any(len(o) == 2 and arg.startswith(o) for o in shape.value_options):  # -ojson
             leading.append(arg)
             index += 1
         else:
             break
     if not leading or index >= len(args) or args[index].startswith("-"):
         return args  # nothing moved, or no command to move them after (click reports it)
-    path = 2 if args[index] in GROUPS and index + 1 < len(args) and not args[index + 1].startswith("-") else 1
+    path = 2 if args[index] in shape.groups and index + 1 < len(args) and not args[index + 1].startswith("-") else 1
     cut = index + path
     return [*args[index:cut], *leading, *args[cut:]]
 
@@ -95,8 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Typer vendors click since 0.26; its exception classes live in typer._click (pinned range).
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
-    args = global_options_after_the_command(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
+    args = global_options_after_the_command(list(sys.argv[1:] if argv is None else argv), CommandShape.of(command))
     try:
         code = command.main(args=args, prog_name="openviking", standalone_mode=False)
     except NoArgsIsHelpError as exc:

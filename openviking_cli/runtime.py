@@ -97,7 +97,7 @@ _GLOBALS = [
     inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOption),
     inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=DebugOption),
 ]
-_GLOBAL_NAMES = tuple(p.name for p in _GLOBALS)
+GLOBAL_NAMES = tuple(p.name for p in _GLOBALS)
 
 
 @dataclass
@@ -157,7 +157,7 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
 
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> None:
-            options = {key: kwargs.pop(key) for key in _GLOBAL_NAMES}
+            options = {key: kwargs.pop(key) for key in GLOBAL_NAMES}
             fmt = OutputFormat.json if options["json_"] else options["output"]
             ctx = CliContext(
                 store=options["store"], config=options["config"], output=fmt, debug=options["debug"], command=name

@@ -905,7 +905,15 @@ def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path
 
 
 def test_moving_global_options_touches_nothing_else() -> None:
-    from openviking_cli.main import global_options_after_the_command as move
+    import typer
+
+    from openviking_cli.main import CommandShape, app, global_options_after_the_command
+
+    shape = CommandShape.of(typer.main.get_command(app))
+    assert shape.groups == {"session"} and {"--store", "--config", "-o", "--output"} == shape.value_options
+
+    def move(args: list[str]) -> list[str]:
+        return global_options_after_the_command(args, shape)
 
     assert move(["find", "q", "--store", "s"]) == ["find", "q", "--store", "s"]
     assert move(["--debug", "-ojson", "grep", "x", "--", "--store"]) == [

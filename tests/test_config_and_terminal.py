@@ -10,6 +10,7 @@ import re
 import select
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -222,27 +223,30 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsy
     from openviking.errors import InternalError
     from openviking_cli.runtime import CliContext, ExitCode, run
 
-    def interrupted_then_reported_otherwise() -> Any:
-        try:
-            signal.raise_signal(signal.SIGINT)
-        except KeyboardInterrupt:
-            raise InternalError("Store operation failed: The zoneinfo module must be installed") from None
-        raise AssertionError("SIGINT did not interrupt")
+    def interrupted_then_raising(error: Exception) -> Callable[[], Any]:
+        def body() -> Any:
+            try:
+                signal.raise_signal(signal.SIGINT)
+            except KeyboardInterrupt:
+                raise error from None
+            raise AssertionError("SIGINT did not interrupt")
 
-    def unexpected_error_instead() -> Any:
-        try:
-            signal.raise_signal(signal.SIGINT)
-        except KeyboardInterrupt:
-            raise RuntimeError("converted") from None
-        raise AssertionError("SIGINT did not interrupt")
+        return body
 
     before = signal.getsignal(signal.SIGINT)
-    for body in (interrupted_then_reported_otherwise, unexpected_error_instead):
+    for body in (
+        interrupted_then_raising(InternalError("Store operation failed: The zoneinfo module must be installed")),
+        interrupted_then_raising(RuntimeError("converted")),  # an unexpected error instead
+    ):
         assert run(CliContext(command="ls"), body) == ExitCode.INTERRUPTED
         err = capsys.readouterr().err
         assert "Interrupted." in err and "zoneinfo" not in err and "converted" not in err
         assert signal.getsignal(signal.SIGINT) is before
-    assert run(CliContext(command="ls"), lambda: (_ for _ in ()).throw(InternalError("plain failure"))) == 1
+
+    def fails() -> Any:
+        raise InternalError("plain failure")
+
+    assert run(CliContext(command="ls"), fails) == 1
     assert "plain failure" in capsys.readouterr().err
     assert signal.getsignal(signal.SIGINT) is before  # the handler is put back
 

@@ -330,51 +330,34 @@ def _placeholder_directories(
     Their abstract and overview are written with the rest at the end (refresh_directories)."""
     wanted: dict[str, VikingURI] = {}
     for uri in files:
-        parent = uri.parent
-        while parent is not None and not parent.is_container and str(parent) not in wanted:
+        for parent in _parents(uri):
+            if parent.is_container or str(parent) in wanted:
+                break
             wanted[str(parent)] = parent
-            parent = parent.parent
     missing = [uri for key, uri in wanted.items() if key not in existing]
     if not missing:
         return
     with store.write_lock():  # another add may have made some of them since ``existing`` was read
-        stored: set[str] = set()
-        for start in range(0, len(missing), 500):
-            names = [str(uri) for uri in missing[start : start + 500]]
-            stored.update(row["uri"] for row in store.query_nodes(sql_in("uri", names), columns=["uri"]))
-        missing = [uri for uri in missing if str(uri) not in stored]
-        _write_placeholders(store, missing, root, source, tags, now, appender)
-
-
-def _write_placeholders(
-    store: LanceStore,
-    missing: list[VikingURI],
-    root: VikingURI,
-    source: Path,
-    tags: list[str],
-    now: datetime,
-    appender: _Appender,
-) -> None:
-    """Under the write lock: the bare nodes of ``missing`` folders."""
-    if not missing:
-        return
-    rows = [
-        node_row(
-            uri,
-            is_dir=True,
-            abstract="",
-            overview="",
-            size=0,
-            created_at=now,
-            updated_at=now,
-            tags=tags if uri.is_within(root) else [],
-            source=_dir_source(source, root, uri) if uri.is_within(root) else "",
-        )
-        for uri in missing
-    ]
-    appender.nobody_else_wrote()  # a foreign write before this one still counts
-    store.upsert_nodes(rows)
-    appender.wrote()
+        stored = store.stored_uris([str(uri) for uri in missing])
+        rows = [
+            node_row(
+                uri,
+                is_dir=True,
+                abstract="",
+                overview="",
+                size=0,
+                created_at=now,
+                updated_at=now,
+                tags=tags if uri.is_within(root) else [],
+                source=_dir_source(source, root, uri) if uri.is_within(root) else "",
+            )
+            for uri in missing
+            if str(uri) not in stored
+        ]
+        if rows:
+            appender.nobody_else_wrote()  # a foreign write before this one still counts
+            store.upsert_nodes(rows)
+            appender.wrote()
 
 
 def _without_name_clashes(

@@ -62,10 +62,10 @@ SUMMARY_WEIGHT = 0.2
 # records, its prefilter reading every row; so the copies stay.
 # A query is a question, not a document: past this many tokens the model learns nothing new.
 QUERY_MAX_TOKENS = 256
-# Candidates carry no text (up to 2 KB each, hundreds per query): fill_texts() fetches it for
-# the few that need it (an L1 hit's overview, what a reranker reads).
 # Two keyword searches a query (text, summary), for up to five planned queries at once.
 _POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="openviking-search")
+# Candidates carry no text (up to 2 KB each, hundreds per query): fill_texts() fetches it for
+# the few that need it (an L1 hit's overview, what a reranker reads).
 RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "abstract", "tags"]
 
 

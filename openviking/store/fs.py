@@ -12,7 +12,7 @@ from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
 from openviking.uri import VikingURI, fixed_children
 
-from .filters import path_scope_sql, sql_in, sql_string
+from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS
 
@@ -177,8 +177,7 @@ class VikingFS:
             children = self.store.count_nodes(f"parent_uri = {sql_string(str(uri))}")
             fixed = [str(child) for child in fixed_children(uri, self.user)]
             if fixed:  # the layout's folders count as children, as ls lists them, stored or not
-                stored = self.store.count_nodes(sql_in("uri", fixed))
-                children += len(fixed) - stored
+                children += len(fixed) - len(self.store.stored_uris(fixed))
             info["children"] = children
         return info
 

@@ -82,8 +82,7 @@ class LanceStore:
         self._lock_fd: int | None = None
         # The records table in use: `reindex` builds a new one and then points the store at it.
         self.records_table = schema.RECORDS
-        self._vector_index: dict[str, bool] = {}
-        self._text_index: dict[tuple[str, str], bool] = {}
+        self._indexed: dict[tuple[str, str], bool] = {}  # (table, column): has an index
         self._counts: dict[tuple[str, str], int] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -208,6 +207,14 @@ class LanceStore:
         """The node at ``uri``, or None."""
         rows = self.query_nodes(f"uri = {sql_string(uri)}", columns=columns, limit=1)
         return rows[0] if rows else None
+
+    def stored_uris(self, uris: Sequence[str]) -> set[str]:
+        """Which of ``uris`` have a node (looked up 500 at a time)."""
+        found: set[str] = set()
+        for start in range(0, len(uris), 500):
+            where = sql_in("uri", uris[start : start + 500])
+            found.update(row["uri"] for row in self.query_nodes(where, columns=["uri"]))
+        return found
 
     def query_nodes(
         self,
@@ -392,25 +399,25 @@ class LanceStore:
 
     def has_vector_index(self) -> bool:
         """True when the records table has an ANN index on its vectors (checked once per open)."""
-        name = self.records_table
-        if name not in self._vector_index:
-            indexed = False
-            if self._has_table(name):
-                indexed = any(tuple(ix.columns) == ("vector",) for ix in self._tables[name].list_indices())
-            self._vector_index[name] = indexed
-        return self._vector_index[name]
+        return self._has_index("vector")
 
     def has_text_index(self, column: str) -> bool:
         """True when the records' ``column`` has a full-text index (checked once per open).
 
         A store written before the summaries were indexed gets that index at its next write."""
-        name = self.records_table
-        key = (name, column)
-        if key not in self._text_index:
-            self._text_index[key] = self._has_table(name) and any(
-                tuple(ix.columns) == (column,) for ix in _run(self._tables[name].list_indices)
+        return self._has_index(column)
+
+    def _has_index(self, column: str) -> bool:
+        key = (self.records_table, column)
+        if key not in self._indexed:
+            self._indexed[key] = self._has_table(key[0]) and any(
+                tuple(ix.columns) == (column,) for ix in _run(self._tables[key[0]].list_indices)
             )
-        return self._text_index[key]
+        return self._indexed[key]
+
+    def _forget_indexes(self, name: str) -> None:
+        """After indexes of table ``name`` were made (or the table was), look again."""
+        self._indexed = {key: known for key, known in self._indexed.items() if key[0] != name}
 
     def keyword_search(
         self,
@@ -515,9 +522,7 @@ class LanceStore:
         with self.write_lock():
             self.drop_table(name)
             self._tables[name] = self._db.create_table(name, schema=schema.records_schema(dimension))
-            self._vector_index.pop(name, None)
-            for column in FTS_COLUMNS:
-                self._text_index.pop((name, column), None)
+            self._forget_indexes(name)
 
     def delete_rows(self, name: str, where: str) -> None:
         """Delete the rows of table ``name`` matching ``where``."""
@@ -551,14 +556,14 @@ class LanceStore:
 
             # Built once; later optimize() calls fold new rows into it without retraining.
             _run(lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
-            self._vector_index.pop(name, None)
+            self._forget_indexes(name)
         for column in FTS_COLUMNS if name == self.records_table and rows > 0 else ():
             if (column,) not in existing:
                 from lancedb.index import FTS
 
                 config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
                 _run(lambda c=column, f=config: table.create_index(c, config=f))
-                self._text_index.pop((name, column), None)
+                self._forget_indexes(name)
         if ("uri",) not in existing and rows > 0:
             from lancedb.index import BTree
 
