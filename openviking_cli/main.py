@@ -103,8 +103,13 @@ def global_options_after_the_command(args: list[str], shape: CommandShape) -> li
             break
     if not leading or index >= len(args) or args[index].startswith("-"):
         return args  # nothing moved, or no command to move them after (click reports it)
-    path = 2 if args[index] in shape.groups and index + 1 < len(args) and not args[index + 1].startswith("-") else 1
-    cut = index + path
+    if args[index] in shape.groups:
+        if index + 1 >= len(args) or args[index + 1].startswith("-"):
+            # A group without its subcommand only shows help or a usage error, which read no store.
+            return args[index:]
+        cut = index + 2
+    else:
+        cut = index + 1
     return [*args[index:cut], *leading, *args[cut:]]
 
 

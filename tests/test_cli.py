@@ -902,6 +902,10 @@ def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path
     assert sessions.code == 0 and sessions.json()["status"] == "ok"
     alone = cli("--store", store)  # no command to put them after: click's usage error
     assert alone.code == 2 and "No such option: --store" in alone.err
+    group_help = cli("--store", store, "--json", "session", "--help")
+    assert group_help.code == 0 and "session [OPTIONS] COMMAND" in group_help.out, group_help.err
+    bad_group_option = cli("--store", store, "session", "--bogus")
+    assert bad_group_option.code == 2 and "No such option: --bogus" in bad_group_option.err
 
 
 def test_moving_global_options_touches_nothing_else() -> None:
@@ -933,4 +937,6 @@ def test_moving_global_options_touches_nothing_else() -> None:
         "a",
     ]
     assert move(["--version"]) == ["--version"]
+    assert move(["--store", "s", "session", "--help"]) == ["session", "--help"]  # help reads no store
+    assert move(["--json", "session"]) == ["session"]
     assert move(["--store", "s", "--help"]) == ["--store", "s", "--help"]
