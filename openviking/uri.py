@@ -20,6 +20,7 @@ __all__ = [
     "context_type_of",
     "default_targets",
     "fixed_children",
+    "fixed_descendants",
     "is_control_char",
     "is_valid_user_id",
     "parse",
@@ -172,6 +173,18 @@ def fixed_children(uri: VikingURI, user: str) -> tuple[VikingURI, ...]:
     if segs == ("agent",):
         return (VikingURI(("agent", "skills")),)
     return ()
+
+
+def fixed_descendants(uri: VikingURI, user: str, max_depth: int | None = None) -> list[VikingURI]:
+    """The layout's folders below ``uri``, at most ``max_depth`` levels down (all when None)."""
+    found: list[VikingURI] = []
+    level = [uri]
+    depth = 0
+    while level and (max_depth is None or depth < max_depth):
+        level = [child for parent in level for child in fixed_children(parent, user)]
+        found += level
+        depth += 1
+    return found
 
 
 def is_valid_user_id(name: str) -> bool:

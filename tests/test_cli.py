@@ -803,6 +803,19 @@ def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, has
         "viking://user/default/sessions",
         "viking://user/default/skills",
     ]
+    # ... recursively and in trees too, as deep as asked
+    assert ov("ls", "viking://agent", "-r", "-s").out.split() == ["viking://agent/skills"]
+    listed = ov("ls", "viking://user", "-r", "-s").out.split()
+    assert [u for u in listed if "/memories/" not in u] == [
+        "viking://user/default",
+        "viking://user/default/memories",
+        "viking://user/default/sessions",
+        "viking://user/default/skills",
+    ]
+    assert len(listed) == 5  # the memory itself
+    tree = ov("tree", "viking://", "-L", "2", "-o", "json").json()["result"]
+    assert [e["rel_path"] for e in tree] == ["agent", "agent/skills", "resources", "user", "user/default"]
+    assert all(e["isDir"] for e in tree)
     info = ov("stat", "viking://agent", "-o", "json").json()["result"]
     assert info["isDir"] is True and info["children"] == 1
     assert ov("stat", "viking://user/default", "-o", "json").json()["result"]["children"] == 3

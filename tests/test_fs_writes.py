@@ -70,11 +70,12 @@ def hit_set(client: OpenViking, query: str = "anything at all") -> set[str]:
 
 
 def node_set(client: OpenViking) -> dict[str, bool]:
-    """Every node below the scope roots: uri -> is_dir."""
+    """Every stored node below the scope roots: uri -> is_dir."""
     return {
         e["uri"]: e["isDir"]
         for e in client.ls("viking://", recursive=True)
         if e["uri"].count("/") >= 3  # depth >= 2: viking://scope/x
+        and e["modTime"] is not None  # the layout's folders are listed before anything is stored in them
     }
 
 

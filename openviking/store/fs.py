@@ -10,7 +10,7 @@ from typing import Any
 
 from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
-from openviking.uri import VikingURI, fixed_children
+from openviking.uri import VikingURI, fixed_children, fixed_descendants
 
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
@@ -110,10 +110,7 @@ class VikingFS:
             where = path_scope_sql(uri) + f" AND uri != {sql_string(str(uri))}" if not uri.is_root else "TRUE"
         else:
             where = f"parent_uri = {sql_string(str(uri))}"
-        rows = self.store.query_nodes(where, columns=columns)
-        if not recursive:
-            stored = {r["uri"] for r in rows}
-            rows += [_empty_directory(c) for c in fixed_children(uri, self.user) if str(c) not in stored]
+        rows = self._with_layout_folders(self.store.query_nodes(where, columns=columns), uri, None if recursive else 1)
         entries: list[dict[str, Any]] = []
         if recursive:
             rows.sort(key=lambda r: _path_key(r["uri"]))
@@ -136,6 +133,7 @@ class VikingFS:
             return [self._entry(row, 256, rel_path=row["name"])]
         where = path_scope_sql(uri, max_depth=level_limit if level_limit > 0 else None)
         rows = [r for r in self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS) if r["uri"] != str(uri)]
+        rows = self._with_layout_folders(rows, uri, level_limit if level_limit > 0 else None)
         rows.sort(key=lambda r: tree_key(r["uri"], r["is_dir"]))
         entries = []
         for child in rows:
@@ -144,6 +142,14 @@ class VikingFS:
         if node_limit is not None and node_limit > 0:
             entries = entries[:node_limit]
         return entries
+
+    def _with_layout_folders(
+        self, rows: list[dict[str, Any]], uri: VikingURI, depth: int | None
+    ) -> list[dict[str, Any]]:
+        """``rows`` and the layout's folders below ``uri`` (``depth`` levels) that are not stored:
+        every listing shows them, as ``node`` reads them, stored or not."""
+        stored = {r["uri"] for r in rows}
+        return rows + [_empty_directory(c) for c in fixed_descendants(uri, self.user, depth) if str(c) not in stored]
 
     def stat(self, uri: VikingURI) -> dict[str, Any]:
         """Everything known about one node, without its content."""
