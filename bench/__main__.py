@@ -91,7 +91,19 @@ def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
             ).row()
         )
     client.close()
-    return {"ingest": stats, "rows": rows}
+    return {"ingest": stats, "rows": rows, "language_gap": language_gap(rows)}
+
+
+def language_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """docs-en against docs-en-zh (the same questions in Chinese), per system."""
+    english = {r["system"]: r["ndcg_by_query"] for r in rows if r["dataset"] == "docs-en"}
+    chinese = {r["system"]: r["ndcg_by_query"] for r in rows if r["dataset"] == "docs-en-zh"}
+    gaps = []
+    for system, by_query in english.items():
+        if system in chinese:
+            pairs = {qid: qid.replace("en-", "enzh-", 1) for qid in by_query}
+            gaps.append({"system": system, **quality.paired_gap(by_query, chinese[system], pairs)})
+    return gaps
 
 
 QUALITY_COLUMNS = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
@@ -146,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
             print("docs ingest:", json.dumps(item), file=sys.stderr)
     if rows:
         print_table(rows, QUALITY_COLUMNS)
+    if report.get("docs", {}).get("language_gap"):
+        print_table(
+            report["docs"]["language_gap"],
+            ["system", "questions", "gap", "gap_95", "first_better", "second_better", "same"],
+            title="nDCG@10 of docs-en minus docs-en-zh (the same questions in Chinese), 95 % paired bootstrap",
+        )
     if args.suite in ("grepglob", "all"):
         report["grepglob"] = grepglob.run(work, runs=args.runs)
         report["grepglob"]["command"] = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)

@@ -29,6 +29,7 @@ class Scores:
     dataset: str
     metrics: dict[str, float] = field(default_factory=dict)
     latencies: list[float] = field(default_factory=list)
+    per_query: dict[str, float] = field(default_factory=dict)  # query id -> nDCG@10
 
     def row(self) -> dict[str, Any]:
         out: dict[str, Any] = {"dataset": self.dataset, "system": self.system}
@@ -36,6 +37,7 @@ class Scores:
         if self.latencies:
             out["p50_ms"] = round(percentile(self.latencies, 50) * 1000, 1)
             out["p95_ms"] = round(percentile(self.latencies, 95) * 1000, 1)
+        out["ndcg_by_query"] = {qid: round(value, 4) for qid, value in self.per_query.items()}
         return out
 
 
@@ -79,12 +81,13 @@ def evaluate(
     scores = Scores(system, dataset)
     totals: dict[str, float] = {"ndcg@10": 0.0, "recall@10": 0.0, "hit@1": 0.0, "mrr@10": 0.0}
     count = 0
-    for _qid, text, grades in queries:
+    for qid, text, grades in queries:
         started = time.perf_counter()
         ranked = search(text)
         scores.latencies.append(time.perf_counter() - started)
         relevant = {doc for doc, grade in grades.items() if grade > 0}
-        totals["ndcg@10"] += ndcg_at_k(ranked, grades, 10)
+        scores.per_query[qid] = ndcg_at_k(ranked, grades, 10)
+        totals["ndcg@10"] += scores.per_query[qid]
         totals["recall@10"] += recall_at_k(ranked, relevant, 10)
         totals["hit@1"] += hit_at_1(ranked, relevant)
         totals["mrr@10"] += mrr_at_k(ranked, relevant, 10)
@@ -92,6 +95,30 @@ def evaluate(
     scores.metrics = {k: v / max(count, 1) for k, v in totals.items()}
     scores.metrics["queries"] = count
     return scores
+
+
+def paired_gap(
+    first: dict[str, float], second: dict[str, float], pairs: dict[str, str], *, samples: int = 10_000
+) -> dict[str, Any]:
+    """How much ``second`` falls short of ``first`` on the same questions (``pairs``: first's
+    id -> second's): the mean nDCG@10 difference, a 95 % paired bootstrap interval of it (fixed
+    seed), and how many questions each side answers better. An interval that holds 0 means the
+    question set cannot tell the two apart."""
+    import random
+
+    differences = [first[a] - second[b] for a, b in pairs.items() if a in first and b in second]
+    if not differences:
+        return {"questions": 0}
+    draw = random.Random(5)
+    means = sorted(sum(draw.choice(differences) for _ in differences) / len(differences) for _ in range(samples))
+    return {
+        "questions": len(differences),
+        "gap": round(sum(differences) / len(differences), 4),
+        "gap_95": [round(means[int(0.025 * samples)], 4), round(means[int(0.975 * samples) - 1], 4)],
+        "first_better": sum(d > 1e-9 for d in differences),
+        "second_better": sum(d < -1e-9 for d in differences),
+        "same": sum(abs(d) <= 1e-9 for d in differences),
+    }
 
 
 def bm25s_search(docs: list[tuple[str, str]]) -> Callable[[str], list[str]]:
