@@ -176,6 +176,21 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
     return decorate
 
 
+def text_argument(value: str, what: str) -> str:
+    """``value``, or for ``-`` the text on stdin without its last newline (``echo ... | openviking
+    add-memory -``); stdin must be UTF-8, as every text the store holds is."""
+    if value != "-":
+        return value
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8").removesuffix("\n")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgumentError(
+            f"The {what} on stdin is not UTF-8 (byte {exc.start + 1})",
+            hint="Convert it first, e.g. iconv -f latin1 -t utf-8",
+        ) from exc
+
+
 def is_usage_error(exc: OpenVikingError) -> bool:
     """Bad input (exit 2), as opposed to a runtime failure (exit 1): a store that cannot be
     written is PERMISSION_DENIED like a traversal, but it is the machine's state, not the input."""

@@ -8,6 +8,7 @@ tmp_path, the hash embedder, no network, no mocks.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -300,6 +301,38 @@ def test_cli_find_tags_reach_memories(handbook_ov: Cli) -> None:
 @pytest.mark.parametrize("text", ["", "   "], ids=["empty", "spaces"])
 def test_cli_add_memory_empty(handbook_ov: Cli, tmp_path: Path, text: str) -> None:
     cli_unharmed(handbook_ov, tmp_path / "store", ["add-memory", text], "INVALID_ARGUMENT", 2, "must not be empty")
+
+
+class PipedStdin:
+    """A process's stdin holding ``data``, the same bytes at each read (cli_unharmed runs twice)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.buffer = self
+        self.data = data
+
+    def read(self) -> bytes:
+        return self.data
+
+
+def test_cli_add_memory_reads_dash_from_stdin(handbook_ov: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", PipedStdin(f"{DARK}\n".encode()))
+    added = handbook_ov("add-memory", "-", "--category", "preferences", "-o", "json")
+    assert added.code == 0, added.err
+    uri = added.json()["result"]["uri"]
+    assert uri == f"{MEM}/preferences/{memory_name(DARK)}"  # the text without its newline, not "-"
+    assert handbook_ov("read", uri).out.rstrip("\n") == DARK
+
+
+@pytest.mark.parametrize(
+    "argv", [["add-memory", "-"], ["session", "add-message", "s1", "--role", "user", "--content", "-"]]
+)
+def test_cli_text_on_stdin_must_be_utf8(
+    handbook_ov: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", PipedStdin(b"Prefers caf\xe9 au lait"))
+    error, _ = cli_unharmed(handbook_ov, tmp_path / "store", argv, "INVALID_ARGUMENT", 2, "on stdin is not UTF-8")
+    assert error["message"].endswith("is not UTF-8 (byte 12)")
+    assert handbook_ov("session", "list", "-o", "json").json()["result"] == []
 
 
 @pytest.mark.parametrize("category", ["../x", "a/b", "has space"])

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.runtime import CliContext, Output, command
+from openviking_cli.runtime import CliContext, Output, command, text_argument
 
 from .add import progress_bar, render_add
 
@@ -28,7 +28,13 @@ def _line(text: str) -> Any:
 @command(app, "add-memory")
 def add_memory(
     ctx: CliContext,
-    text: Annotated[str, typer.Argument(help="What to remember about the user.", show_default=False)],
+    text: Annotated[
+        str,
+        typer.Argument(
+            help="What to remember about the user ('-' reads it from stdin, without the last newline).",
+            show_default=False,
+        ),
+    ],
     category: Annotated[
         str | None,
         typer.Option("--category", help="preferences, entities, events, cases, profile...", show_default=False),
@@ -38,8 +44,10 @@ def add_memory(
     """Remember something about the user (under viking://user/<user>/memories).
 
     Example: openviking add-memory "Prefers answers in Chinese" --category preferences
+
+    From a pipe: git log -1 --format=%B | openviking add-memory - --category events
     """
-    result = ctx.client().add_memory(text, category, tags=tag or [])
+    result = ctx.client().add_memory(text_argument(text, "memory"), category, tags=tag or [])
     verb = "Remembered" if result["added"] else "Already remembered"
     return Output(result, table=_line(f"{verb}: {result['uri']}"))
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import note, text_width
-from openviking_cli.runtime import CliContext, Output, command
+from openviking_cli.runtime import CliContext, Output, command, text_argument
 
 app = typer.Typer()
 session_app = typer.Typer(
@@ -139,8 +139,7 @@ def add_message(
 
     Example: openviking session add-message $SID --role user --content "We are designing the OAuth login flow."
     """
-    text = sys.stdin.read().removesuffix("\n") if content == "-" else content
-    info = ctx.client().add_message(session_id, role, text)
+    info = ctx.client().add_message(session_id, role, text_argument(content, "message"))
     message = info["message"]
     count = info["message_count"]
     line = f"Added {message['id']} ({message['role']}) to {info['session_id']} · {count} message{'s' * (count != 1)}"
