@@ -691,7 +691,7 @@ class OpenViking:
         uri: str,
         pattern: str,
         case_insensitive: bool = False,
-        exclude_uri: str | None = None,
+        exclude_uri: str | Sequence[str] | None = None,
         node_limit: int | None = None,
         level_limit: int = 5,
         **options: Any,
@@ -701,7 +701,7 @@ class OpenViking:
         Returns ``{"matches": [{"uri", "line", "content"}], "count", "match_count",
         "files_scanned"}``. ``options`` are grep's extras (see :mod:`openviking.retrieve.grep`).
         """
-        from .retrieve.grep import check_arguments, grep
+        from .retrieve.grep import check_arguments, excluded_uris, grep
 
         # Argument errors come before the store (and lancedb) is opened: they stay instant.
         check_arguments(
@@ -712,8 +712,8 @@ class OpenViking:
             **{k: v for k, v in options.items() if k in ("fixed_strings", "count", "files_with_matches")},
         )
         self._uri(uri)
-        if exclude_uri:
-            self._uri(exclude_uri, "exclude_uri")
+        for item in excluded_uris(exclude_uri):
+            self._uri(item, "exclude_uri")
         return grep(
             self._open(),
             uri,

@@ -246,6 +246,9 @@ def test_exclude_uri_is_segment_aware(client: OpenViking) -> None:
     assert client.grep(base, "mark", exclude_uri=base)["count"] == 0  # the root itself
     assert client.grep(base, "mark", exclude_uri="viking://")["count"] == 0
     assert client.grep(base, "mark", exclude_uri=f"{R}/elsewhere")["count"] == 3
+    both = client.grep(base, "mark", exclude_uri=[f"{base}/group_a/cache", f"{base}/group_b"])
+    assert [m["uri"] for m in both["matches"]] == [f"{base}/group_a/cache2/b.md"]
+    assert client.grep(base, "mark", exclude_uri=[])["count"] == 3
 
 
 def test_level_limit_is_the_depth_of_the_file_below_the_uri(client: OpenViking) -> None:
@@ -363,6 +366,10 @@ def test_cli_flags(ov: Cli) -> None:
     assert ov("grep", f"{R}/extra/level-limit", "level", "-L", "2", "--json").json()["result"]["count"] == 1
     excluded = ov("grep", f"{R}/extra/exclude", "mark", "-x", f"{R}/extra/exclude/group_a", "--json")
     assert excluded.json()["result"]["count"] == 1
+    every_x = ov(
+        "grep", f"{R}/extra/exclude", "mark", "-x", f"{R}/extra/exclude/group_a", "-x", f"{R}/extra/exclude/group_b"
+    )
+    assert (every_x.code, every_x.out) == (0, "")  # each -x counts, not only the last
 
 
 def test_cli_no_match_exits_0_with_a_note_on_stderr(ov: Cli) -> None:

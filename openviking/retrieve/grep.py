@@ -1002,7 +1002,7 @@ def grep(
     *,
     user: str = "default",
     case_insensitive: bool = False,
-    exclude_uri: str | None = None,
+    exclude_uri: str | Sequence[str] | None = None,
     node_limit: int | None = None,
     level_limit: int | None = 5,
     fixed_strings: bool = False,
@@ -1018,7 +1018,7 @@ def grep(
         pattern: a Python regular expression (``re`` syntax), or text with ``fixed_strings``.
         user: whose space ``viking://~`` names.
         case_insensitive: ignore case (Python's ``re.IGNORECASE``).
-        exclude_uri: skip this URI and everything below it (segment-aware).
+        exclude_uri: skip this URI (or each of these URIs) and everything below it (segment-aware).
         node_limit: at most this many matching lines (0 or None: all).
         level_limit: only files at most this many levels below ``uri`` (0 or None: all).
         fixed_strings: ``pattern`` is plain text, not a regular expression.
@@ -1047,7 +1047,7 @@ def grep(
     )
     compiled = compile_pattern(pattern, case_insensitive=case_insensitive, fixed_strings=fixed_strings)
     target = parse(uri, user=user, field="uri")
-    excluded = parse(exclude_uri, user=user, field="exclude_uri") if exclude_uri is not None else None
+    excluded = [parse(item, user=user, field="exclude_uri") for item in excluded_uris(exclude_uri)]
     is_file = not VikingFS(store).node(target, columns=["uri", "is_dir"])["is_dir"]
     max_depth = None if is_file or depth_limit is None else target.depth + depth_limit
     snap = _snapshot(store, target, max_depth)
@@ -1056,8 +1056,15 @@ def grep(
     return _result(snap, selected, found, limit, count=count, files_with_matches=files_with_matches)
 
 
+def excluded_uris(exclude_uri: str | Sequence[str] | None) -> list[str]:
+    """``exclude_uri`` as a list: one URI, several (``-x A -x B``), or none."""
+    if exclude_uri is None:
+        return []
+    return [exclude_uri] if isinstance(exclude_uri, str) else list(exclude_uri)
+
+
 def _select(
-    snap: _Snapshot, target: VikingURI, is_file: bool, max_depth: int | None, excluded: VikingURI | None
+    snap: _Snapshot, target: VikingURI, is_file: bool, max_depth: int | None, excluded: list[VikingURI]
 ) -> np.ndarray:
     """Indices (into the snapshot, in traversal order) of the files to search."""
     import numpy as np
@@ -1076,11 +1083,11 @@ def _select(
             keep &= snap.depth <= max_depth
         # hidden: a name below the target that starts with "."
         keep &= ~to_bool(pc.match_substring_regex(uris, "^" + re2_escape(prefix) + r"(?:\.|.*/\.)"))
-    if excluded is not None:
-        if excluded.is_root:
+    for skipped in excluded:
+        if skipped.is_root:
             keep[:] = False
         else:
-            text = str(excluded)
+            text = str(skipped)
             keep &= ~(to_bool(pc.equal(uris, pa.scalar(text, uris.type))) | to_bool(pc.starts_with(uris, text + "/")))
     return np.flatnonzero(keep)
 

@@ -37,8 +37,14 @@ def grep(
         bool, typer.Option("-F", "--fixed-strings", help="PATTERN is plain text, not a regular expression.")
     ] = False,
     exclude_uri: Annotated[
-        str | None,
-        typer.Option("-x", "--exclude-uri", help="Skip this URI and everything below it.", rich_help_panel=SCOPE_PANEL),
+        list[str] | None,
+        typer.Option(
+            "-x",
+            "--exclude-uri",
+            help="Skip this URI and everything below it (repeatable).",
+            rich_help_panel=SCOPE_PANEL,
+            show_default=False,
+        ),
     ] = None,
     node_limit: Annotated[
         int | None,
