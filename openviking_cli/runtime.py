@@ -286,7 +286,7 @@ def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
     elif ctx.output is OutputFormat.jsonl:
         items = outcome.items if outcome.items is not None else [outcome.result]
         for item in items:
-            _write(sys.stdout, json.dumps(item, ensure_ascii=False, default=_json_default) + "\n")
+            _write(sys.stdout, json.dumps(item, **COMPACT_JSON) + "\n")
     elif outcome.table is not None:
         outcome.table(make_console())
     sys.stdout.flush()
@@ -300,7 +300,8 @@ def report_error(ctx: CliContext, exc: OpenVikingError) -> None:
         exc.hint = f"Run 'openviking {ctx.command or ''} --help' to see what it accepts.".replace("  ", " ")
     if ctx.machine:
         payload = {"status": "error", "error": exc.to_dict()}
-        _write(sys.stderr, json.dumps(payload, ensure_ascii=False, default=_json_default) + "\n")
+        style = COMPACT_JSON if ctx.output is OutputFormat.jsonl else {"ensure_ascii": False, "default": _json_default}
+        _write(sys.stderr, json.dumps(payload, **style) + "\n")
         return
     console = make_console(stderr=True)
     from rich.text import Text
@@ -366,3 +367,7 @@ def _json_default(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+# jsonl lines are what `jq -c` prints: no space after the separators.
+COMPACT_JSON: dict[str, Any] = {"ensure_ascii": False, "separators": (",", ":"), "default": _json_default}

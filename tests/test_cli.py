@@ -100,6 +100,7 @@ def test_jsonl_is_one_object_per_line(ov: Cli, command: tuple[str, str]) -> None
         assert isinstance(item, dict)
         assert "status" not in item  # items, not envelopes
         assert "\n" not in line
+        assert line == json.dumps(item, ensure_ascii=False, separators=(",", ":"))  # as `jq -c` prints it
 
 
 @pytest.mark.parametrize("command", READ_COMMANDS, ids=[c[0] for c in READ_COMMANDS])
@@ -426,6 +427,8 @@ def test_error_in_json_mode_is_a_json_object_on_stderr(ov: Cli, fmt: list[str]) 
     assert error["code"] == "NOT_FOUND"
     assert error["message"] == f"File not found: {H}/missing.md"
     assert isinstance(error["details"], dict)
+    if fmt == ["-o", "jsonl"]:  # one compact line, like the items
+        assert result.err == json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def test_debug_shows_the_traceback(ov: Cli) -> None:
