@@ -821,6 +821,10 @@ def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, has
     assert all(e["isDir"] for e in tree)
     info = ov("stat", "viking://agent", "-o", "json").json()["result"]
     assert info["isDir"] is True and info["children"] == 1
+    for folder in ("viking://agent", "viking://", "viking://user/default/skills"):  # a folder reads as its overview
+        read = ov("read", folder)
+        assert read.code == 0 and read.out == ov("overview", folder).out
+        assert "[Directory overview is not ready]" in read.out
     assert ov("stat", "viking://user/default", "-o", "json").json()["result"]["children"] == 3
     assert ov("ls", "viking://user/someone-else", "-s").out.split() == []  # only what is stored
     nothing = ov("grep", R, "authentication")

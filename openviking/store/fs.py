@@ -58,7 +58,7 @@ class VikingFS:
             text = self._sidecar(uri.parent, sidecar)
         else:
             row = self.node(uri, columns=["uri", "is_dir", "content", "overview"])
-            text = (row.get("overview") if row["is_dir"] else row.get("content")) or ""
+            text = _overview_text(uri, row) if row["is_dir"] else row.get("content") or ""
         if offset == 0 and limit == -1:
             return text
         lines = text.splitlines(keepends=True)
@@ -83,7 +83,7 @@ class VikingFS:
         row = self.node(uri, columns=["uri", "is_dir", "overview", "parent_uri"])
         if not row["is_dir"] and uri.parent is not None:
             return self.overview(uri.parent)
-        return row.get("overview") or f"# {uri}\n\n[Directory overview is not ready]"
+        return _overview_text(uri, row)
 
     def _sidecar(self, directory: VikingURI, column: str) -> str:
         row = self.node(directory, columns=["uri", "is_dir", column])
@@ -216,6 +216,11 @@ class VikingFS:
                 }
             )
         return out
+
+
+def _overview_text(uri: VikingURI, row: dict[str, Any]) -> str:
+    """A directory's L1, or what says that it has none yet (a layout folder, an empty add)."""
+    return row.get("overview") or f"# {uri}\n\n[Directory overview is not ready]"
 
 
 def _empty_directory(uri: VikingURI) -> dict[str, Any]:
