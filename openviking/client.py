@@ -25,7 +25,15 @@ from .errors import (
 from .tags import normalize_tags
 from .timefilter import parse_time_range
 from .types import AddResult, FindResult
-from .uri import CONTEXT_TYPES, VikingURI, default_targets, parse, session_id_of, sessions_folder
+from .uri import (
+    CONTEXT_TYPES,
+    VikingURI,
+    default_targets,
+    parse,
+    session_id_of,
+    sessions_folder,
+    sidecar_owner,
+)
 
 if TYPE_CHECKING:
     from .models.embedder import Embedder
@@ -420,9 +428,8 @@ class OpenViking:
         """``[{"uri", "reason"}]``: what ``uri`` was linked to."""
         from .store.relations import links_from
 
-        fs = self._fs()
-        source = fs.sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
-        fs.node(source, columns=["uri"])
+        source = sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
+        self._fs().node(source, columns=["uri"])
         return links_from(self._open(), str(source))
 
     def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> dict[str, Any]:
@@ -678,7 +685,7 @@ class OpenViking:
                 raise InvalidURIError(str(item), "target_uri must be a string or a list of strings")
             if item.strip() in ("", "/", "viking://") and len(items) == 1:
                 continue
-            uri = self._uri(item, "target_uri")
+            uri = sidecar_owner(self._uri(item, "target_uri"))  # a level-0/1 hit's URI: its directory
             if uri.is_root:
                 continue
             if uri not in targets:

@@ -26,6 +26,8 @@ __all__ = [
     "parse",
     "session_id_of",
     "sessions_folder",
+    "SIDECAR_FILES",
+    "sidecar_owner",
 ]
 
 SCHEME = "viking://"
@@ -157,6 +159,16 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
         elif not is_valid_user_id(segments[1]):
             raise InvalidURIError(uri, f"Invalid user id '{segments[1]}'")
     return VikingURI(tuple(segments))
+
+
+# A directory's L0 and L1 read as these hidden files in it (find returns them for level-0/1 hits).
+SIDECAR_FILES = {".abstract.md": "abstract", ".overview.md": "overview"}
+
+
+def sidecar_owner(uri: VikingURI) -> VikingURI:
+    """The directory whose ``.abstract.md`` or ``.overview.md`` ``uri`` names (find's URI of a
+    level-0/1 hit), else ``uri`` itself."""
+    return uri.parent if uri.name in SIDECAR_FILES and uri.parent is not None else uri
 
 
 def fixed_children(uri: VikingURI, user: str) -> tuple[VikingURI, ...]:

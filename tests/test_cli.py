@@ -232,6 +232,9 @@ def test_ls_tree_options(ov: Cli) -> None:
     assert {f"{H}/.abstract.md", f"{H}/.overview.md"} <= hidden
     assert f"{H}/deploy/.abstract.md" not in hidden  # a subfolder's sidecars are one level down
     assert f"{H}/deploy/.abstract.md" in set(ov("ls", H, "-a", "-r", "-s").out.split())
+    listed = {e["uri"]: e for e in ov("ls", H, "-a", "--json").json()["result"]}
+    for name in (".abstract.md", ".overview.md"):  # a hidden file lists as itself, like any file
+        assert ov("ls", f"{H}/{name}", "--json").json()["result"] == [listed[f"{H}/{name}"]]
     assert len(ov("ls", H, "-s", "-n", "2").out.split()) == 2
     shallow = ov("tree", R, "-L", "1", "--json").json()["result"]
     assert [e["uri"] for e in shallow] == [H]
@@ -882,6 +885,14 @@ def test_find_warns_about_a_target_that_does_not_exist(ov: Cli) -> None:
     assert both.err.count("Warning: ") == 1
     for present in (H, R, "viking://agent/skills", "viking://user/default/memories"):
         assert ov("find", "docker deployment", "--uri", present).err.count("Warning") == 0, present
+    # find's URI of a level-0/1 hit, passed back as a target, searches its directory
+    for sidecar in (f"{H}/deploy/.overview.md", f"{H}/deploy/.abstract.md"):
+        narrowed = ov("find", "docker deployment", "--uri", sidecar, "-o", "json")
+        assert narrowed.code == 0 and narrowed.err == ""
+        assert (
+            narrowed.json()["result"]
+            == ov("find", "docker deployment", "--uri", f"{H}/deploy", "-o", "json").json()["result"]
+        )
 
 
 def test_cards_are_ranked_by_score_across_the_groups() -> None:

@@ -28,10 +28,9 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
 from openviking.store.filters import Scope, sql_in
-from openviking.store.fs import VikingFS
 from openviking.store.lance import LanceStore
 from openviking.types import MatchedContext
-from openviking.uri import parse
+from openviking.uri import parse, sidecar_owner
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -338,7 +337,7 @@ def attach_relations(store: LanceStore, hits: list[MatchedContext]) -> list[Matc
     from openviking.types import RelatedContext
 
     def raw(uri: str) -> str:
-        return str(VikingFS.sidecar_owner(parse(uri)))
+        return str(sidecar_owner(parse(uri)))
 
     links = links_of_many(store, (raw(hit.uri) for hit in hits))
     for hit in hits:

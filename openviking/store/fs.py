@@ -10,7 +10,7 @@ from typing import Any
 
 from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
-from openviking.uri import VikingURI, fixed_children, fixed_descendants
+from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, sidecar_owner
 
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
@@ -18,7 +18,7 @@ from .schema import NODE_LISTING_COLUMNS
 
 __all__ = ["SIDECARS", "VikingFS", "tree_key"]
 
-SIDECARS = {".abstract.md": "abstract", ".overview.md": "overview"}
+SIDECARS = SIDECAR_FILES
 
 
 class VikingFS:
@@ -65,21 +65,15 @@ class VikingFS:
         end = None if limit == -1 else offset + limit
         return "".join(lines[offset:end])
 
-    @staticmethod
-    def sidecar_owner(uri: VikingURI) -> VikingURI:
-        """The directory whose ``.abstract.md`` or ``.overview.md`` ``uri`` names (find's URI of
-        a level-0/1 hit), else ``uri`` itself."""
-        return uri.parent if uri.name in SIDECARS and uri.parent is not None else uri
-
     def abstract(self, uri: VikingURI) -> str:
         """A directory's L0, or a file's summary (a directory's sidecar file: its directory's)."""
-        uri = self.sidecar_owner(uri)
+        uri = sidecar_owner(uri)
         row = self.node(uri, columns=["uri", "is_dir", "abstract"])
         return row.get("abstract") or f"# {uri} [Directory abstract is not ready]"
 
     def overview(self, uri: VikingURI) -> str:
         """A directory's L1; a file (a directory's sidecar file too) falls back to its directory's."""
-        uri = self.sidecar_owner(uri)
+        uri = sidecar_owner(uri)
         row = self.node(uri, columns=["uri", "is_dir", "overview", "parent_uri"])
         if not row["is_dir"] and uri.parent is not None:
             return self.overview(uri.parent)
@@ -102,6 +96,10 @@ class VikingFS:
         abs_limit: int = 256,
     ) -> list[dict[str, Any]]:
         """Entries of a directory (or the file itself), directories first, then by name."""
+        if uri.name in SIDECARS and uri.parent is not None:  # a hidden file lists as itself, like any file
+            owner = self.node(uri.parent, columns=[*NODE_LISTING_COLUMNS, "overview"])
+            if owner["is_dir"]:
+                return [entry for entry in self._sidecar_entries(owner) if entry["uri"] == str(uri)]
         columns = [*NODE_LISTING_COLUMNS, "overview"] if show_hidden else NODE_LISTING_COLUMNS
         row = self.node(uri, columns=columns)
         if not row["is_dir"]:
