@@ -241,7 +241,12 @@ def test_directories_match_and_the_uri_itself_does_not(client: OpenViking) -> No
 def test_the_default_uri_is_the_root(client: OpenViking) -> None:
     assert client.glob("*.md")["count"] == 0  # paths below viking:// start with resources/...
     assert client.glob("resources/tree/*.md")["matches"] == [f"{T}/README.md", f"{T}/a-b.md"]
-    assert client.glob("*") == {"matches": [R], "count": 1}
+    # the layout's folders match whether stored or not, as ls lists them
+    assert client.glob("*") == {"matches": ["viking://agent", R, "viking://user"], "count": 3}
+    assert client.glob("*")["matches"] == client.ls("viking://", simple=True)
+    assert client.glob("user/*/*")["matches"] == client.ls("viking://user/default", simple=True)
+    assert client.glob("**/skills")["matches"] == ["viking://agent/skills", "viking://user/default/skills"]
+    assert client.glob("*", uri="viking://user/someone")["matches"] == []  # only the configured user's
 
 
 def test_hidden_files_are_left_out_hidden_directories_are_not(tmp_path: Path) -> None:

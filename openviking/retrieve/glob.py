@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.store.filters import path_scope_sql
 from openviking.store.fs import VikingFS
-from openviking.uri import SCHEME, VikingURI, parse
+from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse
 
 from .grep import check_limit, re2_escape, set_re2
 
@@ -361,17 +361,19 @@ class _Listing:
     hidden_file: np.ndarray
 
 
-_LISTINGS: OrderedDict[tuple[str, int, str], _Listing] = OrderedDict()
+_LISTINGS: OrderedDict[tuple[str, int, str, str], _Listing] = OrderedDict()
 _LISTINGS_LOCK = threading.Lock()
 
 
-def _listing(store: LanceStore, base: VikingURI) -> _Listing:
+def _listing(store: LanceStore, base: VikingURI, user: str) -> _Listing:
+    import numpy as np
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from .grep import to_bool
 
     version = store.nodes_version()
-    key = (store.path, version, str(base))
+    key = (store.path, version, str(base), user)
     with _LISTINGS_LOCK:
         found = _LISTINGS.get(key)
         if found is not None:
@@ -382,6 +384,13 @@ def _listing(store: LanceStore, base: VikingURI) -> _Listing:
     uris = table.column("uri").combine_chunks()
     is_dir = to_bool(table.column("is_dir"))
     hidden = to_bool(pc.starts_with(table.column("name"), ".")) & ~is_dir
+    # The layout's folders (a user's memories, skills, sessions...) match whether stored or not, as ls lists them.
+    layout = pa.array([str(folder) for folder in fixed_descendants(base, user)], uris.type)
+    layout = layout.filter(pc.invert(pc.is_in(layout, value_set=uris)))
+    if len(layout):
+        uris = pa.concat_arrays([uris, layout])
+        is_dir = np.concatenate([is_dir, np.ones(len(layout), dtype=bool)])
+        hidden = np.concatenate([hidden, np.zeros(len(layout), dtype=bool)])
     listing = _Listing(uris, is_dir, hidden)
     with _LISTINGS_LOCK:
         for old in [k for k in _LISTINGS if k[0] == store.path and k[1] != version]:
@@ -439,7 +448,7 @@ def glob(
     regex = compiled.full(base)
     if regex is None:
         return {"matches": [], "count": 0}
-    listing = _listing(store, base)
+    listing = _listing(store, base, user)
     keep = to_bool(pc.match_substring_regex(listing.uris, regex)) & ~listing.hidden_file
     matched = listing.uris.take(pa.array(np.flatnonzero(keep), pa.int64()))
     # path-segment order: "/" sorts before every character of a name
