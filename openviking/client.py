@@ -605,7 +605,12 @@ class OpenViking:
             return
         stored = store.stored_uris([str(target) for target in named])
         for target in named:
-            if str(target) not in stored:
+            if session_id_of(target, self.user):
+                self._warn(
+                    f"{target} is a session: find and search look in resources, memories and skills, "
+                    f"not in sessions (search with its messages: openviking search QUERY --session-id {target.name})"
+                )
+            elif str(target) not in stored:
                 self._warn(
                     f"{target} does not exist, so nothing was searched there (see openviking ls {target.parent})"
                 )
@@ -708,7 +713,7 @@ class OpenViking:
         Returns ``{"matches": [{"uri", "line", "content"}], "count", "match_count",
         "files_scanned"}``. ``options`` are grep's extras (see :mod:`openviking.retrieve.grep`).
         """
-        from .retrieve.grep import check_arguments, excluded_uris, grep
+        from .retrieve.grep import check_arguments, excluded_uris, grep, no_matches
 
         # Argument errors come before the store (and lancedb) is opened: they stay instant.
         check_arguments(
@@ -718,9 +723,11 @@ class OpenViking:
             level_limit=level_limit,
             **{k: v for k, v in options.items() if k in ("fixed_strings", "count", "files_with_matches")},
         )
-        self._uri(uri)
+        target = self._uri(uri)
         for item in excluded_uris(exclude_uri):
             self._uri(item, "exclude_uri")
+        if self._session_at(target) is not None:
+            return no_matches(**options)
         return grep(
             self._open(),
             uri,
@@ -740,8 +747,11 @@ class OpenViking:
 
         check_limit(node_limit, "node_limit", "-n/--node-limit")
         compile_glob(pattern)
-        self._uri(uri)
-        return glob(self._open(), pattern, uri, user=self.user, node_limit=node_limit)
+        target = self._uri(uri)
+        if self._session_at(target) is not None:
+            return {"matches": [], "count": 0}
+        sessions = [entry["uri"] for entry in self._sessions_below(target, None)]
+        return glob(self._open(), pattern, uri, user=self.user, node_limit=node_limit, extra_folders=sessions)
 
     # ------------------------------------------------------------------ search and sessions
     def search(
@@ -837,16 +847,48 @@ class OpenViking:
 
     # ------------------------------------------------------------------ reading
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
-        """A file's content (L2); ``offset``/``limit`` count lines."""
-        return self._fs().read(self._uri(uri), offset, limit)
+        """A file's content (L2); ``offset``/``limit`` count lines. A directory (a session
+        too) reads as its overview."""
+        target = self._uri(uri)
+        session = self._session_at(target)
+        if session is None:
+            return self._fs().read(target, offset, limit)
+        text = _session_overview(session)
+        self._fs().read(self._uri("viking://"), offset, limit)  # the same checks of offset and limit
+        lines = text.splitlines(keepends=True)
+        return text if (offset, limit) == (0, -1) else "".join(lines[offset : None if limit == -1 else offset + limit])
 
     def abstract(self, uri: str) -> str:
         """A directory's L0 abstract, or a file's summary."""
-        return self._fs().abstract(self._uri(uri))
+        target = self._uri(uri)
+        session = self._session_at(target)
+        return self._fs().abstract(target) if session is None else _session_abstract(session)
 
     def overview(self, uri: str) -> str:
-        """A directory's L1 overview; a file falls back to its directory's."""
-        return self._fs().overview(self._uri(uri))
+        """A directory's L1 overview; a file falls back to its directory's. A session's lists its messages."""
+        target = self._uri(uri)
+        session = self._session_at(target)
+        return self._fs().overview(target) if session is None else _session_overview(session)
+
+    def _session_at(self, target: VikingURI) -> dict[str, Any] | None:
+        """The session (with its messages) that ``target`` names, else None.
+
+        Raises:
+            NotFoundError: ``target`` is in the sessions folder but no session has that id.
+        """
+        session_id = session_id_of(target, self.user)
+        return self._sessions().get(session_id) if session_id else None
+
+    def _sessions_below(self, target: VikingURI, depth: int | None) -> list[dict[str, Any]]:
+        """Listing entries of the sessions at most ``depth`` levels below ``target`` (all when
+        None): ls, ls -r, tree and glob show them as folders where their URIs point."""
+        folder = sessions_folder(self.user)
+        below = folder.depth + 1 - target.depth
+        if below < 1 or (depth is not None and below > depth):
+            return []
+        if not (target.is_root or folder.segments[: target.depth] == target.segments):
+            return []
+        return [self._session_entry(info) for info in self._sessions().list()]
 
     def ls(
         self,
@@ -861,16 +903,13 @@ class OpenViking:
         """Entries of a directory: ``{uri, size, isDir, modTime, abstract}``; URIs only with ``simple``."""
         _check_limit(node_limit, "node_limit")
         target = self._uri(uri)
-        session_id = session_id_of(target, self.user)
-        if session_id:
-            entries = [self._session_entry(self._sessions().get(session_id))]
-        else:
-            entries = self._fs().ls(
-                target, recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
-            )
-            if target == sessions_folder(self.user):
-                entries += [self._session_entry(info) for info in self._sessions().list()]
-                entries = entries[:node_limit] if node_limit else entries
+        if self._session_at(target) is not None:
+            return []  # a session is a folder of messages: 'openviking session show ID' reads them
+        entries = self._fs().ls(target, recursive=recursive, show_hidden=show_hidden, abs_limit=abs_limit)
+        entries = _with_sessions(
+            entries, self._sessions_below(target, None if recursive else 1), sessions_folder(self.user)
+        )
+        entries = entries[:node_limit] if node_limit else entries
         return [e["uri"] for e in entries] if simple else entries
 
     @staticmethod
@@ -891,7 +930,16 @@ class OpenViking:
         _check_limit(node_limit, "node_limit")
         if isinstance(level_limit, bool) or not isinstance(level_limit, int) or level_limit < 0:
             raise InvalidArgumentError(f"level_limit must be an integer >= 0 (got {level_limit})")
-        return self._fs().tree(self._uri(uri), level_limit=level_limit, node_limit=node_limit)
+        target = self._uri(uri)
+        if self._session_at(target) is not None:
+            return []
+        entries = self._fs().tree(target, level_limit=level_limit)
+        sessions = self._sessions_below(target, level_limit or None)
+        prefix = len(str(target)) if not target.is_root else len("viking://") - 1
+        for entry in sessions:
+            entry["rel_path"] = entry["uri"][prefix:].lstrip("/")
+        entries = _with_sessions(entries, sessions, sessions_folder(self.user))
+        return entries[:node_limit] if node_limit else entries
 
     def stat(self, uri: str) -> dict[str, Any]:
         """Metadata of one file or directory (a session's too: its id, times and message count)."""
@@ -999,6 +1047,34 @@ def _with_extras(result: FindResult, include_provenance: bool, started: float | 
 def _session_abstract(info: dict[str, Any]) -> str:
     count = info["message_count"]
     return f"session, {count} message{'s' if count != 1 else ''}"
+
+
+def _session_overview(info: dict[str, Any]) -> str:
+    """A session read as a folder: its summary and its messages, oldest first."""
+    lines = [f"# Session {info['session_id']}", "", f"{_session_abstract(info)}, updated {info['updated_at']}"]
+    if info.get("summary"):
+        lines += ["", "## Summary", "", info["summary"]]
+    for message in info.get("messages", []):
+        text = "\n".join(str(part.get("text", "")) for part in message.get("parts", []))
+        lines += ["", f"[{message['role']}] {message.get('created_at') or ''}".rstrip(), text]
+    return "\n".join(lines) + "\n"
+
+
+def _with_sessions(
+    entries: list[dict[str, Any]], sessions: list[dict[str, Any]], folder: VikingURI
+) -> list[dict[str, Any]]:
+    """``entries`` with the ``sessions`` right after their folder's entry (and its hidden
+    files), or at the end when the listing is of the folder itself."""
+    if not sessions:
+        return entries
+    inside = str(folder) + "/"
+    at = next((i for i, e in enumerate(entries) if e["uri"] == str(folder)), None)
+    if at is None:
+        return entries + sessions
+    at += 1
+    while at < len(entries) and entries[at]["uri"].startswith(inside) and not entries[at]["isDir"]:
+        at += 1  # the folder's .abstract.md / .overview.md under ls -a
+    return entries[:at] + sessions + entries[at:]
 
 
 @dataclass(frozen=True, slots=True)

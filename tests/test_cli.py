@@ -872,6 +872,53 @@ def test_sessions_are_listed_where_their_uris_point(cli: Cli, tmp_path: Path, ha
     assert missing["message"] == "Session not found: no-such-session"
 
 
+def test_a_session_is_a_folder_for_every_read_command(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    sid = ov("session", "new", "-o", "json").json()["result"]["session_id"]
+    assert ov("session", "add-message", sid, "--role", "user", "--content", "We design the OAuth flow.").code == 0
+    uri = f"viking://user/default/sessions/{sid}"
+    folder = "viking://user/default/sessions"
+    # ls, ls -r, tree and glob show it where its URI points
+    assert ov("ls", folder, "-s").out.split() == [uri]
+    assert ov("ls", "viking://user", "-r", "-s").out.split() == [
+        "viking://user/default",
+        "viking://user/default/memories",
+        folder,
+        uri,
+        "viking://user/default/skills",
+    ]
+    tree = ov("tree", "viking://user/default", "-o", "json").json()["result"]
+    assert [(e["rel_path"], e["abstract"]) for e in tree][1:3] == [
+        ("sessions", ""),
+        (f"sessions/{sid}", "session, 1 message"),
+    ]
+    assert [e["uri"] for e in ov("tree", "viking://user", "-L", "2", "-o", "json").json()["result"]] == [
+        "viking://user/default",
+        "viking://user/default/memories",
+        folder,
+        "viking://user/default/skills",
+    ]
+    assert ov("glob", "**/sessions/*", "-o", "json").json()["result"]["matches"] == [uri]
+    # inside it: no files; it reads as its messages
+    assert ov("ls", uri, "-o", "json").json()["result"] == []
+    assert ov("tree", uri, "-o", "json").json()["result"] == []
+    assert ov("glob", "*", "--uri", uri, "-o", "json").json()["result"]["count"] == 0
+    assert ov("grep", uri, "OAuth", "-o", "json").json()["result"]["count"] == 0
+    assert ov("abstract", uri).out.strip() == "session, 1 message"
+    text = ov("read", uri).out
+    assert text == ov("overview", uri).out
+    assert text.startswith(f"# Session {sid}\n") and "[user] " in text and "We design the OAuth flow." in text
+    assert ov("read", uri, "--offset", "0", "--limit", "1").out == f"# Session {sid}\n"
+    # find does not look in sessions, and says so
+    found = ov("find", "OAuth flow", "--uri", uri, "-o", "json")
+    assert found.code == 0 and found.json()["result"]["total"] == 0
+    assert found.err.startswith(f"Warning: {uri} is a session: find and search look in resources, memories and skills")
+    assert f"--session-id {sid}" in found.err
+    for command in ("read", "abstract", "ls", "tree"):
+        gone = cli_error(ov(command, f"{folder}/no-such-session", "-o", "json"), "NOT_FOUND", 1)
+        assert gone["message"] == "Session not found: no-such-session"
+
+
 def test_find_warns_about_a_target_that_does_not_exist(ov: Cli) -> None:
     missing = f"{R}/my-project"
     for argv in (("find", "API endpoints", "--uri", missing), ("search", "API endpoints", "--uri", missing)):

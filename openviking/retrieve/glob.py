@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -412,8 +413,11 @@ def glob(
     *,
     user: str = "default",
     node_limit: int | None = None,
+    extra_folders: Sequence[str] = (),
 ) -> dict[str, Any]:
     """URIs below ``uri`` whose relative path matches ``pattern``: ``{"matches": [...], "count": N}``.
+
+    ``extra_folders`` are folders that are not nodes (the user's sessions), matched like them.
 
     Raises:
         InvalidArgumentError: a bad pattern or a negative ``node_limit``.
@@ -451,6 +455,9 @@ def glob(
     listing = _listing(store, base, user)
     keep = to_bool(pc.match_substring_regex(listing.uris, regex)) & ~listing.hidden_file
     matched = listing.uris.take(pa.array(np.flatnonzero(keep), pa.int64()))
+    if extra_folders:
+        extra = pa.array(list(extra_folders), matched.type)
+        matched = pa.concat_arrays([matched, extra.filter(pc.match_substring_regex(extra, regex))])
     # path-segment order: "/" sorts before every character of a name
     order = pc.sort_indices(pc.replace_substring(matched, "/", "\x00"))
     if limit is not None:

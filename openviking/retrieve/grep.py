@@ -1273,6 +1273,12 @@ def _spans(lines: list[str], hit_text: pa.Array, compiled: LinePattern, by_re2: 
     return out
 
 
+def no_matches(*, count: bool = False, files_with_matches: bool = False, **_: Any) -> dict[str, Any]:
+    """The result of a grep that had no file to search (a session's folder holds messages, not files)."""
+    key = "counts" if count else "files" if files_with_matches else "matches"
+    return {key: [], "count": 0, "match_count": 0, "files_scanned": 0}
+
+
 def _result(
     snap: _Snapshot,
     selected: np.ndarray,
