@@ -22,6 +22,7 @@ from .errors import (
     InvalidURIError,
     NotFoundError,
     OpenVikingError,
+    PermissionDeniedError,
 )
 from .tags import normalize_tags
 from .timefilter import parse_time_range
@@ -710,9 +711,23 @@ class OpenViking:
             uri = sidecar_owner(self._uri(item, "target_uri"))  # a level-0/1 hit's URI: its directory
             if uri.is_root:
                 continue
+            uri = self._own_space(uri)
             if uri not in targets:
                 targets.append(uri)
         return tuple(targets) or default_targets(self.user)
+
+    def _own_space(self, target: VikingURI) -> VikingURI:
+        """``viking://user`` searches the configured user's space; another user's is refused, as upstream does."""
+        segments = target.segments
+        if segments == ("user",):
+            return VikingURI(("user", self.user))
+        if segments[0] == "user" and segments[1] != self.user:
+            raise PermissionDeniedError(
+                f"Access denied: {target} is in another user's space",
+                hint=f"Search your own: viking://user/{self.user} (default_user in the config)",
+                details={"uri": str(target), "user": self.user},
+            )
+        return target
 
     # ------------------------------------------------------------------ grep and glob
     def grep(

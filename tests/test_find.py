@@ -147,8 +147,9 @@ def test_default_targets_are_resources_user_space_and_agent_skills(corpus: OpenV
 
 
 def test_other_spaces_only_when_targeted(corpus: OpenViking) -> None:
-    bob = {raw_uri(u) for u in hit_uris(everything(corpus, target_uri="viking://user/bob"))}
-    assert "viking://user/bob/memories/bob/bob.md" in bob
+    assert "viking://user/bob/memories/bob/bob.md" not in {raw_uri(u) for u in hit_uris(everything(corpus))}
+    with pytest.raises(PermissionDeniedError, match="Access denied"):  # another user's space: upstream's 403
+        everything(corpus, target_uri="viking://user/bob")
     tools = {raw_uri(u) for u in hit_uris(everything(corpus, target_uri="viking://agent/tools"))}
     assert "viking://agent/tools/docker/tool.md" in tools
 

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from helpers import (
     EN_FILES,
+    HASH_CONF,
     CliResult,
     cli_unharmed,
     everything,
@@ -178,6 +179,38 @@ def test_user_space_targets_reach_the_memory(handbook_client: OpenViking, target
         assert result.resources == []
     else:  # the user's own folder is a resource; nothing from outside the user's space is
         assert {raw_uri(h.uri) for h in result.resources} <= {"viking://user/default"}
+
+
+def test_another_users_space_is_not_searched(handbook_client: OpenViking, handbook_ov: Cli, tmp_path: Path) -> None:
+    from openviking.config import config_from_dict
+
+    mine = handbook_client.add_memory(DARK, "preferences")["uri"]
+    with OpenViking(
+        path=handbook_client.store_path, config=config_from_dict({**HASH_CONF, "default_user": "bob"})
+    ) as bob:
+        theirs = bob.add_memory("Bob prefers light mode in the editor", "preferences")["uri"]
+        assert theirs.startswith("viking://user/bob/") and theirs in {
+            h.uri for h in bob.find("light mode editor").memories
+        }
+    for target in ("viking://user", "viking://user/", ""):  # the user scope is the configured user's space
+        found = {
+            h.uri for h in handbook_client.find("light mode editor", target_uri=target, limit=50, score_threshold=-1)
+        }
+        assert mine in found and theirs not in found, target
+    for target in ("viking://user/bob", "viking://user/bob/memories/preferences"):  # upstream: 403
+        with pytest.raises(OpenVikingError) as caught:
+            handbook_client.find("light mode editor", target_uri=[MEM, target])
+        assert caught.value.code == "PERMISSION_DENIED"
+        assert caught.value.message == f"Access denied: {target} is in another user's space"
+    error, _ = cli_unharmed(
+        handbook_ov,
+        tmp_path / "store",
+        ["search", "light mode", "-u", "viking://user/bob"],
+        "PERMISSION_DENIED",
+        2,
+        "Access denied",
+    )
+    assert error["details"] == {"uri": "viking://user/bob", "user": "default"}
 
 
 def test_resources_target_does_not_reach_the_memory(handbook_client: OpenViking) -> None:
