@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["hit_cards", "note", "text_width"]
+__all__ = ["hit_cards", "note", "shorten_cells", "text_width", "wrap_cells"]
 
 
 def text_width(console: Console) -> int:
@@ -16,6 +17,51 @@ def text_width(console: Console) -> int:
     if not console.is_terminal:
         return 96
     return max(32, min(96, console.width - 3))
+
+
+# Characters that take two columns and may end a line anywhere: CJK ideographs and punctuation,
+# kana, hangul, full-width forms. Other text breaks at spaces only.
+_WIDE_CHAR = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+_TOKEN = re.compile(rf"\s+|[{_WIDE_CHAR}]|[^\s{_WIDE_CHAR}]+")
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` terminal columns: a wide (CJK) character counts
+    two and a line may break after any of them; other words break at spaces, and a word
+    longer than a line is cut."""
+    from rich.cells import cell_len
+
+    lines: list[str] = []
+    line, used = "", 0
+    for token in _TOKEN.findall(text):
+        if token.isspace():
+            if line:
+                line, used = line + " ", used + 1
+            continue
+        size = cell_len(token)
+        if used + size > width and line.strip():
+            lines.append(line.rstrip())
+            line, used = "", 0
+        while size > width:  # a word wider than a line: cut it where the line is full
+            room, cut = width - used, 0
+            while cut < len(token) and cell_len(token[: cut + 1]) <= room:
+                cut += 1
+            lines.append(line + token[:cut])
+            token, line, used = token[cut:], "", 0
+            size = cell_len(token)
+        line, used = line + token, used + size
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
+
+
+def shorten_cells(text: str, width: int, placeholder: str = "...") -> str:
+    """``text`` on one line of ``width`` columns, cut at a word (or any wide character) and
+    ended with ``placeholder`` when it does not fit."""
+    lines = wrap_cells(text, width)
+    if len(lines) <= 1:
+        return lines[0] if lines else ""
+    return wrap_cells(text, width - len(placeholder))[0] + placeholder
 
 
 def note(*lines: str) -> None:
@@ -51,15 +97,16 @@ def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: 
             title.append(" · score ")
             title.append(f"{score:.3f}", style="green")
         console.print(title, soft_wrap=True)
-        for line in textwrap.wrap(str(hit.get("uri", "")), width, break_on_hyphens=False)[:2]:
+        for line in wrap_cells(str(hit.get("uri", "")), width)[:2]:
             console.print(Text("   " + line, style="cyan"), soft_wrap=True)
         reason = hit.get("match_reason")
         if reason:
             console.print(Text("   " + str(reason), style="dim"), soft_wrap=True)
         text = " ".join(str(hit.get("abstract") or "").split()) or "No abstract available."
-        lines = textwrap.wrap(text, width)
+        lines = wrap_cells(text, width)
         if len(lines) > 2:
-            lines = [lines[0], textwrap.shorten(lines[1] + " " + lines[2], width, placeholder="...")]
+            rest = text[len(lines[0]) :].strip()  # the first line is the start of the text
+            lines = [lines[0], shorten_cells(rest, width)]
         for line in lines:
             console.print(Text("   " + line), soft_wrap=True)
         if hit.get("explain"):

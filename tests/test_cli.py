@@ -1018,3 +1018,34 @@ def test_moving_global_options_touches_nothing_else() -> None:
     assert move(["--store", "s", "session", "--help"]) == ["session", "--help"]  # help reads no store
     assert move(["--json", "session"]) == ["session"]
     assert move(["--store", "s", "--help"]) == ["--store", "s", "--help"]
+
+
+def test_cards_wrap_chinese_by_terminal_columns() -> None:
+    import io
+    import textwrap
+
+    from rich.cells import cell_len
+    from rich.console import Console
+
+    from openviking_cli.render import hit_cards, wrap_cells
+
+    english = "OpenViking can run as a standalone HTTP server, allowing multiple clients to connect over the network"
+    for width in (20, 33, 60):  # plain words wrap as textwrap wraps them
+        assert wrap_cells(english, width) == textwrap.wrap(english, width)
+    chinese = (
+        "导入本地 Agent 日志（openviking-server ingest）: 把你本地已有的 AI 编码 / agent harness 的对话日志"
+        "（Claude Code、Codex、OpenCode）解析成标准消息，再通过 OpenViking 既有的会话管线重放进去，创建会话并提交。"
+    )
+    lines = wrap_cells(chinese, 40)
+    assert all(cell_len(line) <= 40 for line in lines) and max(map(cell_len, lines)) >= 38  # full lines, not half
+    assert "".join(lines).replace(" ", "") == chinese.replace(" ", "")  # nothing lost or repeated
+    assert wrap_cells("a" * 25, 10) == ["a" * 10, "a" * 10, "a" * 5]
+
+    out = io.StringIO()
+    hit = {"context_type": "resource", "uri": "viking://resources/zh/guide.md", "level": 2, "score": 0.9}
+    console = Console(file=out, width=60, force_terminal=True, color_system=None)
+    hit_cards(console, {"resources": [{**hit, "abstract": chinese}]}, "1 result", "Ranked by relevance")
+    printed = out.getvalue().splitlines()
+    assert all(cell_len(line) <= 60 for line in printed), printed
+    abstract = printed[-2:]
+    assert abstract[0].startswith("   导入本地") and abstract[1].endswith("...")

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sys
-import textwrap
 from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.render import note, text_width
+from openviking_cli.render import note, text_width, wrap_cells
 from openviking_cli.runtime import CliContext, Output, command, text_argument
 
 app = typer.Typer()
@@ -105,7 +104,7 @@ def _render_session(console: Any, info: dict[str, Any]) -> None:
     width = text_width(console)
     if info.get("summary"):
         console.print(Text("Summary", style="bold"))
-        for line in textwrap.wrap(" ".join(info["summary"].split()), width):
+        for line in wrap_cells(" ".join(info["summary"].split()), width):
             console.print(Text("   " + line), soft_wrap=True)
     for message in info["messages"]:
         console.print()
@@ -114,7 +113,7 @@ def _render_session(console: Any, info: dict[str, Any]) -> None:
         console.print(title, soft_wrap=True)
         text = "\n".join(str(p.get("text", "")) for p in message.get("parts", []))
         for paragraph in text.splitlines() or [""]:
-            for line in textwrap.wrap(paragraph, width) or [""]:
+            for line in wrap_cells(paragraph, width) or [""]:
                 console.print(Text("   " + line), soft_wrap=True)
 
 
