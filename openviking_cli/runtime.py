@@ -232,7 +232,14 @@ class _InterruptWatch:
             signal.signal(signal.SIGINT, self._previous)
 
 
-INTERRUPTED_NOTE = "\nInterrupted. What was written is kept; run the same command again to finish.\n"
+# Commands that write in batches and pick up where they stopped when run again.
+RESUMABLE_COMMANDS = frozenset({"add-resource", "add-skill", "reindex"})
+
+
+def interrupted_note(ctx: CliContext) -> str:
+    if ctx.command in RESUMABLE_COMMANDS:
+        return "\nInterrupted. What was written is kept; run the same command again to finish.\n"
+    return "\nInterrupted.\n"
 
 
 def run(ctx: CliContext, call: Callable[[], Output]) -> int:
@@ -250,12 +257,12 @@ def run(ctx: CliContext, call: Callable[[], Output]) -> int:
             if ctx.debug:
                 traceback.print_exc(file=sys.stderr)
             if interrupt.seen:
-                _write(sys.stderr, INTERRUPTED_NOTE)
+                _write(sys.stderr, interrupted_note(ctx))
                 return ExitCode.INTERRUPTED
             report_error(ctx, exc)
             return ExitCode.USAGE if is_usage_error(exc) else ExitCode.FAILURE
         except KeyboardInterrupt:
-            _write(sys.stderr, INTERRUPTED_NOTE)
+            _write(sys.stderr, interrupted_note(ctx))
             return ExitCode.INTERRUPTED
         except BrokenPipeError:
             silence_stdout()
@@ -266,7 +273,7 @@ def run(ctx: CliContext, call: Callable[[], Output]) -> int:
             if ctx.debug:
                 traceback.print_exc(file=sys.stderr)
             if interrupt.seen:
-                _write(sys.stderr, INTERRUPTED_NOTE)
+                _write(sys.stderr, interrupted_note(ctx))
                 return ExitCode.INTERRUPTED
             report_error(
                 ctx,

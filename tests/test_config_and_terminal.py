@@ -240,7 +240,7 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsy
     ):
         assert run(CliContext(command="ls"), body) == ExitCode.INTERRUPTED
         err = capsys.readouterr().err
-        assert "Interrupted." in err and "zoneinfo" not in err and "converted" not in err
+        assert err == "\nInterrupted.\n"  # a read: nothing to resume, and neither error is shown
         assert signal.getsignal(signal.SIGINT) is before
 
     def fails() -> Any:

@@ -716,7 +716,7 @@ def test_ctrl_c_during_add_resource_then_a_rerun_completes(tmp_path: Path) -> No
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err
-    assert "Interrupted" in err
+    assert "Interrupted. What was written is kept; run the same command again to finish." in err
 
     rerun = run_module([*args, "-o", "json"], timeout=600)
     assert rerun.returncode == 0, rerun.stderr
