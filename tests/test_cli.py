@@ -760,6 +760,9 @@ def test_tree_draws_each_folder_as_a_branch(cli: Cli, tmp_path: Path, hash_conf:
     assert lines[0] == f"{R}/y"
     drawn = [line.split("/")[0].split(".md")[0] for line in lines[1:]]  # the rails and the name
     assert drawn == ["├─ b", "│  ├─ c", "│  │  └─ d", "│  └─ e", "└─ f"]
+    assert ov("tree", f"{R}/y/f.md").out == f"{R}/y/f.md\n"  # a file's tree is the file alone
+    (entry,) = ov("tree", f"{R}/y/f.md", "-o", "json").json()["result"]
+    assert (entry["uri"], entry["rel_path"], entry["isDir"]) == (f"{R}/y/f.md", "", False)
 
 
 def test_piped_listings_keep_one_entry_per_line(

@@ -128,7 +128,7 @@ class VikingFS:
         """Depth-first listing below ``uri``, each directory before its children, ``level_limit`` deep."""
         row = self.node(uri, columns=NODE_LISTING_COLUMNS)
         if not row["is_dir"]:
-            return [self._entry(row, 256, rel_path=row["name"])]
+            return [self._entry(row, 256, rel_path="")]  # the file is the tree's root: no path below it
         where = path_scope_sql(uri, max_depth=level_limit if level_limit > 0 else None)
         rows = [r for r in self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS) if r["uri"] != str(uri)]
         rows = self._with_layout_folders(rows, uri, level_limit if level_limit > 0 else None)

@@ -131,8 +131,9 @@ def tree(
         from rich.text import Text
 
         console.print(Text(uri, style="bold cyan"))
-        last = _last_children([entry["rel_path"] for entry in entries])
-        for entry in entries:
+        below = [entry for entry in entries if entry["rel_path"]]  # a file's tree is the file alone
+        last = _last_children([entry["rel_path"] for entry in below])
+        for entry in below:
             parts = entry["rel_path"].split("/")
             ancestors = ("/".join(parts[: depth + 1]) for depth in range(len(parts) - 1))
             rails = "".join("   " if ancestor in last else "│  " for ancestor in ancestors)
