@@ -34,6 +34,7 @@ from .uri import (
     parse,
     session_id_of,
     sessions_folder,
+    shell_word,
     sidecar_owner,
 )
 
@@ -630,7 +631,8 @@ class OpenViking:
                 )
             elif str(target) not in stored:
                 self._warn(
-                    f"{target} does not exist, so nothing was searched there (see openviking ls {target.parent})"
+                    f"{target} does not exist, so nothing was searched there "
+                    f"(see openviking ls {shell_word(target.parent or 'viking://')})"
                 )
 
     def _find_request(

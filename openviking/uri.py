@@ -26,6 +26,7 @@ __all__ = [
     "parse",
     "session_id_of",
     "sessions_folder",
+    "shell_word",
     "SIDECAR_FILES",
     "sidecar_owner",
 ]
@@ -197,6 +198,13 @@ def fixed_descendants(uri: VikingURI, user: str, max_depth: int | None = None) -
         found += level
         depth += 1
     return found
+
+
+def shell_word(uri: VikingURI | str) -> str:
+    """``uri`` as one word of a shell command in a hint (quoted when it holds spaces or the like)."""
+    import shlex
+
+    return shlex.quote(str(uri))
 
 
 def is_valid_user_id(name: str) -> bool:

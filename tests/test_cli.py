@@ -1052,3 +1052,12 @@ def test_cards_wrap_chinese_by_terminal_columns() -> None:
     assert all(cell_len(line) <= 60 for line in printed), printed
     abstract = printed[-2:]
     assert abstract[0].startswith("   导入本地") and abstract[1].endswith("...")
+
+
+def test_hints_quote_a_uri_that_the_shell_would_split(ov: Cli) -> None:
+    missing = f"{R}/my notes/todo.md"
+    read = ov("read", missing)
+    assert read.code == 1 and read.err.splitlines()[1] == f"Hint: List what exists with: openviking ls '{R}/my notes'"
+    found = ov("find", "todo", "--uri", missing)
+    assert found.err.splitlines()[0].endswith(f"(see openviking ls '{R}/my notes')")
+    assert ov("read", f"{H}/missing.md").err.splitlines()[1] == f"Hint: List what exists with: openviking ls {H}"

@@ -24,7 +24,7 @@ from openviking.store import relations
 from openviking.store.filters import path_scope_sql
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS
-from openviking.uri import VikingURI
+from openviking.uri import VikingURI, shell_word
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -102,7 +102,7 @@ def remove(
     if uri.depth == 1:
         raise InvalidArgumentError(
             f"Refusing to remove the scope root {uri}",
-            hint=f"Remove what is below it, e.g. openviking rm -r {uri}/<name> (see openviking ls {uri})",
+            hint=f"Remove what is below it, e.g. openviking rm -r {uri}/<name> (see openviking ls {shell_word(uri)})",
             details={"uri": str(uri)},
         )
     scope = path_scope_sql(uri)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.store.filters import path_scope_sql
 from openviking.store.fs import VikingFS
-from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse
+from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
 
 from .grep import check_limit, re2_escape, set_re2
 
@@ -440,7 +440,7 @@ def glob(
         except NotFoundError as exc:
             raise NotFoundError(
                 f"Directory not found: {base}",
-                hint=f"List what exists with: openviking ls {base.parent or 'viking://'}",
+                hint=f"List what exists with: openviking ls {shell_word(base.parent or 'viking://')}",
                 details={"uri": str(base)},
             ) from exc
         if not node["is_dir"]:

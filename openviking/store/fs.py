@@ -10,7 +10,7 @@ from typing import Any
 
 from openviking.errors import InvalidArgumentError, NotFoundError
 from openviking.timefilter import format_iso8601
-from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, sidecar_owner
+from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, shell_word, sidecar_owner
 
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
@@ -42,7 +42,7 @@ class VikingFS:
         if row is None:
             raise NotFoundError(
                 f"File not found: {uri}",
-                hint=f"List what exists with: openviking ls {uri.parent or 'viking://'}",
+                hint=f"List what exists with: openviking ls {shell_word(uri.parent or 'viking://')}",
                 details={"uri": str(uri), "type": "file"},
             )
         return row
