@@ -122,6 +122,7 @@ def _usage_pieces(command: Any) -> list[str]:
 
 
 def _escape(text: str) -> str:
+    text = text.replace("\\[", "[")  # rich markup's escaped bracket is a plain one on paper
     text = text.replace("\\", "\\\\").replace("-", "\\-")
     return "\n".join(("\\&" + line) if line.startswith((".", "'")) else line for line in text.splitlines())
 

@@ -170,10 +170,18 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
         annotations = {p.name: p.annotation for p in own}
         annotations.update({p.name: p.annotation for p in _GLOBALS})
         wrapper.__annotations__ = annotations
+        settings.setdefault("help", reflowed(fn.__doc__ or ""))
         app.command(name, **settings)(wrapper)
         return wrapper
 
     return decorate
+
+
+def reflowed(doc: str) -> str:
+    """A docstring as help text: each paragraph on one line, for the help to wrap at the
+    terminal's width (Typer keeps a docstring's line breaks, which broke lines mid-sentence)."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split("\n")) if not p.startswith("\b") else p for p in paragraphs)
 
 
 def text_argument(value: str, what: str) -> str:

@@ -1061,3 +1061,20 @@ def test_hints_quote_a_uri_that_the_shell_would_split(ov: Cli) -> None:
     found = ov("find", "todo", "--uri", missing)
     assert found.err.splitlines()[0].endswith(f"(see openviking ls '{R}/my notes')")
     assert ov("read", f"{H}/missing.md").err.splitlines()[1] == f"Hint: List what exists with: openviking ls {H}"
+
+
+def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring() -> None:
+    import typer
+
+    from openviking_cli.main import app
+
+    def commands(group: Any) -> Iterator[Any]:
+        for command in group.commands.values():
+            yield from commands(command) if hasattr(command, "commands") else [command]
+
+    helps = {command.name: command.help or "" for command in commands(typer.main.get_command(app))}
+    assert len(helps) > 20 and all(helps.values())
+    for name, text in helps.items():
+        for paragraph in text.split("\n\n"):
+            assert "\n" not in paragraph, (name, paragraph)
+    assert "up to 5 queries for skills, resources and memories" in helps["search"]
