@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 from helpers import EN_FILES, ZH_FILES, make_tree, run_module, set_mtime, snapshot, start_module, unharmed
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openviking.client import OpenViking
 from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
@@ -460,6 +462,24 @@ def test_file_onto_a_directory_is_refused(hash_client: OpenViking, en_tree: Path
 
 
 # ----------------------------------------------------------------------------- L0 / L1
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(st.sampled_from("ab .!?。\n"), max_size=700), limit=st.integers(8, 300))
+def test_generated_text_never_exceeds_its_limit(text: str, limit: int) -> None:
+    from openviking.ingest.summary import file_summary, truncate_generated
+
+    cut = truncate_generated(text, limit)
+    assert len(cut) <= limit and cut == cut.strip()
+    assert len(file_summary(text, "name.md", limit)) <= limit
+
+
+def test_a_long_first_sentence_is_cut_at_a_word() -> None:
+    from openviking.ingest.summary import file_summary
+
+    sentence = "OpenViking keeps " + "the context of an agent " * 20 + "in one store. Then more."
+    summary = file_summary(f"# Guide\n\n{sentence}\n", "guide.md")
+    assert len(summary) <= 256 and summary.startswith("Guide: OpenViking keeps the context") and summary.endswith("...")
+
+
 def test_directories_get_l0_and_l1(hash_client: OpenViking, en_tree: Path) -> None:
     hash_client.add_resource(en_tree)
     for directory in (f"{R}/handbook", f"{R}/handbook/deploy"):

@@ -54,9 +54,7 @@ def truncate_generated(text: str, limit: int) -> str:
     within = [end for end in ends if end <= limit]
     if within:
         return text[: within[-1]].strip()
-    if ends:
-        return text[: ends[0]].strip()
-    cut = text[: max(limit - 3, 1)]
+    cut = text[: max(limit - 3, 1)]  # a first sentence longer than the limit: cut at a word
     space = cut.rfind(" ")
     if space > 0:
         cut = cut[:space]
