@@ -533,10 +533,18 @@ class OpenViking:
             return [exc.message]
 
     def _limits(self) -> Any:
-        """The ``semantic.*`` sizes of generated text."""
+        """How one write makes generated text: the ``semantic.*`` sizes, and the LLM (``vlm``)
+        that writes directories' summaries when one is configured."""
         from .ingest.pipeline import IngestLimits
 
-        return IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars)
+        writer = None
+        if self.config.vlm.is_configured:
+            from .ingest.llm_summary import DirectorySummaryWriter
+            from .models.llm import make_chat
+
+            chat = make_chat(self.config.vlm, purpose="summary LLM")
+            writer = DirectorySummaryWriter(chat, self._warn) if chat is not None else None
+        return IngestLimits(self.config.abstract_max_chars, self.config.overview_max_chars, writer)
 
     # ------------------------------------------------------------------ retrieval
     def find(

@@ -10,9 +10,11 @@ store holds then, so two processes adding side by side both end up described.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +41,8 @@ from .walk import SourceFile, WalkResult, decode_text, looks_binary, walk
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
+    from .llm_summary import DirectorySummaryWriter
+
 __all__ = ["IngestLimits", "ingest_tree", "record_id", "refresh_directories"]
 
 ProgressCallback = Callable[[int, int], None]
@@ -46,15 +50,18 @@ ProgressCallback = Callable[[int, int], None]
 # interrupted run keeps most of its work.
 BATCH_CHUNKS = 192
 SUMMARY_CHUNK = -1  # chunk number of a file's summary record
+SUMMARY_WRITERS = 4  # directories whose summaries the LLM writes at once
 SNIFF_BYTES = 8192
 
 
 @dataclass(frozen=True, slots=True)
 class IngestLimits:
-    """Sizes of generated text (``semantic.*`` in the config)."""
+    """How generated text is made: its sizes (``semantic.*`` in the config) and, with an LLM
+    configured (``vlm``), the writer of directories' summaries."""
 
     abstract_max_chars: int = 256
     overview_max_chars: int = 4000
+    summary_writer: DirectorySummaryWriter | None = field(default=None, compare=False)
 
 
 DEFAULT_LIMITS = IngestLimits()
@@ -719,79 +726,76 @@ def refresh_directories(
         inputs: list[str] = []
         to_delete: list[str] = []
         source_prefix = str(source) if source is not None else None
-        for uri_text in ordered:
-            uri = _from_text(uri_text)
-            kids = sorted(children.get(uri_text, []), key=lambda r: (not r["is_dir"], r["name"]))
-            node = nodes.get(uri_text)
-            if not kids and node is not None and source_prefix and uri.depth >= 2:
-                if str(node.get("source") or "").startswith(source_prefix):
-                    to_delete.append(uri_text)  # emptied by files that vanished from the source
-                    parent_key = node.get("parent_uri")
-                    if parent_key:
-                        children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
+        # Deepest first: a directory's summary reads its children's. The directories of one
+        # depth do not read each other, so an LLM writes theirs side by side.
+        for _, level in itertools.groupby(ordered, key=lambda u: u.count("/")):
+            drafts: list[_DirectoryDraft] = []
+            for uri_text in level:
+                uri = _from_text(uri_text)
+                kids = sorted(children.get(uri_text, []), key=lambda r: (not r["is_dir"], r["name"]))
+                node = nodes.get(uri_text)
+                if not kids and node is not None and source_prefix and uri.depth >= 2:
+                    if str(node.get("source") or "").startswith(source_prefix):
+                        to_delete.append(uri_text)  # emptied by files that vanished from the source
+                        parent_key = node.get("parent_uri")
+                        if parent_key:
+                            children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
+                        continue
+                drafts.append(_DirectoryDraft.of(uri, node, kids, limits))
+            _write_summaries(drafts, limits)
+            for draft in drafts:
+                uri, node, kids = draft.uri, draft.node, draft.kids
+                within = uri.is_within(top)
+                dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
+                latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
+                changed = (
+                    force
+                    or not draft.same_entries
+                    or list((node or {}).get("tags") or []) != dir_tags
+                    or (latest is not None and (node or {}).get("updated_at") != latest)
+                )
+                row = node_row(
+                    uri,
+                    is_dir=True,
+                    content=draft.description or None,
+                    abstract=draft.abstract,
+                    overview=draft.overview,
+                    size=0,
+                    created_at=(node or {}).get("created_at") or now,
+                    updated_at=latest or (node or {}).get("updated_at") or now,
+                    tags=dir_tags,
+                    content_hash=draft.digest,
+                    source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
+                )
+                # Keep this directory's fresh summary for its parent's overview.
+                nodes[str(uri)] = row
+                parent_key = row["parent_uri"]
+                if parent_key:
+                    siblings = children.setdefault(parent_key, [])
+                    children[parent_key] = [s for s in siblings if s["uri"] != str(uri)] + [row]
+                if not changed:
                     continue
-            summaries = [ChildSummary(k["name"], bool(k["is_dir"]), k.get("abstract") or "") for k in kids]
-            # A directory's content is the description it was made with (mkdir --description).
-            description = (node or {}).get("content") or ""
-            abstract = (
-                truncate_generated(description, limits.abstract_max_chars)
-                if description
-                else directory_abstract(uri.name, summaries, limits.abstract_max_chars)
-            )
-            overview = directory_overview(uri.name, abstract, summaries, limits.overview_max_chars)
-            digest = hashlib.sha256((abstract + "\0" + overview).encode("utf-8")).hexdigest()
-            within = uri.is_within(top)
-            dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
-            latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
-            changed = (
-                force
-                or node is None
-                or node.get("content_hash") != digest
-                or list(node.get("tags") or []) != dir_tags
-                or (latest is not None and node.get("updated_at") != latest)
-            )
-            row = node_row(
-                uri,
-                is_dir=True,
-                content=description or None,
-                abstract=abstract,
-                overview=overview,
-                size=0,
-                created_at=(node or {}).get("created_at") or now,
-                updated_at=latest or (node or {}).get("updated_at") or now,
-                tags=dir_tags,
-                content_hash=digest,
-                source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
-            )
-            # Keep this directory's fresh summary for its parent's overview.
-            nodes[uri_text] = row
-            parent_key = row["parent_uri"]
-            if parent_key:
-                siblings = children.setdefault(parent_key, [])
-                children[parent_key] = [s for s in siblings if s["uri"] != uri_text] + [row]
-            if not changed:
-                continue
-            new_nodes.append(row)
-            if uri.depth >= 2:  # scope roots contain everything: a hit on them tells nothing
-                for level, text, embed in (
-                    (0, abstract, f"{uri.name}\n{abstract}"),
-                    (1, overview, navigation_text(uri.name, summaries)),
-                ):
-                    inputs.append(embed)
-                    new_records.append(
-                        record_row(
-                            uri,
-                            level,
-                            0,
-                            line_start=0,
-                            line_end=0,
-                            text=text,
-                            abstract=abstract,
-                            created_at=row["created_at"],
-                            updated_at=row["updated_at"],
-                            tags=dir_tags,
+                new_nodes.append(row)
+                if uri.depth >= 2:  # scope roots contain everything: a hit on them tells nothing
+                    for level_number, text, embed in (
+                        (0, draft.abstract, f"{uri.name}\n{draft.abstract}"),
+                        (1, draft.overview, navigation_text(uri.name, draft.summaries)),
+                    ):
+                        inputs.append(embed)
+                        new_records.append(
+                            record_row(
+                                uri,
+                                level_number,
+                                0,
+                                line_start=0,
+                                line_end=0,
+                                text=text,
+                                abstract=draft.abstract,
+                                created_at=row["created_at"],
+                                updated_at=row["updated_at"],
+                                tags=dir_tags,
+                            )
                         )
-                    )
         if to_delete:
             where = sql_in("uri", to_delete)
             store.delete_records(where)
@@ -803,6 +807,69 @@ def refresh_directories(
         if new_nodes:
             store.upsert_nodes(new_nodes)
         return len(new_nodes)
+
+
+@dataclass(slots=True)
+class _DirectoryDraft:
+    """A directory's summary as it is being made: from what, and (so far) what it says."""
+
+    uri: VikingURI
+    node: dict[str, Any] | None
+    kids: list[dict[str, Any]]
+    summaries: list[ChildSummary]
+    description: str
+    abstract: str
+    overview: str
+    digest: str
+    same_entries: bool
+
+    @classmethod
+    def of(
+        cls, uri: VikingURI, node: dict[str, Any] | None, kids: list[dict[str, Any]], limits: IngestLimits
+    ) -> _DirectoryDraft:
+        """The extractive summary; the one the directory has when its entries did not change."""
+        summaries = [ChildSummary(k["name"], bool(k["is_dir"]), k.get("abstract") or "") for k in kids]
+        # A directory's content is the description it was made with (mkdir --description).
+        description = (node or {}).get("content") or ""
+        abstract = (
+            truncate_generated(description, limits.abstract_max_chars)
+            if description
+            else directory_abstract(uri.name, summaries, limits.abstract_max_chars)
+        )
+        overview = directory_overview(uri.name, abstract, summaries, limits.overview_max_chars)
+        # The digest of the extractive text stands for what the summary is made from (the
+        # entries' summaries and the description), whoever writes the summary.
+        digest = hashlib.sha256((abstract + "\0" + overview).encode("utf-8")).hexdigest()
+        same_entries = node is not None and node.get("content_hash") == digest
+        if same_entries and node is not None and node.get("abstract") and node.get("overview"):
+            abstract, overview = node["abstract"], node["overview"]  # kept, perhaps as the LLM wrote it
+        return cls(uri, node, kids, summaries, description, abstract, overview, digest, same_entries)
+
+    @property
+    def wants_writer(self) -> bool:
+        return not self.same_entries and self.uri.depth >= 2  # not the scope roots
+
+
+def _write_summaries(drafts: list[_DirectoryDraft], limits: IngestLimits) -> None:
+    """Have the configured LLM write the summaries of ``drafts`` whose entries changed."""
+    writer = limits.summary_writer
+    wanted = [draft for draft in drafts if draft.wants_writer] if writer is not None else []
+    if writer is None or not wanted:
+        return
+
+    def write(draft: _DirectoryDraft) -> tuple[str, str]:
+        return writer.write(
+            str(draft.uri),
+            draft.uri.name,
+            draft.description,
+            draft.summaries,
+            (draft.abstract, draft.overview),
+            (limits.abstract_max_chars, limits.overview_max_chars),
+        )
+
+    with ThreadPoolExecutor(max_workers=min(SUMMARY_WRITERS, len(wanted))) as pool:
+        for draft, (abstract, overview) in zip(wanted, pool.map(write, wanted), strict=True):
+            draft.abstract, draft.overview = abstract, overview
 
 
 def _from_text(uri: str) -> VikingURI:
