@@ -144,18 +144,36 @@ class OpenViking:
             self._embedder = make_embedder(self.config.embedding, warn=self._warn)
         return self._embedder
 
-    def _checked_embedder(self, store: LanceStore, *, writing: bool) -> Embedder:
+    def _checked_embedder(self, store: LanceStore, *, writing: bool, finish_moves: bool = True) -> Embedder:
+        """The configured embedder, once it is known to be the one the store's vectors came from.
+
+        A store is bound to an embedder by its records: a write that failed before any record
+        was stored (an unreachable embedding server) binds it to nothing. A write first
+        finishes a move that was interrupted (``finish_moves``; mv finishes its own)."""
         embedder = self.embedder()
         meta = store.meta()
         built_with = meta.get("embedder")
-        if built_with and built_with != embedder.identity:
+        if built_with and built_with != embedder.identity and store.has_records:
             raise FailedPreconditionError(
                 f"This store was built with the embedder '{built_with}'; the configured one is '{embedder.identity}'",
                 hint="Configure the original embedder again, or re-embed everything with: openviking reindex",
                 details={"store_embedder": built_with, "configured_embedder": embedder.identity},
             )
-        if writing and not built_with:
+        if not writing:
+            return embedder
+        stored_width = store.records_dimension()
+        if stored_width is not None and stored_width != embedder.dimension:  # records of an unknown embedder
+            raise FailedPreconditionError(
+                f"The store holds {stored_width}-dimensional vectors; the embedder makes {embedder.dimension}",
+                hint="Configure the embedder the store was built with, or re-embed everything with: openviking reindex",
+                details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
+            )
+        if built_with != embedder.identity:
             store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
+        if finish_moves:
+            from .ingest.fsops import finish_interrupted_move
+
+            finish_interrupted_move(store, embedder, limits=self._limits())
         return embedder
 
     def _uri(self, text: str, field: str = "uri") -> VikingURI:
@@ -393,7 +411,8 @@ class OpenViking:
         for uri in (source, target):
             self._not_in_sessions(uri, "named by their id; they cannot be moved")
         store = self._open()
-        return move(store, self._checked_embedder(store, writing=True), source, target, limits=self._limits())
+        embedder = self._checked_embedder(store, writing=True, finish_moves=False)
+        return move(store, embedder, source, target, limits=self._limits())
 
     def _not_in_sessions(self, uri: VikingURI, how: str) -> None:
         """Refuse to write below the sessions folder: what is there is sessions, not files."""
@@ -503,10 +522,18 @@ class OpenViking:
             )
             if not report["store"]["writable"]:
                 problems.append("the store is read-only here: finds work, but adding, moving or removing will fail")
-            if built_with and built_with != embedder.identity:
+            if built_with and built_with != embedder.identity and store.has_records:
                 problems.append(f"the store was built with {built_with}; run openviking reindex or configure it again")
             if meta.get("reindex_table"):
                 problems.append("a reindex was interrupted; run openviking reindex to finish it")
+            from .ingest.fsops import interrupted_move
+
+            move = interrupted_move(store)
+            if move is not None:
+                problems.append(
+                    f"a move from {move[0]} to {move[1]} was interrupted: until it is finished, both places may "
+                    "show; run the same mv again (or any write) to finish it"
+                )
         if config.path:
             from .config import unset_variables
 

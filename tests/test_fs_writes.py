@@ -318,6 +318,56 @@ def test_mv_directory(handbook_client: OpenViking) -> None:
     assert_consistent(handbook_client)
 
 
+def interrupt_once(monkeypatch: pytest.MonkeyPatch, method: str) -> None:
+    """The next call of ``LanceStore.<method>`` is cut short as Ctrl-C would cut it."""
+    from openviking.store.lance import LanceStore
+
+    real = getattr(LanceStore, method)
+
+    def interrupted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(LanceStore, method, real)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(LanceStore, method, interrupted)
+
+
+@pytest.mark.parametrize("cut_at", ["upsert_nodes", "replace_records", "delete_records", "delete_nodes"])
+def test_mv_interrupted_is_finished_by_running_it_again(
+    handbook_client: OpenViking, monkeypatch: pytest.MonkeyPatch, cut_at: str
+) -> None:
+    docker = handbook_client.read(DOCKER)
+    records = sum(handbook_client.stat(u)["records"] for u in (DEPLOY, DOCKER, K8S))
+    interrupt_once(monkeypatch, cut_at)
+    with pytest.raises(KeyboardInterrupt):
+        handbook_client.mv(DEPLOY, f"{R}/ops")
+    problems = handbook_client.doctor()["problems"]
+    assert f"a move from {DEPLOY} to {R}/ops was interrupted" in " ".join(problems)
+    result = handbook_client.mv(DEPLOY, f"{R}/ops")  # the same command again
+    assert result["resumed"] is True and (result["from"], result["to"]) == (DEPLOY, f"{R}/ops")
+    assert handbook_client.read(f"{R}/ops/docker.md") == docker
+    assert not exists(handbook_client, DEPLOY)
+    assert (
+        sum(handbook_client.stat(u)["records"] for u in (f"{R}/ops", f"{R}/ops/docker.md", f"{R}/ops/kubernetes.md"))
+        == records
+    )
+    assert handbook_client.doctor()["problems"] == []
+    assert_consistent(handbook_client)
+
+
+def test_mv_interrupted_is_finished_by_the_next_write(
+    handbook_client: OpenViking, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    interrupt_once(monkeypatch, "delete_records")
+    with pytest.raises(KeyboardInterrupt):
+        handbook_client.mv(DEPLOY, f"{R}/ops")
+    assert {DEPLOY, f"{R}/ops"} <= set(handbook_client.ls(R, recursive=True, simple=True))  # both, for now
+    handbook_client.add_memory("The user deploys on Fridays")
+    assert not exists(handbook_client, DEPLOY) and exists(handbook_client, f"{R}/ops/docker.md")
+    assert_consistent(handbook_client)
+    other = handbook_client.mv(f"{R}/ops", f"{R}/deploy-again")  # a later mv starts afresh
+    assert other == {"from": f"{R}/ops", "to": f"{R}/deploy-again", "moved": 3}
+
+
 def test_mv_relations_follow(handbook_client: OpenViking) -> None:
     handbook_client.link(AUTH, [DOCKER, DEPLOY], reason="outside in")
     handbook_client.link(DOCKER, [README], reason="inside out")

@@ -822,3 +822,24 @@ def test_a_write_by_someone_else_between_batches_switches_back_to_merging(
     assert [r["uri"] for r in records].count(late) == 1
     assert files_under(hash_client, f"{R}/pages") == {f"{R}/pages/p{n:03d}.md" for n in range(600)}
     assert hash_client.stat(late)["records"] == 1
+
+
+def test_a_write_that_stored_nothing_binds_the_store_to_no_embedder(tmp_path: Path) -> None:
+    from helpers import hash_config
+
+    from openviking.config import config_from_dict
+    from openviking.errors import UnavailableError
+
+    dense = {"provider": "openai", "api_base": "http://127.0.0.1:9/v1", "model": "m", "dimension": 8, "max_retries": 0}
+    unreachable = config_from_dict({"embedding": {"dense": dense}})
+    with OpenViking(path=tmp_path / "store", config=unreachable) as client:
+        with pytest.raises(UnavailableError):
+            client.add_memory("The user prefers tea")
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        added = client.add_memory("The user prefers tea")  # the failed write left no vectors to match
+        assert added["added"] is True
+        assert client.doctor()["problems"] == []
+        assert client.find("tea", score_threshold=-1).memories[0].uri == added["uri"]
+    with OpenViking(path=tmp_path / "store", config=unreachable) as client:  # now it holds hash vectors
+        with pytest.raises(FailedPreconditionError, match="built with the embedder 'hash:v1-1024'"):
+            client.add_memory("The user prefers coffee")

@@ -3,6 +3,7 @@ regenerates the L0/L1 of the directories it touched."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +30,9 @@ from openviking.uri import VikingURI, shell_word
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
-__all__ = ["make_directory", "move", "remove"]
+__all__ = ["MOVE_IN_PROGRESS", "finish_interrupted_move", "interrupted_move", "make_directory", "move", "remove"]
+
+MOVE_IN_PROGRESS = "move_in_progress"  # meta key: [source, target] of a move being written
 
 
 def make_directory(
@@ -135,6 +138,11 @@ def move(
 ) -> dict[str, Any]:
     """Move a file or a directory tree to ``target``; records keep their vectors.
 
+    The move is written down in the store's meta before it starts and crossed out when it is
+    done. One that was interrupted (Ctrl-C, kill -9) is finished by the next write, or by the
+    same mv run again, so the store never stays with both trees, or with records of a tree
+    that has no nodes.
+
     Raises:
         NotFoundError: nothing at ``source``.
         AlreadyExistsError: something at ``target``.
@@ -146,6 +154,10 @@ def move(
     if target.is_within(source):
         raise InvalidArgumentError(f"Cannot move {source} into itself ({target})")
     with store.write_lock():
+        if interrupted_move(store) == (source, target):  # the same mv, run again to finish it
+            moved = finish_interrupted_move(store, embedder, limits=limits)
+            return {"from": str(source), "to": str(target), "moved": moved, "resumed": True}
+        finish_interrupted_move(store, embedder, limits=limits)
         if store.get_node(str(source), columns=["uri"]) is None:
             raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
         if store.get_node(str(target), columns=["uri"]) is not None:
@@ -155,37 +167,66 @@ def move(
                 details={"uri": str(target)},
             )
         check_parents_are_directories(store, target)
-        scope = path_scope_sql(source)
-        nodes = store.query_nodes(scope, columns=NODE_COLUMNS)
-        records = store.query_records(scope)
-        for row in nodes:
-            new = _moved(row["uri"], source, target)
-            row.update(
-                uri=str(new),
-                parent_uri=str(new.parent) if new.parent else None,
-                name=new.name,
-                depth=new.depth,
-                context_type=new.context_type,
-            )
-        for row in records:
-            new = _moved(row["uri"], source, target)
-            row.update(
-                id=record_id(str(new), int(row["level"]), int(row["chunk"])),
-                uri=str(new),
-                depth=new.depth,
-                context_type=new.context_type,
-            )
-        # New copies first, then the old ones go: a crash in between leaves a duplicate, never a loss.
-        if records:
-            store.replace_records(sorted({r["uri"] for r in records}), records, store.records_dimension())
-        store.upsert_nodes(nodes)
-        store.delete_records(scope)
-        store.delete_nodes(scope)
-        relations.move_links(store, source, target)
-        refresh_directories(store, embedder, source, limits=limits)
-        refresh_directories(store, embedder, target, limits=limits)
+        store.set_meta({MOVE_IN_PROGRESS: json.dumps([str(source), str(target)])})
+        moved = _finish_move(store, embedder, source, target, limits)
     store.optimize()
-    return {"from": str(source), "to": str(target), "moved": len(nodes)}
+    return {"from": str(source), "to": str(target), "moved": moved}
+
+
+def interrupted_move(store: LanceStore) -> tuple[VikingURI, VikingURI] | None:
+    """(source, target) of a move that was started and not finished, else None."""
+    from openviking.uri import parse
+
+    written = store.meta().get(MOVE_IN_PROGRESS) or ""
+    if not written:
+        return None
+    source, target = json.loads(written)
+    return parse(source), parse(target)
+
+
+def finish_interrupted_move(store: LanceStore, embedder: Embedder, *, limits: IngestLimits = DEFAULT_LIMITS) -> int:
+    """Finish a move that was interrupted; how many nodes it still moved (0 when none was)."""
+    with store.write_lock():
+        pending = interrupted_move(store)
+        return 0 if pending is None else _finish_move(store, embedder, *pending, limits)
+
+
+def _finish_move(
+    store: LanceStore, embedder: Embedder, source: VikingURI, target: VikingURI, limits: IngestLimits
+) -> int:
+    """Move what is still at ``source`` to ``target`` and cross the move out. Each step can be
+    done again: copies are upserts keyed by URI, and the old rows go only after the copies."""
+    scope = path_scope_sql(source)
+    nodes = store.query_nodes(scope, columns=NODE_COLUMNS)
+    records = store.query_records(scope)
+    for row in nodes:
+        new = _moved(row["uri"], source, target)
+        row.update(
+            uri=str(new),
+            parent_uri=str(new.parent) if new.parent else None,
+            name=new.name,
+            depth=new.depth,
+            context_type=new.context_type,
+        )
+    for row in records:
+        new = _moved(row["uri"], source, target)
+        row.update(
+            id=record_id(str(new), int(row["level"]), int(row["chunk"])),
+            uri=str(new),
+            depth=new.depth,
+            context_type=new.context_type,
+        )
+    if nodes:
+        store.upsert_nodes(nodes)
+    if records:
+        store.replace_records(sorted({r["uri"] for r in records}), records, store.records_dimension())
+    store.delete_records(scope)
+    store.delete_nodes(scope)
+    relations.move_links(store, source, target)
+    refresh_directories(store, embedder, source, limits=limits)
+    refresh_directories(store, embedder, target, limits=limits)
+    store.set_meta({MOVE_IN_PROGRESS: ""})
+    return len(nodes)
 
 
 def _moved(uri: str, source: VikingURI, target: VikingURI) -> VikingURI:
