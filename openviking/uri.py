@@ -23,6 +23,7 @@ __all__ = [
     "fixed_descendants",
     "is_control_char",
     "is_valid_user_id",
+    "looks_like_a_drive",
     "parse",
     "session_id_of",
     "sessions_folder",
@@ -235,6 +236,11 @@ def context_type_of(uri: str) -> str:
     return _context_type(tuple(part for part in uri[len(SCHEME) :].split("/") if part))
 
 
+def looks_like_a_drive(segment: str) -> bool:
+    """True for a segment that starts like a Windows drive (``C:notes``): refused in URIs."""
+    return bool(_DRIVE_PREFIX.match(segment))
+
+
 def is_control_char(char: str) -> bool:
     """True for the characters a URI never holds: C0 controls (newline, tab...) and DEL."""
     return ord(char) < 32 or ord(char) == 127
@@ -253,7 +259,7 @@ def _check_segment(uri: str, part: str) -> None:
             hint="Name the path directly, without '.' or '..' segments",
             details={"uri": uri, "segment": part},
         )
-    if "\\" in part or _DRIVE_PREFIX.match(part):
+    if "\\" in part or looks_like_a_drive(part):
         raise PermissionDeniedError(
             f"Access denied: invalid path segment '{part}' in {uri}",
             hint="URI segments are separated by '/'; backslashes and drive letters are not allowed",

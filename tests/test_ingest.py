@@ -242,6 +242,21 @@ def test_files_whose_names_map_to_one_uri_are_not_overwritten_in_turn(hash_clien
     assert hash_client.read(f"{R}/clash/c_d.md") == "# Under\n\nUNDER\n"
 
 
+def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenViking, tmp_path: Path) -> None:
+    tree = make_tree(
+        tmp_path / "drives",
+        {"ok.md": "# Ok\n\nok\n", "C:notes.md": "# C\n\nC\n", "D:dir/x.md": "# X\n\nx\n", "e:f:g.md": "# E\n\ne\n"},
+    )
+    result = hash_client.add_resource(tree)  # one such name used to refuse the whole folder
+    assert (result.added, result.skipped) == (4, 0)
+    assert files_under(hash_client, f"{R}/drives") == {
+        f"{R}/drives/{name}" for name in ("ok.md", "C_notes.md", "D_dir/x.md", "e_f:g.md")
+    }
+    assert hash_client.read(f"{R}/drives/C_notes.md") == "# C\n\nC\n"
+    single = hash_client.add_resource(tree / "C:notes.md", to=f"{R}/single")
+    assert single.root_uri == f"{R}/single" and single.added == 1
+
+
 def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_path: Path) -> None:
     outside = make_tree(tmp_path / "outside", {"secret.md": "# Secret\n\nOutside the folder.\n"})
     tree = make_tree(tmp_path / "links", {"real.md": "# Real\n\nInside.\n", "dir/x.md": "# X\n\nx.\n"})

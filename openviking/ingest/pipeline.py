@@ -24,7 +24,7 @@ from openviking.errors import AlreadyExistsError, FailedPreconditionError
 from openviking.store.filters import path_scope_sql, sql_in
 from openviking.store.lance import LanceStore
 from openviking.types import AddResult
-from openviking.uri import VikingURI, is_control_char
+from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
 
 from .chunk import Chunk, chunk_text, is_markdown
 from .summary import (
@@ -408,6 +408,8 @@ def _safe_name(name: str) -> str:
     cleaned = "".join("_" if ch in "\\?#" or is_control_char(ch) else ch for ch in name)
     if cleaned in (".", ".."):
         cleaned = cleaned.replace(".", "_")
+    if looks_like_a_drive(cleaned):  # C:notes.md is C_notes.md: a URI never starts a segment like a drive
+        cleaned = f"{cleaned[0]}_{cleaned[2:]}"
     return cleaned
 
 
