@@ -246,6 +246,8 @@ class OpenViking:
                 node = None
                 if store_exists(self.store_path):
                     node = self._open().get_node(str(base), columns=["uri", "is_dir"])
+                if node is None and base.is_container:  # a layout folder (a user's memories...), empty so far
+                    node = {"is_dir": True}
                 if node is None:
                     raise NotFoundError(
                         f"Parent not found: {base}",
@@ -265,12 +267,12 @@ class OpenViking:
             return VikingURI(("user", self.user, "resources"))
         return uri
 
-    @staticmethod
-    def _walk_text(source: Path, include: Sequence[str], exclude: Sequence[str]) -> Any:
+    def _walk_text(self, source: Path, include: Sequence[str], exclude: Sequence[str]) -> Any:
         """Walk ``source`` once, and refuse it before anything is written when it holds no text."""
         from .ingest.walk import looks_binary, walk
 
-        walked = walk(source, include, exclude)
+        store = None if "://" in self.store_path else Path(self.store_path)
+        walked = walk(source, include, exclude, store=store)
         for item in walked.files:
             try:
                 with open(item.path, "rb") as handle:

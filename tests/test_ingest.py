@@ -858,3 +858,52 @@ def test_a_write_that_stored_nothing_binds_the_store_to_no_embedder(tmp_path: Pa
     with OpenViking(path=tmp_path / "store", config=unreachable) as client:  # now it holds hash vectors
         with pytest.raises(FailedPreconditionError, match="built with the embedder 'hash:v1-1024'"):
             client.add_memory("The user prefers coffee")
+
+
+def test_a_file_that_can_no_longer_be_added_goes_like_one_that_vanished(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    from openviking.ingest.walk import MAX_FILE_BYTES
+
+    tree = make_tree(tmp_path / "t", {"one.md": "apples text\n", "two.md": "pears\n", "three.md": "keep\n"})
+    assert hash_client.add_resource(tree).added == 3
+    (tree / "one.md").write_bytes(b"\x00\x01binary now" * 100)
+    (tree / "two.md").write_bytes(b"y" * (MAX_FILE_BYTES + 1))
+    again = hash_client.add_resource(tree)
+    assert (again.unchanged, again.removed, again.skipped) == (1, 2, 2)
+    assert {f["path"]: f["reason"] for f in again.skipped_files} == {"one.md": "binary", "two.md": "larger than 10 MB"}
+    assert files_under(hash_client, f"{R}/t") == {f"{R}/t/three.md"}  # neither keeps its old text
+    assert "apples" not in {h.abstract for h in hash_client.find("apples text", score_threshold=-1)}
+
+
+def test_the_size_limit_holds_for_a_single_file_too(hash_client: OpenViking, tmp_path: Path) -> None:
+    from openviking.ingest.walk import MAX_FILE_BYTES
+
+    hash_client.add_resource(make_tree(tmp_path / "small", {"a.md": "# A\n\nsmall\n"}))
+    big = tmp_path / "big.md"
+    big.write_bytes(b"word " * (MAX_FILE_BYTES // 5 + 1))
+    error = unharmed(hash_client, lambda: hash_client.add_resource(big))
+    assert (error.code, error.message) == ("INVALID_ARGUMENT", f"Cannot add {big}: larger than 10 MB")
+
+
+def test_adding_the_folder_that_holds_the_store_leaves_the_store_out(tmp_path: Path) -> None:
+    from helpers import hash_config
+
+    folder = make_tree(tmp_path / "project", {"a.md": "# A\n\nhi\n"})
+    with OpenViking(path=folder / "st", config=hash_config()) as client:
+        first = client.add_resource(folder)
+        second = client.add_resource(folder)  # the store has files now
+        assert (second.added, second.updated, second.unchanged) == (0, 0, 1)
+        assert {"path": "st", "reason": "the store being written"} in second.skipped_files
+        assert client.glob("**", uri=f"{R}/project")["matches"] == [f"{R}/project/a.md"]
+        assert first.added == 1
+
+
+def test_a_layout_folder_is_a_parent_before_anything_is_in_it(hash_client: OpenViking, tmp_path: Path) -> None:
+    note = make_tree(tmp_path / "n", {"tea.md": "# Tea\n\nThe user drinks green tea.\n"}) / "tea.md"
+    result = hash_client.add_resource(note, parent="viking://user/memories")
+    assert result.root_uri == "viking://user/default/memories/tea.md"
+    skill = make_tree(tmp_path / "s", {"SKILL.md": "# Brew\n\nBrew tea.\n"}) / "SKILL.md"
+    assert hash_client.add_resource(skill, parent="viking://agent/skills").root_uri == "viking://agent/skills/SKILL.md"
+    error = unharmed(hash_client, lambda: hash_client.add_resource(note, parent=f"{R}/nowhere"))
+    assert (error.code, error.message) == ("NOT_FOUND", f"Parent not found: {R}/nowhere")

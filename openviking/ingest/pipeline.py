@@ -222,14 +222,17 @@ def ingest_tree(
         changed.append((item, uri, node))
 
     _placeholder_directories(store, root, [uri for _, uri, _ in changed], existing, source, tag_list, now, appender)
-    prepared = (_prepare(item, uri, node, tag_list, now, limits, result) for item, uri, node in changed)
+    # A file stored before that cannot be added now (it became binary, or unreadable) no longer
+    # mirrors its source: it goes, as a file that grew past the size limit or vanished does.
+    dropped: list[str] = []
+    prepared = (_prepare(item, uri, node, tag_list, now, limits, result, dropped) for item, uri, node in changed)
     total_bytes = sum(item.size for item, _, _ in changed)
     _flush_all(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress, appender)
 
     if single_file and not walked.files and result.skipped == 0:
         result.skipped += 1
     alive = {str(item.path) for item, _ in targets}
-    result.removed = _remove_vanished(store, existing, seen, alive, source, single_file)
+    result.removed = _remove_vanished(store, existing, seen - set(dropped), alive - _sources(existing, dropped), source)
     result.directories = refresh_directories(
         store,
         embedder,
@@ -430,16 +433,19 @@ def _prepare(
     now: datetime,
     limits: IngestLimits,
     result: AddResult,
+    dropped: list[str],
 ) -> _Prepared | None:
     try:
         data = item.path.read_bytes()
     except OSError as exc:
+        reason = f"cannot read: {exc.strerror}"
+    else:
+        reason = "binary" if looks_binary(data[:SNIFF_BYTES]) else ""
+    if reason:
         result.skipped += 1
-        result.skipped_files.append({"path": item.rel, "reason": f"cannot read: {exc.strerror}"})
-        return None
-    if looks_binary(data[:SNIFF_BYTES]):
-        result.skipped += 1
-        result.skipped_files.append({"path": item.rel, "reason": "binary"})
+        result.skipped_files.append({"path": item.rel, "reason": reason})
+        if node is not None:
+            dropped.append(str(uri))
         return None
     content_hash = hashlib.sha256(data).hexdigest()
     if node is not None and node.get("content_hash") == content_hash and list(node.get("tags") or []) == tags:
@@ -632,29 +638,32 @@ def _remove_vanished(
     seen: set[str],
     alive: set[str],
     source: Path,
-    single_file: bool,
 ) -> int:
-    """Delete files that were imported from ``source`` before and are gone from it now.
+    """Delete files that were imported from the folder ``source`` before and are gone from it
+    now (or can no longer be added).
 
     ``alive`` holds the source paths this add mirrors: a node below the target whose source
     file is one of them is another copy of it (added before with a deeper ``--to``), not a
     file that vanished."""
-    if single_file:
-        return 0
     prefix = str(source) + os.sep
     vanished = []
     for uri, node in existing.items():
         origin = str(node.get("source") or "")
         if not node["is_dir"] and uri not in seen and origin.startswith(prefix) and origin not in alive:
             vanished.append(uri)
-    if not vanished:
-        return 0
-    for start in range(0, len(vanished), 500):
-        part = vanished[start : start + 500]
-        where = sql_in("uri", part)
+    _delete_files(store, vanished)
+    return len(vanished)
+
+
+def _sources(existing: dict[str, dict[str, Any]], uris: list[str]) -> set[str]:
+    return {str(existing[uri].get("source") or "") for uri in uris if uri in existing}
+
+
+def _delete_files(store: LanceStore, uris: list[str]) -> None:
+    for start in range(0, len(uris), 500):
+        where = sql_in("uri", uris[start : start + 500])
         store.delete_records(where)
         store.delete_nodes(where)
-    return len(vanished)
 
 
 def refresh_directories(

@@ -68,17 +68,24 @@ class _Ignores:
         return False
 
 
-def walk(root: Path, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> WalkResult:
-    """Everything under ``root`` (a folder, or a single file) that should be imported."""
+def walk(
+    root: Path, include: Sequence[str] = (), exclude: Sequence[str] = (), *, store: Path | None = None
+) -> WalkResult:
+    """Everything under ``root`` (a folder, or a single file) that should be imported; never
+    the files of ``store``, the store being written (``add-resource .`` run where it lives)."""
     include_spec = _user_spec(include, "--include")
     exclude_spec = _user_spec(exclude, "--exclude")
     result = WalkResult()
     if root.is_file():
         stat = root.stat()
-        result.files.append(SourceFile(root, root.name, stat.st_size, stat.st_mtime))
+        if stat.st_size > MAX_FILE_BYTES:
+            result.skipped.append((root.name, _TOO_LARGE))
+        else:
+            result.files.append(SourceFile(root, root.name, stat.st_size, stat.st_mtime))
         return result
     real_root = root.resolve()
-    _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result)
+    skip = store.resolve() if store is not None else None
+    _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result, skip)
     return result
 
 
@@ -113,6 +120,7 @@ def _walk_dir(
     include_spec: object,
     exclude_spec: object,
     result: WalkResult,
+    store: Path | None = None,
 ) -> None:
     ignores = ignores.extended(directory, rel_dir)
     try:
@@ -133,7 +141,10 @@ def _walk_dir(
         if is_dir:
             if ignores.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):  # type: ignore[attr-defined]
                 continue
-            _walk_dir(Path(entry.path), real_root, rel, ignores, include_spec, exclude_spec, result)
+            if store is not None and Path(entry.path).resolve() == store:
+                result.skipped.append((rel, "the store being written"))
+                continue
+            _walk_dir(Path(entry.path), real_root, rel, ignores, include_spec, exclude_spec, result, store)
             continue
         if ignores.ignored(rel, False) or (exclude_spec and exclude_spec.match_file(rel)):  # type: ignore[attr-defined]
             continue
@@ -167,10 +178,12 @@ def _walk_dir(
             result.skipped.append((rel, "not a regular file"))
             continue
         if stat.st_size > MAX_FILE_BYTES:
-            result.skipped.append((rel, f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"))
+            result.skipped.append((rel, _TOO_LARGE))
             continue
         result.files.append(SourceFile(path, rel, stat.st_size, stat.st_mtime))
 
+
+_TOO_LARGE = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
 
 # UTF-16 text is full of NUL bytes; its byte-order mark says it is text all the same.
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
