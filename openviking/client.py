@@ -400,10 +400,26 @@ class OpenViking:
                     hint=f"openviking rm -r {target}",
                     details={"uri": str(target)},
                 )
+        folder = sessions_folder(self.user)
+        sessions = self._sessions().list() if folder.is_within(target) and not target.is_root else []
+        if sessions and not recursive:
+            from .errors import FailedPreconditionError
+
+            raise FailedPreconditionError(
+                f"Cannot remove directory without --recursive: {target} (it holds {len(sessions)} session(s))",
+                hint=f"openviking rm -r {shell_word(target)}",
+                details={"uri": str(target)},
+            )
         store = self._open()
-        return remove(
+        result = remove(
             store, self._checked_embedder(store, writing=True), target, recursive=recursive, limits=self._limits()
         )
+        if sessions:  # ls lists them below their folder: they go with it
+            for info in sessions:
+                self._sessions().delete(info["session_id"])
+            result["removed"] += len(sessions)
+            result["sessions"] = len(sessions)
+        return result
 
     def mv(self, from_uri: str, to_uri: str) -> dict[str, Any]:
         """Move a file or directory (records keep their vectors, relations follow)."""

@@ -922,6 +922,25 @@ def test_a_session_is_a_folder_for_every_read_command(cli: Cli, tmp_path: Path, 
         assert gone["message"] == "Session not found: no-such-session"
 
 
+def test_rm_of_the_sessions_folder_or_above_takes_the_sessions(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-memory", "The user prefers tabs").code == 0
+    for _ in range(2):
+        assert ov("session", "new").code == 0
+    folder = "viking://user/default/sessions"
+    refused = cli_error(ov("rm", folder, "-o", "json"), "FAILED_PRECONDITION", 1)  # a folder: -r, as for any
+    assert refused["message"] == f"Cannot remove directory without --recursive: {folder} (it holds 2 session(s))"
+    assert len(ov("session", "list", "-o", "json").json()["result"]) == 2
+    removed = ov("rm", "-r", folder, "-o", "json").json()["result"]
+    assert (removed["removed"], removed["sessions"]) == (2, 2)
+    assert ov("session", "list", "-o", "json").json()["result"] == []
+    assert ov("session", "new").code == 0
+    everything = ov("rm", "-r", "viking://user/default")
+    assert everything.out == "Removed 4 nodes at viking://user/default\n"  # the memory, its folders, the session
+    assert ov("session", "list", "-o", "json").json()["result"] == []
+    assert ov("ls", "viking://user/default/sessions", "-o", "json").json()["result"] == []
+
+
 def test_find_warns_about_a_target_that_does_not_exist(ov: Cli) -> None:
     missing = f"{R}/my-project"
     for argv in (("find", "API endpoints", "--uri", missing), ("search", "API endpoints", "--uri", missing)):
