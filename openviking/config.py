@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, NotFoundError
+from .errors import ConfigError, ConfigFileNotFoundError
 
 __all__ = [
     "Config",
@@ -174,14 +174,14 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Read the config file (see the module docstring for where it is looked for).
 
     Raises:
-        NotFoundError: an explicitly named file does not exist (or is a directory, a device...).
+        ConfigFileNotFoundError: an explicitly named file does not exist (or is a directory, a device...).
         ConfigError: the file is not valid JSON or holds invalid values.
     """
     explicit = path or os.environ.get(CONFIG_ENV)
     if explicit:
         file = Path(explicit).expanduser()
         if not file.is_file():
-            raise NotFoundError(
+            raise ConfigFileNotFoundError(
                 f"Config file not found: {file}" if not file.exists() else f"Config path is not a file: {file}",
                 hint=f"Check --config or {CONFIG_ENV}, or remove it to use the defaults.",
                 details={"path": str(file)},

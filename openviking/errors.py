@@ -23,6 +23,7 @@ from typing import Any
 __all__ = [
     "AlreadyExistsError",
     "ConfigError",
+    "ConfigFileNotFoundError",
     "DeadlineExceededError",
     "FailedPreconditionError",
     "InternalError",
@@ -92,6 +93,11 @@ class NotFoundError(OpenVikingError, LookupError):
     """A store, URI, session or local path does not exist."""
 
     code = "NOT_FOUND"
+
+
+class ConfigFileNotFoundError(NotFoundError):
+    """The config file named by ``--config`` or ``OPENVIKING_CONFIG_FILE`` does not exist: a
+    config load failure, which the command line reports as bad usage (exit 2), as upstream's does."""
 
 
 class AlreadyExistsError(OpenVikingError):

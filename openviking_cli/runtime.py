@@ -25,6 +25,7 @@ import typer
 
 from openviking.errors import (
     ConfigError,
+    ConfigFileNotFoundError,
     InvalidArgumentError,
     InvalidURIError,
     OpenVikingError,
@@ -56,7 +57,7 @@ class ExitCode(enum.IntEnum):
 
 
 # Bad input of any kind exits 2; everything else that goes wrong exits 1.
-USAGE_ERRORS = (InvalidArgumentError, InvalidURIError, PermissionDeniedError, ConfigError)
+USAGE_ERRORS = (InvalidArgumentError, InvalidURIError, PermissionDeniedError, ConfigError, ConfigFileNotFoundError)
 
 GLOBAL_PANEL = "Global options"
 

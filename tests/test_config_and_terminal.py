@@ -124,7 +124,10 @@ def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
     assert "Hint: Fix the config file; 'openviking doctor' shows which one is read." in table.err
     assert "--help" not in table.err
     missing = cli("ls", "--config", str(tmp_path / "nope.conf"), "--store", str(tmp_path / "store"))
-    assert missing.code == 1 and missing.err.startswith("Error: Config file not found")
+    assert missing.code == 2 and missing.err.startswith("Error: Config file not found")  # a load failure (spec 6.5)
+    assert cli_error(cli("ls", "--config", os.devnull, "-o", "json"), "NOT_FOUND", 2)["message"] == (
+        f"Config path is not a file: {os.devnull}"
+    )
     assert not (tmp_path / "store").exists()
 
 
