@@ -22,6 +22,7 @@ from typing import Any
 
 __all__ = [
     "AlreadyExistsError",
+    "CancelledError",
     "ConfigError",
     "ConfigFileNotFoundError",
     "DeadlineExceededError",
@@ -114,6 +115,12 @@ class FailedPreconditionError(OpenVikingError):
 
 class ConfigError(FailedPreconditionError):
     """The config file cannot be read or holds a value that can never work."""
+
+
+class CancelledError(OpenVikingError):
+    """The user stopped the operation (Ctrl-C)."""
+
+    code = "CANCELLED"
 
 
 class UnavailableError(OpenVikingError):

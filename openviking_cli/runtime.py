@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from openviking.errors import (
+    CancelledError,
     ConfigError,
     ConfigFileNotFoundError,
     InvalidArgumentError,
@@ -245,10 +246,16 @@ class _InterruptWatch:
 RESUMABLE_COMMANDS = frozenset({"add-resource", "add-skill", "reindex"})
 
 
-def interrupted_note(ctx: CliContext) -> str:
+def report_interrupt(ctx: CliContext) -> None:
+    """Say that Ctrl-C stopped the command: a line on stderr, or in json/jsonl mode the error
+    object a script reads (code CANCELLED)."""
+    message = "Interrupted."
     if ctx.command in RESUMABLE_COMMANDS:
-        return "\nInterrupted. What was written is kept; run the same command again to finish.\n"
-    return "\nInterrupted.\n"
+        message += " What was written is kept; run the same command again to finish."
+    if ctx.machine:
+        report_error(ctx, CancelledError(message))
+    else:
+        _write(sys.stderr, f"\n{message}\n")
 
 
 def run(ctx: CliContext, call: Callable[[], Output]) -> int:
@@ -266,12 +273,12 @@ def run(ctx: CliContext, call: Callable[[], Output]) -> int:
             if ctx.debug:
                 traceback.print_exc(file=sys.stderr)
             if interrupt.seen:
-                _write(sys.stderr, interrupted_note(ctx))
+                report_interrupt(ctx)
                 return ExitCode.INTERRUPTED
             report_error(ctx, exc)
             return ExitCode.USAGE if is_usage_error(exc) else ExitCode.FAILURE
         except KeyboardInterrupt:
-            _write(sys.stderr, interrupted_note(ctx))
+            report_interrupt(ctx)
             return ExitCode.INTERRUPTED
         except BrokenPipeError:
             silence_stdout()
@@ -282,7 +289,7 @@ def run(ctx: CliContext, call: Callable[[], Output]) -> int:
             if ctx.debug:
                 traceback.print_exc(file=sys.stderr)
             if interrupt.seen:
-                _write(sys.stderr, interrupted_note(ctx))
+                report_interrupt(ctx)
                 return ExitCode.INTERRUPTED
             report_error(
                 ctx,

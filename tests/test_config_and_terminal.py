@@ -224,7 +224,7 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsy
     import signal
 
     from openviking.errors import InternalError
-    from openviking_cli.runtime import CliContext, ExitCode, run
+    from openviking_cli.runtime import CliContext, ExitCode, OutputFormat, run
 
     def interrupted_then_raising(error: Exception) -> Callable[[], Any]:
         def body() -> Any:
@@ -245,6 +245,18 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsy
         err = capsys.readouterr().err
         assert err == "\nInterrupted.\n"  # a read: nothing to resume, and neither error is shown
         assert signal.getsignal(signal.SIGINT) is before
+        # a script reading JSON gets the error object, and the same advice
+        json_mode = CliContext(command="reindex", output=OutputFormat.json)
+        assert run(json_mode, body) == ExitCode.INTERRUPTED
+        out, err = capsys.readouterr()
+        assert out == "" and json.loads(err) == {
+            "status": "error",
+            "error": {
+                "code": "CANCELLED",
+                "message": "Interrupted. What was written is kept; run the same command again to finish.",
+                "details": {},
+            },
+        }
 
     def fails() -> Any:
         raise InternalError("plain failure")
