@@ -837,7 +837,7 @@ class OpenViking:
         target = self._uri(uri)
         if self._session_at(target) is not None:
             return {"matches": [], "count": 0}
-        sessions = [entry["uri"] for entry in self._sessions_below(target, None)]
+        sessions = self._sessions().uris() if self._lists_sessions(target, None) else []
         return glob(self._open(), pattern, uri, user=self.user, node_limit=node_limit, extra_folders=sessions)
 
     # ------------------------------------------------------------------ search and sessions
@@ -968,14 +968,18 @@ class OpenViking:
 
     def _sessions_below(self, target: VikingURI, depth: int | None) -> list[dict[str, Any]]:
         """Listing entries of the sessions at most ``depth`` levels below ``target`` (all when
-        None): ls, ls -r, tree and glob show them as folders where their URIs point."""
+        None): ls, ls -r and tree show them as folders where their URIs point."""
+        if not self._lists_sessions(target, depth):
+            return []
+        return [self._session_entry(info) for info in self._sessions().list()]
+
+    def _lists_sessions(self, target: VikingURI, depth: int | None) -> bool:
+        """True when the sessions are at most ``depth`` levels below ``target`` (any depth when None)."""
         folder = sessions_folder(self.user)
         below = folder.depth + 1 - target.depth
         if below < 1 or (depth is not None and below > depth):
-            return []
-        if not (target.is_root or folder.segments[: target.depth] == target.segments):
-            return []
-        return [self._session_entry(info) for info in self._sessions().list()]
+            return False
+        return target.is_root or folder.segments[: target.depth] == target.segments
 
     def ls(
         self,

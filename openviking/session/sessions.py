@@ -256,6 +256,10 @@ class SessionStore:
         rows.sort(key=lambda r: (r.get("updated_at") or datetime.min.replace(tzinfo=UTC), r["session_id"]))
         return [self._info(r, counts.get(r["session_id"], 0)) for r in reversed(rows)]
 
+    def uris(self) -> list[str]:
+        """The URI of every session of the user (one query; no message is read)."""
+        return [row["uri"] for row in self.store.query_rows(schema.SESSIONS, self._owner_sql(), ["uri"])]
+
     def delete(self, session_id: str) -> dict[str, Any]:
         """Delete a session and all its messages.
 
