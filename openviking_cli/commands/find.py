@@ -81,7 +81,7 @@ FilterOption = Annotated[
     str | None,
     typer.Option(
         "--filter",
-        help='Filter DSL as JSON, e.g. \'{"op":"must","field":"level","conds":[2]}\'.',
+        help='Filter DSL as JSON, e.g. \'{"op": "must", "field": "level", "conds": [2]}\'.',
         rich_help_panel=RETRIEVAL_PANEL,
         show_default=False,
     ),
