@@ -144,37 +144,46 @@ class OpenViking:
             self._embedder = make_embedder(self.config.embedding, warn=self._warn)
         return self._embedder
 
-    def _checked_embedder(self, store: LanceStore, *, writing: bool, finish_moves: bool = True) -> Embedder:
+    def _checked_embedder(
+        self, store: LanceStore, *, writing: bool, touching: Sequence[VikingURI | None] = ()
+    ) -> Embedder:
         """The configured embedder, once it is known to be the one the store's vectors came from.
 
         A store is bound to an embedder by its records: a write that failed before any record
-        was stored (an unreachable embedding server) binds it to nothing. A write first
-        finishes a move that was interrupted (``finish_moves``; mv finishes its own)."""
+        was stored (an unreachable embedding server) binds it to nothing. A write ``touching``
+        the source or target of a move that was interrupted is refused until that mv is run
+        again (None: the whole store)."""
         embedder = self.embedder()
-        meta = store.meta()
-        built_with = meta.get("embedder")
+        if not writing:
+            self._check_embedder(store, embedder)
+            return embedder
+        with store.write_lock():  # another process binding the store at the same time waits
+            self._check_embedder(store, embedder)
+            stored_width = store.records_dimension()
+            if stored_width is not None and stored_width != embedder.dimension:  # records of an unknown embedder
+                raise FailedPreconditionError(
+                    f"The store holds {stored_width}-dimensional vectors; the embedder makes {embedder.dimension}",
+                    hint="Configure the embedder the store was built with, or re-embed everything with: "
+                    "openviking reindex",
+                    details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
+                )
+            if store.meta().get("embedder") != embedder.identity:
+                store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
+        if touching:
+            from .ingest.fsops import refuse_while_a_move_is_unfinished
+
+            refuse_while_a_move_is_unfinished(store, touching)
+        return embedder
+
+    @staticmethod
+    def _check_embedder(store: LanceStore, embedder: Embedder) -> None:
+        built_with = store.meta().get("embedder")
         if built_with and built_with != embedder.identity and store.has_records:
             raise FailedPreconditionError(
                 f"This store was built with the embedder '{built_with}'; the configured one is '{embedder.identity}'",
                 hint="Configure the original embedder again, or re-embed everything with: openviking reindex",
                 details={"store_embedder": built_with, "configured_embedder": embedder.identity},
             )
-        if not writing:
-            return embedder
-        stored_width = store.records_dimension()
-        if stored_width is not None and stored_width != embedder.dimension:  # records of an unknown embedder
-            raise FailedPreconditionError(
-                f"The store holds {stored_width}-dimensional vectors; the embedder makes {embedder.dimension}",
-                hint="Configure the embedder the store was built with, or re-embed everything with: openviking reindex",
-                details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
-            )
-        if built_with != embedder.identity:
-            store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
-        if finish_moves:
-            from .ingest.fsops import finish_interrupted_move
-
-            finish_interrupted_move(store, embedder, limits=self._limits())
-        return embedder
 
     def _uri(self, text: str, field: str = "uri") -> VikingURI:
         return parse(text, user=self.user, field=field)
@@ -216,7 +225,7 @@ class OpenViking:
         from .ingest.pipeline import ingest_tree
 
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True)
+        embedder = self._checked_embedder(store, writing=True, touching=[root])
         return ingest_tree(
             store,
             embedder,
@@ -328,7 +337,7 @@ class OpenViking:
             folder = folder.join(name)
         uri = folder.join(memory_name(text))
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True)
+        embedder = self._checked_embedder(store, writing=True, touching=[uri])
         result = write_document(
             store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=self._limits()
         )
@@ -361,7 +370,7 @@ class OpenViking:
         if source.is_file():
             root = root.join("SKILL.md")
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True)
+        embedder = self._checked_embedder(store, writing=True, touching=[root])
         return ingest_tree(
             store, embedder, source, root, tags=normalize_tags(tags), limits=self._limits(), progress=progress,
             walked=walked,
@@ -376,7 +385,11 @@ class OpenViking:
         self._not_in_sessions(target, "made with 'openviking session new'")
         store = self._open(create=True)
         return make_directory(
-            store, self._checked_embedder(store, writing=True), target, description, limits=self._limits()
+            store,
+            self._checked_embedder(store, writing=True, touching=[target]),
+            target,
+            description,
+            limits=self._limits(),
         )
 
     def rm(self, uri: str, recursive: bool = False) -> dict[str, Any]:
@@ -412,7 +425,11 @@ class OpenViking:
             )
         store = self._open()
         result = remove(
-            store, self._checked_embedder(store, writing=True), target, recursive=recursive, limits=self._limits()
+            store,
+            self._checked_embedder(store, writing=True, touching=[target]),
+            target,
+            recursive=recursive,
+            limits=self._limits(),
         )
         if sessions:  # ls lists them below their folder: they go with it
             for info in sessions:
@@ -429,7 +446,7 @@ class OpenViking:
         for uri in (source, target):
             self._not_in_sessions(uri, "named by their id; they cannot be moved")
         store = self._open()
-        embedder = self._checked_embedder(store, writing=True, finish_moves=False)
+        embedder = self._checked_embedder(store, writing=True)  # move() deals with an unfinished move
         return move(store, embedder, source, target, limits=self._limits())
 
     def _not_in_sessions(self, uri: VikingURI, how: str) -> None:
@@ -479,10 +496,13 @@ class OpenViking:
         when done (interrupted runs resume); with the store's own embedder it refreshes the
         records in place.
         """
+        from .ingest.fsops import refuse_while_a_move_is_unfinished
         from .ingest.reindex import reindex
 
         root = self._uri(uri) if uri else None
-        return reindex(self._open(), self.embedder(), root, limits=self._limits(), progress=progress)
+        store = self._open()
+        refuse_while_a_move_is_unfinished(store, [root])
+        return reindex(store, self.embedder(), root, limits=self._limits(), progress=progress)
 
     def doctor(self) -> dict[str, Any]:
         """What is installed and configured, what the store holds, and any problem found."""

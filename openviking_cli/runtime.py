@@ -243,7 +243,7 @@ class _InterruptWatch:
 
 
 # Commands that write in batches and pick up where they stopped when run again.
-RESUMABLE_COMMANDS = frozenset({"add-resource", "add-skill", "reindex"})
+RESUMABLE_COMMANDS = frozenset({"add-resource", "add-skill", "reindex", "mv"})
 
 
 def report_interrupt(ctx: CliContext) -> None:

@@ -31,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from openviking.client import OpenViking
-from openviking.errors import OpenVikingError
+from openviking.errors import FailedPreconditionError, OpenVikingError
 from openviking.ingest.naming import memory_name
 
 Cli = Callable[..., CliResult]
@@ -354,15 +354,33 @@ def test_mv_interrupted_is_finished_by_running_it_again(
     assert_consistent(handbook_client)
 
 
-def test_mv_interrupted_is_finished_by_the_next_write(
+def test_an_interrupted_mv_holds_off_the_writes_it_touches(
     handbook_client: OpenViking, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    docker = handbook_client.read(DOCKER)
     interrupt_once(monkeypatch, "delete_records")
     with pytest.raises(KeyboardInterrupt):
         handbook_client.mv(DEPLOY, f"{R}/ops")
     assert {DEPLOY, f"{R}/ops"} <= set(handbook_client.ls(R, recursive=True, simple=True))  # both, for now
-    handbook_client.add_memory("The user deploys on Fridays")
-    assert not exists(handbook_client, DEPLOY) and exists(handbook_client, f"{R}/ops/docker.md")
+    # removing the half-made copy must not finish the move first and take the original with it
+    for write in (
+        lambda: handbook_client.rm(f"{R}/ops", recursive=True),
+        lambda: handbook_client.rm(DOCKER),
+        lambda: handbook_client.mkdir(f"{R}/ops/more"),
+        lambda: handbook_client.mv(README, f"{R}/readme.md"),  # one move at a time
+        lambda: handbook_client.reindex(),
+    ):
+        with pytest.raises(FailedPreconditionError) as refused:
+            write()
+        assert refused.value.message == (
+            f"A move from {DEPLOY} to {R}/ops was interrupted; finish it before changing what it touches"
+        )
+        assert refused.value.hint == f"openviking mv {DEPLOY} {R}/ops"
+    assert handbook_client.read(DOCKER) == docker
+    handbook_client.add_memory("The user deploys on Fridays")  # elsewhere: goes ahead, the move stays pending
+    assert exists(handbook_client, DEPLOY) and handbook_client.doctor()["problems"]
+    assert handbook_client.mv(DEPLOY, f"{R}/ops")["resumed"] is True
+    assert not exists(handbook_client, DEPLOY) and handbook_client.read(f"{R}/ops/docker.md") == docker
     assert_consistent(handbook_client)
     other = handbook_client.mv(f"{R}/ops", f"{R}/deploy-again")  # a later mv starts afresh
     assert other == {"from": f"{R}/ops", "to": f"{R}/deploy-again", "moved": 3}

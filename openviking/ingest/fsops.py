@@ -4,6 +4,7 @@ regenerates the L0/L1 of the directories it touched."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,15 @@ from openviking.uri import VikingURI, shell_word
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
-__all__ = ["MOVE_IN_PROGRESS", "finish_interrupted_move", "interrupted_move", "make_directory", "move", "remove"]
+__all__ = [
+    "MOVE_IN_PROGRESS",
+    "finish_interrupted_move",
+    "interrupted_move",
+    "make_directory",
+    "move",
+    "refuse_while_a_move_is_unfinished",
+    "remove",
+]
 
 MOVE_IN_PROGRESS = "move_in_progress"  # meta key: [source, target] of a move being written
 
@@ -157,7 +166,7 @@ def move(
         if interrupted_move(store) == (source, target):  # the same mv, run again to finish it
             moved = finish_interrupted_move(store, embedder, limits=limits)
             return {"from": str(source), "to": str(target), "moved": moved, "resumed": True}
-        finish_interrupted_move(store, embedder, limits=limits)
+        refuse_while_a_move_is_unfinished(store, [None])  # the store remembers one move at a time
         if store.get_node(str(source), columns=["uri"]) is None:
             raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
         if store.get_node(str(target), columns=["uri"]) is not None:
@@ -182,6 +191,30 @@ def interrupted_move(store: LanceStore) -> tuple[VikingURI, VikingURI] | None:
         return None
     source, target = json.loads(written)
     return parse(source), parse(target)
+
+
+def refuse_while_a_move_is_unfinished(store: LanceStore, touching: Sequence[VikingURI | None]) -> None:
+    """Refuse a write to or around the source or target of an interrupted move (None: the
+    whole store). Finishing the move for it could carry out a move the user meant to stop,
+    and removing its half-made copy would then take the original with it.
+
+    Raises:
+        FailedPreconditionError: such a move is pending; its hint is the mv that finishes it.
+    """
+    pending = interrupted_move(store)
+    if pending is None:
+        return
+    source, target = pending
+    if any(uri is None or _overlap(uri, source) or _overlap(uri, target) for uri in touching):
+        raise FailedPreconditionError(
+            f"A move from {source} to {target} was interrupted; finish it before changing what it touches",
+            hint=f"openviking mv {shell_word(source)} {shell_word(target)}",
+            details={"from": str(source), "to": str(target)},
+        )
+
+
+def _overlap(a: VikingURI, b: VikingURI) -> bool:
+    return a.is_within(b) or b.is_within(a)
 
 
 def finish_interrupted_move(store: LanceStore, embedder: Embedder, *, limits: IngestLimits = DEFAULT_LIMITS) -> int:
