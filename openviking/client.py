@@ -7,10 +7,11 @@ built with. Arguments are validated here, before any model is loaded or anything
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -226,16 +227,10 @@ class OpenViking:
 
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[root])
-        return ingest_tree(
-            store,
-            embedder,
-            source,
-            root,
-            tags=tag_list,
-            limits=self._limits(),
-            progress=progress,
-            walked=walked,
-        )
+        with self._summaries_after(store, embedder) as limits:
+            return ingest_tree(
+                store, embedder, source, root, tags=tag_list, limits=limits, progress=progress, walked=walked
+            )
 
     def _target(self, source: Path, to: str | None, parent: str | None) -> VikingURI:
         if to and parent:
@@ -338,9 +333,8 @@ class OpenViking:
         uri = folder.join(memory_name(text))
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[uri])
-        result = write_document(
-            store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=self._limits()
-        )
+        with self._summaries_after(store, embedder) as limits:
+            result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
         return {"uri": str(uri), "category": name, "added": bool(result.added)}
 
     def add_skill(
@@ -371,10 +365,11 @@ class OpenViking:
             root = root.join("SKILL.md")
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[root])
-        return ingest_tree(
-            store, embedder, source, root, tags=normalize_tags(tags), limits=self._limits(), progress=progress,
-            walked=walked,
-        )  # fmt: skip
+        with self._summaries_after(store, embedder) as limits:
+            return ingest_tree(
+                store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress,
+                walked=walked,
+            )  # fmt: skip
 
     # ------------------------------------------------------------------ filesystem writes
     def mkdir(self, uri: str, description: str | None = None) -> dict[str, Any]:
@@ -384,13 +379,9 @@ class OpenViking:
         target = self._uri(uri)
         self._not_in_sessions(target, "made with 'openviking session new'")
         store = self._open(create=True)
-        return make_directory(
-            store,
-            self._checked_embedder(store, writing=True, touching=[target]),
-            target,
-            description,
-            limits=self._limits(),
-        )
+        embedder = self._checked_embedder(store, writing=True, touching=[target])
+        with self._summaries_after(store, embedder) as limits:
+            return make_directory(store, embedder, target, description, limits=limits)
 
     def rm(self, uri: str, recursive: bool = False) -> dict[str, Any]:
         """Remove a file, or a directory with ``recursive``; its records and relations go too."""
@@ -424,13 +415,9 @@ class OpenViking:
                 details={"uri": str(target)},
             )
         store = self._open()
-        result = remove(
-            store,
-            self._checked_embedder(store, writing=True, touching=[target]),
-            target,
-            recursive=recursive,
-            limits=self._limits(),
-        )
+        embedder = self._checked_embedder(store, writing=True, touching=[target])
+        with self._summaries_after(store, embedder) as limits:
+            result = remove(store, embedder, target, recursive=recursive, limits=limits)
         if sessions:  # ls lists them below their folder: they go with it
             for info in sessions:
                 self._sessions().delete(info["session_id"])
@@ -447,7 +434,8 @@ class OpenViking:
             self._not_in_sessions(uri, "named by their id; they cannot be moved")
         store = self._open()
         embedder = self._checked_embedder(store, writing=True)  # move() deals with an unfinished move
-        return move(store, embedder, source, target, limits=self._limits())
+        with self._summaries_after(store, embedder) as limits:
+            return move(store, embedder, source, target, limits=limits)
 
     def _not_in_sessions(self, uri: VikingURI, how: str) -> None:
         """Refuse to write below the sessions folder: what is there is sessions, not files."""
@@ -502,7 +490,9 @@ class OpenViking:
         root = self._uri(uri) if uri else None
         store = self._open()
         refuse_while_a_move_is_unfinished(store, [root])
-        return reindex(store, self.embedder(), root, limits=self._limits(), progress=progress)
+        embedder = self.embedder()
+        with self._summaries_after(store, embedder) as limits:
+            return reindex(store, embedder, root, limits=limits, progress=progress)
 
     def doctor(self) -> dict[str, Any]:
         """What is installed and configured, what the store holds, and any problem found."""
@@ -596,6 +586,16 @@ class OpenViking:
             return self._open().read_problems()
         except OpenVikingError as exc:  # not even the manifest reads
             return [exc.message]
+
+    @contextlib.contextmanager
+    def _summaries_after(self, store: LanceStore, embedder: Embedder) -> Iterator[Any]:
+        """The write's ``IngestLimits``; once the write succeeded, the configured LLM writes the
+        summaries of the directories it changed, outside the store's write lock."""
+        from .ingest.pipeline import write_llm_summaries
+
+        limits = self._limits()
+        yield limits
+        write_llm_summaries(store, embedder, limits)
 
     def _limits(self) -> Any:
         """How one write makes generated text: the ``semantic.*`` sizes, and the LLM (``vlm``)

@@ -79,7 +79,7 @@ def test_a_failing_model_is_reported_once_and_the_summaries_are_extractive(tmp_p
             assert {folder_of(r) for r in chat.posts()} <= deepest
             assert warnings == [
                 f"The LLM (vlm) did not write a directory summary: The summary LLM server at {chat.api_base} "
-                "answered HTTP 500. The rest are written extractively."
+                "answered HTTP 500. The rest keep their extractive summaries for now."
             ]
     with OpenViking(path=tmp_path / "plain", config=config_from_dict(HASH_CONF)) as plain:
         plain.add_resource(tree)
@@ -114,3 +114,47 @@ def test_the_model_is_held_to_the_sizes_and_a_description_stays_the_abstract(tmp
         client.add_resource(tmp_path / "inv" / "a.md", parent=f"{R}/billing")
         assert client.abstract(f"{R}/billing") == "Invoices and the billing service"
         assert client.overview(f"{R}/billing").startswith("# f\n\n- entry 0:")
+
+
+def test_a_failure_is_asked_again_by_the_next_write(tmp_path: Path) -> None:
+    tree = make_tree(tmp_path / "handbook", EN_FILES)
+    with ChatServer(Reply(status=500, body={"error": {"message": "down"}})) as down:
+        with llm_client(tmp_path / "store", down, [], max_retries=0) as client:
+            client.add_resource(tree)
+            assert "LLM" not in client.abstract(f"{H}/deploy")
+    with ChatServer(summary_reply) as up, llm_client(tmp_path / "store", up) as client:
+        assert client.add_resource(tree).unchanged == len(EN_FILES)  # nothing changed but the summaries' writer
+        assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."
+        assert client.abstract(H) == "LLM abstract of handbook."
+        before = len(up.requests)
+        client.add_resource(tree)
+        assert len(up.requests) == before  # written now: not asked again
+
+
+def test_the_store_is_not_locked_while_the_model_writes(tmp_path: Path) -> None:
+    import threading
+
+    from helpers import hash_config
+
+    tree = make_tree(tmp_path / "handbook", EN_FILES)
+    asked, release = threading.Event(), threading.Event()
+    answered: list[str] = []
+
+    def slow(request: Request) -> Reply:
+        asked.set()
+        release.wait(10)
+        answered.append(folder_of(request))
+        return summary_reply(request)
+
+    with ChatServer(slow) as chat, llm_client(tmp_path / "store", chat) as client:
+        adding = threading.Thread(target=client.add_resource, args=(tree,))
+        adding.start()
+        assert asked.wait(30)  # the files are stored, and the model is writing a summary
+        with OpenViking(path=tmp_path / "store", config=hash_config()) as other:
+            other.add_memory("The user writes while the model thinks")  # needs the write lock
+            assert answered == []  # it got it before the model answered
+            assert {h.uri for h in other.find("docker compose", target_uri=H, score_threshold=-1)}
+        release.set()
+        adding.join(30)
+        assert not adding.is_alive()
+        assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."

@@ -1,11 +1,13 @@
 """Directory summaries written by the configured LLM (``vlm``), in prompts of our own.
 
-Without an LLM, a directory's L0 and L1 are extractive (summary.py). With one, the model reads
-the directory's name, the description it was made with and what its entries are about, and
-writes both. A directory whose entries did not change keeps the text it has, so re-adding an
-unchanged tree asks the model nothing. The first failure (server down, slow, a reply that is
-not the JSON asked for) is reported once, and the rest of the write falls back to extractive
-text: an add never fails because the summary writer did.
+Without an LLM, a directory's L0 and L1 are extractive (summary.py). With one, a write first
+stores the extractive text, and then, with the store's lock released, the model reads each
+changed directory's name, the description it was made with and what its entries are about,
+and writes both (pipeline.write_llm_summaries). A directory whose entries did not change keeps
+the text the model wrote, so re-adding an unchanged tree asks the model nothing. The first
+failure (server down, slow, a reply that is not the JSON asked for) is reported once, and the
+rest keep their extractive text until a later write asks again: a write never fails because
+the summary writer did.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ class DirectorySummaryWriter:
         self.warn = warn
         self.failed = False
         self.written = 0
+        self.pending: set[str] = set()  # directories whose summaries a write left to the model
         self._lock = threading.Lock()  # directories of one depth are written side by side
 
     def write(
@@ -59,13 +62,13 @@ class DirectorySummaryWriter:
         name: str,
         description: str,
         children: Sequence[ChildSummary],
-        fallback: tuple[str, str],
+        described: str,
         limits: tuple[int, int],
-    ) -> tuple[str, str]:
-        """(abstract, overview) of the directory at ``uri``; ``fallback`` (the extractive pair)
-        once the model has failed. A user's description stays the abstract."""
-        if self.failed or not children:
-            return fallback
+    ) -> tuple[str, str] | None:
+        """(abstract, overview) of the directory at ``uri``, None once the model has failed.
+        ``described`` is the abstract made of the user's description, which stays."""
+        if self.failed:
+            return None
         abstract_max, overview_max = limits
         messages = [
             {
@@ -79,21 +82,22 @@ class DirectorySummaryWriter:
             abstract, overview = _parse_reply(reply)
         except OpenVikingError as exc:
             self._give_up(exc.message)
-            return fallback
+            return None
         except ValueError as exc:
             self._give_up(f"its reply is not the JSON asked for ({exc})")
-            return fallback
+            return None
         with self._lock:
             self.written += 1
-        if description:
-            abstract = fallback[0]
-        return truncate_generated(abstract, abstract_max), _cut_overview(overview, overview_max)
+        return described or truncate_generated(abstract, abstract_max), _cut_overview(overview, overview_max)
 
     def _give_up(self, why: str) -> None:
         with self._lock:
             first, self.failed = not self.failed, True
         if first and self.warn is not None:
-            self.warn(f"The LLM (vlm) did not write a directory summary: {why}. The rest are written extractively.")
+            self.warn(
+                f"The LLM (vlm) did not write a directory summary: {why}. "
+                "The rest keep their extractive summaries for now."
+            )
 
 
 def _folder_text(uri: str, description: str, children: Sequence[ChildSummary]) -> str:

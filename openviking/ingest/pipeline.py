@@ -10,7 +10,6 @@ store holds then, so two processes adding side by side both end up described.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
-from openviking.store.filters import path_scope_sql, sql_in
+from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.types import AddResult
 from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
 
     from .llm_summary import DirectorySummaryWriter
 
-__all__ = ["IngestLimits", "ingest_tree", "record_id", "refresh_directories"]
+__all__ = ["IngestLimits", "ingest_tree", "record_id", "refresh_directories", "write_llm_summaries"]
 
 ProgressCallback = Callable[[int, int], None]
 # Chunks embedded per commit: large enough to keep the model busy, small enough that an
@@ -51,6 +50,7 @@ ProgressCallback = Callable[[int, int], None]
 BATCH_CHUNKS = 192
 SUMMARY_CHUNK = -1  # chunk number of a file's summary record
 SUMMARY_WRITERS = 4  # directories whose summaries the LLM writes at once
+LLM_WRITTEN = "llm:"  # content-hash prefix of a directory summary an LLM wrote
 SNIFF_BYTES = 8192
 
 
@@ -737,76 +737,61 @@ def refresh_directories(
         inputs: list[str] = []
         to_delete: list[str] = []
         source_prefix = str(source) if source is not None else None
-        # Deepest first: a directory's summary reads its children's. The directories of one
-        # depth do not read each other, so an LLM writes theirs side by side.
-        for _, level in itertools.groupby(ordered, key=lambda u: u.count("/")):
-            drafts: list[_DirectoryDraft] = []
-            for uri_text in level:
-                uri = _from_text(uri_text)
-                kids = sorted(children.get(uri_text, []), key=lambda r: (not r["is_dir"], r["name"]))
-                node = nodes.get(uri_text)
-                if not kids and node is not None and source_prefix and uri.depth >= 2:
-                    if str(node.get("source") or "").startswith(source_prefix):
-                        to_delete.append(uri_text)  # emptied by files that vanished from the source
-                        parent_key = node.get("parent_uri")
-                        if parent_key:
-                            children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
-                        continue
-                drafts.append(_DirectoryDraft.of(uri, node, kids, limits))
-            _write_summaries(drafts, limits)
-            for draft in drafts:
-                uri, node, kids = draft.uri, draft.node, draft.kids
-                within = uri.is_within(top)
-                dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
-                latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
-                changed = (
-                    force
-                    or not draft.same_entries
-                    or list((node or {}).get("tags") or []) != dir_tags
-                    or (latest is not None and (node or {}).get("updated_at") != latest)
-                )
-                row = node_row(
-                    uri,
-                    is_dir=True,
-                    content=draft.description or None,
-                    abstract=draft.abstract,
-                    overview=draft.overview,
-                    size=0,
-                    created_at=(node or {}).get("created_at") or now,
-                    updated_at=latest or (node or {}).get("updated_at") or now,
-                    tags=dir_tags,
-                    content_hash=draft.digest,
-                    source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
-                )
-                # Keep this directory's fresh summary for its parent's overview.
-                nodes[str(uri)] = row
-                parent_key = row["parent_uri"]
-                if parent_key:
-                    siblings = children.setdefault(parent_key, [])
-                    children[parent_key] = [s for s in siblings if s["uri"] != str(uri)] + [row]
-                if not changed:
+        # Deepest first: a directory's summary reads its children's.
+        writer = limits.summary_writer
+        for uri_text in ordered:
+            uri = _from_text(uri_text)
+            kids = sorted(children.get(uri_text, []), key=lambda r: (not r["is_dir"], r["name"]))
+            node = nodes.get(uri_text)
+            if not kids and node is not None and source_prefix and uri.depth >= 2:
+                if str(node.get("source") or "").startswith(source_prefix):
+                    to_delete.append(uri_text)  # emptied by files that vanished from the source
+                    parent_key = node.get("parent_uri")
+                    if parent_key:
+                        children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
                     continue
-                new_nodes.append(row)
-                if uri.depth >= 2:  # scope roots contain everything: a hit on them tells nothing
-                    for level_number, text, embed in (
-                        (0, draft.abstract, f"{uri.name}\n{draft.abstract}"),
-                        (1, draft.overview, navigation_text(uri.name, draft.summaries)),
-                    ):
-                        inputs.append(embed)
-                        new_records.append(
-                            record_row(
-                                uri,
-                                level_number,
-                                0,
-                                line_start=0,
-                                line_end=0,
-                                text=text,
-                                abstract=draft.abstract,
-                                created_at=row["created_at"],
-                                updated_at=row["updated_at"],
-                                tags=dir_tags,
-                            )
-                        )
+            draft = _DirectoryDraft.of(uri, node, kids, limits)
+            if writer is not None and uri.depth >= 2:
+                if draft.waits_for(writer.pending):
+                    draft.keep_stored()  # until its entries' new summaries are written
+                    writer.pending.add(uri_text)
+                elif draft.wants_writer:
+                    writer.pending.add(uri_text)  # written by the LLM once the write lock is released
+            within = uri.is_within(top)
+            dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
+            latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
+            changed = (
+                force
+                or not draft.same_entries
+                or list((node or {}).get("tags") or []) != dir_tags
+                or (latest is not None and (node or {}).get("updated_at") != latest)
+            )
+            row = node_row(
+                uri,
+                is_dir=True,
+                content=draft.description or None,
+                abstract=draft.abstract,
+                overview=draft.overview,
+                size=0,
+                created_at=(node or {}).get("created_at") or now,
+                updated_at=latest or (node or {}).get("updated_at") or now,
+                tags=dir_tags,
+                content_hash=draft.stored_hash,
+                source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
+            )
+            # Keep this directory's fresh summary for its parent's overview.
+            nodes[str(uri)] = row
+            parent_key = row["parent_uri"]
+            if parent_key:
+                siblings = children.setdefault(parent_key, [])
+                children[parent_key] = [s for s in siblings if s["uri"] != str(uri)] + [row]
+            if not changed:
+                continue
+            new_nodes.append(row)
+            if uri.depth >= 2:  # scope roots contain everything: a hit on them tells nothing
+                for record, embed in _directory_records(draft, row):
+                    new_records.append(record)
+                    inputs.append(embed)
         if to_delete:
             where = sql_in("uri", to_delete)
             store.delete_records(where)
@@ -822,7 +807,7 @@ def refresh_directories(
 
 @dataclass(slots=True)
 class _DirectoryDraft:
-    """A directory's summary as it is being made: from what, and (so far) what it says."""
+    """A directory's summary as it is being made: from what, and what it says."""
 
     uri: VikingURI
     node: dict[str, Any] | None
@@ -849,38 +834,152 @@ class _DirectoryDraft:
         )
         overview = directory_overview(uri.name, abstract, summaries, limits.overview_max_chars)
         # The digest of the extractive text stands for what the summary is made from (the
-        # entries' summaries and the description), whoever writes the summary.
+        # entries' summaries and the description), whoever writes the summary; an LLM's text
+        # is stored with the digest it was made from, marked LLM_WRITTEN.
         digest = hashlib.sha256((abstract + "\0" + overview).encode("utf-8")).hexdigest()
-        same_entries = node is not None and node.get("content_hash") == digest
+        stored = (node or {}).get("content_hash")
+        same_entries = node is not None and stored in (digest, LLM_WRITTEN + digest)
         if same_entries and node is not None and node.get("abstract") and node.get("overview"):
             abstract, overview = node["abstract"], node["overview"]  # kept, perhaps as the LLM wrote it
         return cls(uri, node, kids, summaries, description, abstract, overview, digest, same_entries)
 
     @property
+    def stored_hash(self) -> str:
+        """The content hash to store with this text."""
+        return str((self.node or {}).get("content_hash")) if self.same_entries else self.digest
+
+    @property
+    def llm_written(self) -> bool:
+        return self.same_entries and self.stored_hash.startswith(LLM_WRITTEN)
+
+    def waits_for(self, pending: set[str]) -> bool:
+        """True when an LLM wrote this summary and some of its entries are about to be written
+        again: its own rewrite is decided once theirs are, so that an entry the model sums up
+        as before does not cost this directory a new summary."""
+        stored = str((self.node or {}).get("content_hash") or "")
+        return stored.startswith(LLM_WRITTEN) and any(kid["uri"] in pending for kid in self.kids)
+
+    def keep_stored(self) -> None:
+        """Keep the summary the directory has (the model's), whatever its entries say now."""
+        if self.node is not None and self.node.get("abstract") and self.node.get("overview"):
+            self.abstract, self.overview, self.same_entries = self.node["abstract"], self.node["overview"], True
+
+    @property
     def wants_writer(self) -> bool:
-        return not self.same_entries and self.uri.depth >= 2  # not the scope roots
+        """True when an LLM should (re)write this summary: not a scope root, and not yet
+        written by one for these entries (a text that an earlier failure left extractive too)."""
+        return self.uri.depth >= 2 and bool(self.kids) and not self.llm_written
 
 
-def _write_summaries(drafts: list[_DirectoryDraft], limits: IngestLimits) -> None:
-    """Have the configured LLM write the summaries of ``drafts`` whose entries changed."""
+def _directory_records(draft: _DirectoryDraft, row: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """The L0 and L1 records of a directory (``row`` is its node), each with the text embedded."""
+    uri = draft.uri
+    return [
+        (
+            record_row(
+                uri,
+                level,
+                0,
+                line_start=0,
+                line_end=0,
+                text=text,
+                abstract=row["abstract"],
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                tags=list(row.get("tags") or []),
+            ),
+            embed,
+        )
+        for level, text, embed in (
+            (0, row["abstract"], f"{uri.name}\n{row['abstract']}"),
+            (1, row["overview"], navigation_text(uri.name, draft.summaries)),
+        )
+    ]
+
+
+def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLimits) -> int:
+    """Have the configured LLM write the summaries of the directories the write left to it
+    (``limits.summary_writer.pending``); how many it wrote.
+
+    It runs after the write, with the store's lock released while the model thinks: deepest
+    first, the directories of one depth side by side. Under the lock again, a text is stored
+    only if the directory's entries are still those it was made from (another process may
+    have changed them meanwhile: then its own write asks again). Each directory the model
+    wrote makes its parent's summary stale, so the parent is written next.
+    """
     writer = limits.summary_writer
-    wanted = [draft for draft in drafts if draft.wants_writer] if writer is not None else []
-    if writer is None or not wanted:
-        return
+    if writer is None:
+        return 0
+    written = 0
+    while writer.pending and not writer.failed:
+        depth = max(uri.count("/") for uri in writer.pending)
+        level = sorted(uri for uri in writer.pending if uri.count("/") == depth)
+        writer.pending.difference_update(level)
+        drafts = [d for d in (_read_draft(store, uri, limits) for uri in level) if d is not None and d.wants_writer]
+        texts = _ask_writer(writer, drafts, limits)
+        with store.write_lock():
+            rows, records, inputs = [], [], []
+            for draft, text in zip(drafts, texts, strict=True):
+                now = _read_draft(store, str(draft.uri), limits)
+                if text is None or now is None or now.digest != draft.digest or draft.node is None:
+                    continue
+                row = {
+                    **draft.node,
+                    "abstract": text[0],
+                    "overview": text[1],
+                    "content_hash": LLM_WRITTEN + draft.digest,
+                }
+                rows.append(row)
+                for record, embed in _directory_records(draft, row):
+                    records.append(record)
+                    inputs.append(embed)
+                parent = draft.uri.parent
+                if parent is not None and parent.depth >= 2:
+                    writer.pending.add(str(parent))
+            if records:
+                refreshed = sorted({r["uri"] for r in records})
+                _embed_rows(store, embedder, records, inputs, refreshed)
+                store.replace_records(refreshed, records, embedder.dimension)
+            if rows:
+                store.upsert_nodes(rows)
+            written += len(rows)
+    return written
 
-    def write(draft: _DirectoryDraft) -> tuple[str, str]:
+
+def _read_draft(store: LanceStore, uri: str, limits: IngestLimits) -> _DirectoryDraft | None:
+    """The summary draft of the directory at ``uri`` as the store holds it now (None: not a directory)."""
+    from openviking.store.schema import NODE_COLUMNS
+
+    node = store.get_node(uri, columns=NODE_COLUMNS)
+    if node is None or not node["is_dir"]:
+        return None
+    kids = store.query_nodes(f"parent_uri = {sql_string(uri)}", columns=["uri", "name", "is_dir", "abstract"])
+    kids.sort(key=lambda r: (not r["is_dir"], r["name"]))
+    return _DirectoryDraft.of(_from_text(uri), node, kids, limits)
+
+
+def _ask_writer(
+    writer: DirectorySummaryWriter, drafts: list[_DirectoryDraft], limits: IngestLimits
+) -> list[tuple[str, str] | None]:
+    """The LLM's (abstract, overview) of each draft, None where it failed; several at a time."""
+    if not drafts:
+        return []
+
+    def write(draft: _DirectoryDraft) -> tuple[str, str] | None:
         return writer.write(
             str(draft.uri),
             draft.uri.name,
             draft.description,
             draft.summaries,
-            (draft.abstract, draft.overview),
+            draft.abstract if draft.description else "",
             (limits.abstract_max_chars, limits.overview_max_chars),
         )
 
-    with ThreadPoolExecutor(max_workers=min(SUMMARY_WRITERS, len(wanted))) as pool:
-        for draft, (abstract, overview) in zip(wanted, pool.map(write, wanted), strict=True):
-            draft.abstract, draft.overview = abstract, overview
+    pool = ThreadPoolExecutor(max_workers=min(SUMMARY_WRITERS, len(drafts)))
+    try:
+        return list(pool.map(write, drafts))
+    finally:  # after Ctrl-C, do not wait for the answers still on their way
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _from_text(uri: str) -> VikingURI:
