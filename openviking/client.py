@@ -275,7 +275,13 @@ class OpenViking:
         """Walk ``source`` once, and refuse it before anything is written when it holds no text."""
         from .ingest.walk import looks_binary, walk
 
-        store = None if "://" in self.store_path else Path(self.store_path)
+        store = None if "://" in self.store_path else Path(self.store_path).absolute()
+        if store is not None and source.resolve().is_relative_to(store.resolve()):
+            raise InvalidArgumentError(
+                f"Cannot add {source}: it is the store's own folder ({store})",
+                hint="Add the folder that holds your files; the store keeps its own data",
+                details={"path": str(source), "store": str(store)},
+            )
         walked = walk(source, include, exclude, store=store)
         for item in walked.files:
             try:
@@ -405,7 +411,8 @@ class OpenViking:
                     details={"uri": str(target)},
                 )
         folder = sessions_folder(self.user)
-        sessions = self._sessions().list() if folder.is_within(target) and not target.is_root else []
+        # the root and the scope roots are refused by remove() below, before anything goes
+        sessions = self._sessions().list() if folder.is_within(target) and target.depth >= 2 else []
         if sessions and not recursive:
             from .errors import FailedPreconditionError
 
@@ -577,7 +584,9 @@ class OpenViking:
         for role, api_base in _configured_endpoints(config):
             reason = _unreachable(api_base)
             if reason:
-                problems.append(f"the {role} at {api_base} cannot be reached ({reason})")
+                from .models.llm import safe_url  # no credentials or query of the URL in the report
+
+                problems.append(f"the {role} at {safe_url(api_base)} cannot be reached ({reason})")
         report["problems"] = problems
         return report
 
@@ -956,14 +965,14 @@ class OpenViking:
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
         """A file's content (L2); ``offset``/``limit`` count lines. A directory (a session
         too) reads as its overview."""
+        from .store.fs import check_line_range, slice_lines
+
+        check_line_range(offset, limit)
         target = self._uri(uri)
         session = self._session_at(target)
         if session is None:
             return self._fs().read(target, offset, limit)
-        text = _session_overview(session)
-        self._fs().read(self._uri("viking://"), offset, limit)  # the same checks of offset and limit
-        lines = text.splitlines(keepends=True)
-        return text if (offset, limit) == (0, -1) else "".join(lines[offset : None if limit == -1 else offset + limit])
+        return slice_lines(_session_overview(session), offset, limit)
 
     def abstract(self, uri: str) -> str:
         """A directory's L0 abstract, or a file's summary."""
@@ -991,7 +1000,7 @@ class OpenViking:
         None): ls, ls -r and tree show them as folders where their URIs point."""
         if not self._lists_sessions(target, depth):
             return []
-        return [self._session_entry(info) for info in self._sessions().list()]
+        return sorted((self._session_entry(info) for info in self._sessions().list()), key=lambda e: e["uri"])
 
     def _lists_sessions(self, target: VikingURI, depth: int | None) -> bool:
         """True when the sessions are at most ``depth`` levels below ``target`` (any depth when None)."""

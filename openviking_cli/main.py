@@ -119,14 +119,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
 
     command = typer.main.get_command(app)
-    args = global_options_after_the_command(list(sys.argv[1:] if argv is None else argv), CommandShape.of(command))
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = global_options_after_the_command(given, CommandShape.of(command))
     try:
         code = command.main(args=args, prog_name="openviking", standalone_mode=False)
     except NoArgsIsHelpError as exc:
         exc.show()
         return ExitCode.USAGE
     except UsageError as exc:
-        _usage_error(exc, args)
+        _usage_error(exc, given)  # as typed: -o json before a group's bad option still asks for JSON
         return ExitCode.USAGE
     except ClickException as exc:
         exc.show()

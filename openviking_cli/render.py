@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["hit_cards", "note", "shorten_cells", "text_width", "wrap_cells"]
+__all__ = ["hit_cards", "note", "shorten_cells", "text_width", "wrap_cells", "wrap_indented"]
 
 
 def text_width(console: Console) -> int:
@@ -31,6 +31,7 @@ def wrap_cells(text: str, width: int) -> list[str]:
     longer than a line is cut."""
     from rich.cells import cell_len
 
+    width = max(width, 2)  # a wide character needs two columns
     lines: list[str] = []
     line, used = "", 0
     for token in _TOKEN.findall(text):
@@ -53,6 +54,14 @@ def wrap_cells(text: str, width: int) -> list[str]:
     if line.strip():
         lines.append(line.rstrip())
     return lines
+
+
+def wrap_indented(text: str, width: int) -> list[str]:
+    """``wrap_cells`` for a line of a message: its indentation (code, a nested list) stays on
+    each of its lines."""
+    body = text.lstrip(" ")
+    indent = " " * min(len(text) - len(body), width // 2)
+    return [indent + line for line in wrap_cells(body, width - len(indent))]
 
 
 def shorten_cells(text: str, width: int, placeholder: str = "...") -> str:

@@ -1006,6 +1006,8 @@ def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path
     assert group_help.code == 0 and "session [OPTIONS] COMMAND" in group_help.out, group_help.err
     bad_group_option = cli("--store", store, "session", "--bogus")
     assert bad_group_option.code == 2 and "No such option: --bogus" in bad_group_option.err
+    as_json = cli("-o", "json", "session", "--bogus")  # the JSON asked for before the group still comes
+    assert as_json.code == 2 and as_json.error()["message"] == "No such option: --bogus"
 
 
 def test_moving_global_options_touches_nothing_else() -> None:
@@ -1049,7 +1051,7 @@ def test_cards_wrap_chinese_by_terminal_columns() -> None:
     from rich.cells import cell_len
     from rich.console import Console
 
-    from openviking_cli.render import hit_cards, wrap_cells
+    from openviking_cli.render import hit_cards, wrap_cells, wrap_indented
 
     english = "OpenViking can run as a standalone HTTP server, allowing multiple clients to connect over the network"
     for width in (20, 33, 60):  # plain words wrap as textwrap wraps them
@@ -1062,6 +1064,12 @@ def test_cards_wrap_chinese_by_terminal_columns() -> None:
     assert all(cell_len(line) <= 40 for line in lines) and max(map(cell_len, lines)) >= 38  # full lines, not half
     assert "".join(lines).replace(" ", "") == chinese.replace(" ", "")  # nothing lost or repeated
     assert wrap_cells("a" * 25, 10) == ["a" * 10, "a" * 10, "a" * 5]
+    assert wrap_cells("中文", 0) == ["中", "文"]  # ends even when no character fits
+    assert wrap_indented("    x = compute(a, b)  # a comment long enough", 24) == [
+        "    x = compute(a, b) #",
+        "    a comment long",
+        "    enough",
+    ]
 
     out = io.StringIO()
     hit = {"context_type": "resource", "uri": "viking://resources/zh/guide.md", "level": 2, "score": 0.9}

@@ -873,7 +873,9 @@ def test_a_file_that_can_no_longer_be_added_goes_like_one_that_vanished(
     assert (again.unchanged, again.removed, again.skipped) == (1, 2, 2)
     assert {f["path"]: f["reason"] for f in again.skipped_files} == {"one.md": "binary", "two.md": "larger than 10 MB"}
     assert files_under(hash_client, f"{R}/t") == {f"{R}/t/three.md"}  # neither keeps its old text
-    assert "apples" not in {h.abstract for h in hash_client.find("apples text", score_threshold=-1)}
+    found = hash_client.find("apples text", target_uri=f"{R}/t", score_threshold=-1)
+    assert {h.uri for h in found.resources} <= {f"{R}/t/three.md", f"{R}/t/.abstract.md", f"{R}/t/.overview.md"}
+    assert not any("apples" in (h.abstract or "") for h in found)  # no record of the old text is left
 
 
 def test_the_size_limit_holds_for_a_single_file_too(hash_client: OpenViking, tmp_path: Path) -> None:
@@ -897,6 +899,12 @@ def test_adding_the_folder_that_holds_the_store_leaves_the_store_out(tmp_path: P
         assert {"path": "st", "reason": "the store being written"} in second.skipped_files
         assert client.glob("**", uri=f"{R}/project")["matches"] == [f"{R}/project/a.md"]
         assert first.added == 1
+        for inside in (folder / "st", folder / "st" / "nodes.lance"):  # the store itself, or a part of it
+            error = unharmed(client, lambda inside=inside: client.add_resource(inside))
+            assert (error.code, error.message) == (
+                "INVALID_ARGUMENT",
+                f"Cannot add {inside}: it is the store's own folder ({folder / 'st'})",
+            )
 
 
 def test_a_layout_folder_is_a_parent_before_anything_is_in_it(hash_client: OpenViking, tmp_path: Path) -> None:

@@ -84,7 +84,10 @@ def walk(
             result.files.append(SourceFile(root, root.name, stat.st_size, stat.st_mtime))
         return result
     real_root = root.resolve()
-    skip = store.resolve() if store is not None else None
+    try:
+        skip = (store.stat().st_dev, store.stat().st_ino) if store is not None else None
+    except OSError:  # no store yet: nothing of it to leave out
+        skip = None
     _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result, skip)
     return result
 
@@ -120,7 +123,7 @@ def _walk_dir(
     include_spec: object,
     exclude_spec: object,
     result: WalkResult,
-    store: Path | None = None,
+    store: tuple[int, int] | None = None,
 ) -> None:
     ignores = ignores.extended(directory, rel_dir)
     try:
@@ -141,7 +144,7 @@ def _walk_dir(
         if is_dir:
             if ignores.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):  # type: ignore[attr-defined]
                 continue
-            if store is not None and Path(entry.path).resolve() == store:
+            if store is not None and entry.inode() == store[1] and entry.stat().st_dev == store[0]:
                 result.skipped.append((rel, "the store being written"))
                 continue
             _walk_dir(Path(entry.path), real_root, rel, ignores, include_spec, exclude_spec, result, store)

@@ -16,7 +16,7 @@ from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS
 
-__all__ = ["SIDECARS", "VikingFS", "tree_key"]
+__all__ = ["SIDECARS", "VikingFS", "check_line_range", "slice_lines", "tree_key"]
 
 SIDECARS = SIDECAR_FILES
 
@@ -49,21 +49,14 @@ class VikingFS:
 
     def read(self, uri: VikingURI, offset: int = 0, limit: int = -1) -> str:
         """A file's text (lines ``offset`` .. ``offset+limit``); a directory reads as its overview."""
-        if offset < 0:
-            raise InvalidArgumentError("offset must be >= 0", details={"offset": offset})
-        if limit < -1:
-            raise InvalidArgumentError("limit must be >= 0 (or -1 for all)", details={"limit": limit})
+        check_line_range(offset, limit)
         sidecar = SIDECARS.get(uri.name)
         if sidecar and uri.parent is not None:
             text = self._sidecar(uri.parent, sidecar)
         else:
             row = self.node(uri, columns=["uri", "is_dir", "content", "overview"])
             text = _overview_text(uri, row) if row["is_dir"] else row.get("content") or ""
-        if offset == 0 and limit == -1:
-            return text
-        lines = text.splitlines(keepends=True)
-        end = None if limit == -1 else offset + limit
-        return "".join(lines[offset:end])
+        return slice_lines(text, offset, limit)
 
     def abstract(self, uri: VikingURI) -> str:
         """A directory's L0, or a file's summary (a directory's sidecar file: its directory's)."""
@@ -214,6 +207,23 @@ class VikingFS:
                 }
             )
         return out
+
+
+def check_line_range(offset: int, limit: int) -> None:
+    """``read``'s line window: ``offset`` >= 0, ``limit`` >= 0 or -1 for all."""
+    if offset < 0:
+        raise InvalidArgumentError("offset must be >= 0", details={"offset": offset})
+    if limit < -1:
+        raise InvalidArgumentError("limit must be >= 0 (or -1 for all)", details={"limit": limit})
+
+
+def slice_lines(text: str, offset: int = 0, limit: int = -1) -> str:
+    """Lines ``offset`` .. ``offset + limit`` of ``text`` (all from ``offset`` with -1)."""
+    check_line_range(offset, limit)
+    if offset == 0 and limit == -1:
+        return text
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[offset : None if limit == -1 else offset + limit])
 
 
 def _overview_text(uri: VikingURI, row: dict[str, Any]) -> str:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.render import note, text_width, wrap_cells
+from openviking_cli.render import note, text_width, wrap_cells, wrap_indented
 from openviking_cli.runtime import CliContext, Output, command, text_argument
 
 app = typer.Typer()
@@ -113,7 +113,7 @@ def _render_session(console: Any, info: dict[str, Any]) -> None:
         console.print(title, soft_wrap=True)
         text = "\n".join(str(p.get("text", "")) for p in message.get("parts", []))
         for paragraph in text.splitlines() or [""]:
-            for line in wrap_cells(paragraph, width) or [""]:
+            for line in wrap_indented(paragraph, width) or [""]:
                 console.print(Text("   " + line), soft_wrap=True)
 
 
