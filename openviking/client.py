@@ -8,6 +8,7 @@ built with. Arguments are validated here, before any model is loaded or anything
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -159,22 +160,26 @@ class OpenViking:
             self._check_embedder(store, embedder)
             return embedder
         with store.write_lock():  # another process binding the store at the same time waits
-            self._check_embedder(store, embedder)
-            stored_width = store.records_dimension()
-            if stored_width is not None and stored_width != embedder.dimension:  # records of an unknown embedder
-                raise FailedPreconditionError(
-                    f"The store holds {stored_width}-dimensional vectors; the embedder makes {embedder.dimension}",
-                    hint="Configure the embedder the store was built with, or re-embed everything with: "
-                    "openviking reindex",
-                    details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
-                )
-            if store.meta().get("embedder") != embedder.identity:
-                store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
+            self._bind_embedder(store, embedder, touching)
+        return embedder
+
+    def _bind_embedder(self, store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | None]) -> None:
+        """Under the write lock: refuse a store bound to another embedder, or a write touching an
+        unfinished move; bind a store that holds no records yet to ``embedder``."""
+        self._check_embedder(store, embedder)
+        stored_width = store.records_dimension()
+        if stored_width is not None and stored_width != embedder.dimension:  # records of an unknown embedder
+            raise FailedPreconditionError(
+                f"The store holds {stored_width}-dimensional vectors; the embedder makes {embedder.dimension}",
+                hint="Configure the embedder the store was built with, or re-embed everything with: openviking reindex",
+                details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
+            )
         if touching:
             from .ingest.fsops import refuse_while_a_move_is_unfinished
 
             refuse_while_a_move_is_unfinished(store, touching)
-        return embedder
+        if store.meta().get("embedder") != embedder.identity:
+            store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
 
     @staticmethod
     def _check_embedder(store: LanceStore, embedder: Embedder) -> None:
@@ -227,7 +232,7 @@ class OpenViking:
 
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[root])
-        with self._summaries_after(store, embedder) as limits:
+        with self._summaries_after(store, embedder, [root]) as limits:
             return ingest_tree(
                 store, embedder, source, root, tags=tag_list, limits=limits, progress=progress, walked=walked
             )
@@ -339,7 +344,7 @@ class OpenViking:
         uri = folder.join(memory_name(text))
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[uri])
-        with self._summaries_after(store, embedder) as limits:
+        with self._summaries_after(store, embedder, [uri]) as limits:
             result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
         return {"uri": str(uri), "category": name, "added": bool(result.added)}
 
@@ -371,7 +376,7 @@ class OpenViking:
             root = root.join("SKILL.md")
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[root])
-        with self._summaries_after(store, embedder) as limits:
+        with self._summaries_after(store, embedder, [root]) as limits:
             return ingest_tree(
                 store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress,
                 walked=walked,
@@ -386,7 +391,7 @@ class OpenViking:
         self._not_in_sessions(target, "made with 'openviking session new'")
         store = self._open(create=True)
         embedder = self._checked_embedder(store, writing=True, touching=[target])
-        with self._summaries_after(store, embedder) as limits:
+        with self._summaries_after(store, embedder, [target]) as limits:
             return make_directory(store, embedder, target, description, limits=limits)
 
     def rm(self, uri: str, recursive: bool = False) -> dict[str, Any]:
@@ -423,13 +428,13 @@ class OpenViking:
             )
         store = self._open()
         embedder = self._checked_embedder(store, writing=True, touching=[target])
-        with self._summaries_after(store, embedder) as limits:
+        with self._summaries_after(store, embedder, [target]) as limits:
             result = remove(store, embedder, target, recursive=recursive, limits=limits)
-        if sessions:  # ls lists them below their folder: they go with it
-            for info in sessions:
-                self._sessions().delete(info["session_id"])
-            result["removed"] += len(sessions)
-            result["sessions"] = len(sessions)
+            if sessions:  # ls lists them below their folder: they go with it
+                for info in sessions:
+                    self._sessions().delete(info["session_id"])
+                result["removed"] += len(sessions)
+                result["sessions"] = len(sessions)
         return result
 
     def mv(self, from_uri: str, to_uri: str) -> dict[str, Any]:
@@ -498,7 +503,7 @@ class OpenViking:
         store = self._open()
         refuse_while_a_move_is_unfinished(store, [root])
         embedder = self.embedder()
-        with self._summaries_after(store, embedder) as limits:
+        with self._summaries_after(store, embedder, guard=False) as limits:  # it changes the binding itself
             return reindex(store, embedder, root, limits=limits, progress=progress)
 
     def doctor(self) -> dict[str, Any]:
@@ -597,14 +602,40 @@ class OpenViking:
             return [exc.message]
 
     @contextlib.contextmanager
-    def _summaries_after(self, store: LanceStore, embedder: Embedder) -> Iterator[Any]:
-        """The write's ``IngestLimits``; once the write succeeded, the configured LLM writes the
-        summaries of the directories it changed, outside the store's write lock."""
+    def _summaries_after(
+        self, store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
+    ) -> Iterator[Any]:
+        """The write's ``IngestLimits``. While the write runs, each time it takes the store's
+        lock it checks again what ``_bind_embedder`` checked (another process may have bound the
+        store or left a move unfinished meanwhile). Once it succeeded, the configured LLM writes
+        the summaries of the directories it changed, outside the lock."""
         from .ingest.pipeline import write_llm_summaries
 
         limits = self._limits()
-        yield limits
-        write_llm_summaries(store, embedder, limits)
+        checks = [functools.partial(self._bind_embedder, store, embedder, touching)] if guard else []
+        store.write_checks.extend(checks)
+        try:
+            yield limits
+        finally:
+            for check in checks:
+                store.write_checks.remove(check)
+        if limits.summary_writer is None:
+            return
+        # The write is complete and consistent by now: whatever stops the LLM's part leaves
+        # extractive summaries, which the next write asks the LLM for again.
+        try:
+            write_llm_summaries(store, embedder, limits)
+        except OpenVikingError as exc:
+            self._note(f"The LLM's directory summaries were not all stored ({exc.message}); the next write asks again")
+        except KeyboardInterrupt:
+            self._note(
+                "Interrupted while the LLM wrote directory summaries: the write itself is complete, and the "
+                "folders left keep their extractive summaries until the next write"
+            )
+
+    def _note(self, message: str) -> None:
+        if self._warn is not None:
+            self._warn(message)
 
     def _limits(self) -> Any:
         """How one write makes generated text: the ``semantic.*`` sizes, and the LLM (``vlm``)

@@ -923,3 +923,62 @@ def test_rm_scope_root_from_the_cli(handbook_ov: Callable[..., CliResult], tmp_p
     cli_unharmed(
         handbook_ov, tmp_path / "store", ["rm", "-r", R], "INVALID_ARGUMENT", 2, "Refusing to remove the scope root"
     )
+
+
+def between_check_and_write(monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[], None]) -> None:
+    """Run ``meanwhile`` (another process's write) once, right after the next write passed its
+    first checks and before it takes the store's lock to write."""
+    real = OpenViking._checked_embedder
+    done: list[bool] = []
+
+    def checked_then_meanwhile(self: OpenViking, store: Any, **options: Any) -> Any:
+        embedder = real(self, store, **options)
+        if options.get("writing") and not done:
+            done.append(True)
+            meanwhile()
+        return embedder
+
+    monkeypatch.setattr(OpenViking, "_checked_embedder", checked_then_meanwhile)
+
+
+def test_a_move_left_unfinished_meanwhile_stops_a_write_that_touches_it(
+    handbook_client: OpenViking, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    docker = handbook_client.read(DOCKER)
+
+    def another_process_moves_and_is_killed() -> None:
+        with OpenViking(path=handbook_client.store_path, config=hash_config()) as other:
+            interrupt_once(monkeypatch, "delete_records")
+            with pytest.raises(KeyboardInterrupt):
+                other.mv(DEPLOY, f"{R}/ops")
+
+    between_check_and_write(monkeypatch, another_process_moves_and_is_killed)
+    with pytest.raises(FailedPreconditionError, match=f"A move from {DEPLOY} to {R}/ops was interrupted"):
+        handbook_client.rm(f"{R}/ops", recursive=True)  # it had passed the check before the move began
+    monkeypatch.undo()
+    assert handbook_client.read(DOCKER) == docker  # the original is whole
+    assert handbook_client.mv(DEPLOY, f"{R}/ops")["resumed"] is True
+    assert_consistent(handbook_client)
+
+
+def test_a_store_bound_meanwhile_by_another_embedder_keeps_one_embedder(
+    tmp_path: Path, en_tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from helpers import HASH64_CONF
+
+    from openviking.config import config_from_dict
+
+    store = tmp_path / "fresh"
+
+    def another_process_binds_the_empty_store() -> None:
+        with OpenViking(path=store, config=config_from_dict(HASH64_CONF)) as other:
+            other.mkdir(f"{R}/empty")  # a write that stores no vector yet binds the store to hash:v1-64
+
+    between_check_and_write(monkeypatch, another_process_binds_the_empty_store)
+    with OpenViking(path=store, config=hash_config()) as client:
+        with pytest.raises(FailedPreconditionError, match="built with the embedder 'hash:v1-64'"):
+            client.add_resource(en_tree)  # it stops before writing 1024-d vectors beside 64-d ones
+    monkeypatch.undo()
+    with OpenViking(path=store, config=config_from_dict(HASH64_CONF)) as other:
+        assert other.doctor()["problems"] == []
+        assert other.find("empty", score_threshold=-1).total > 0  # its 64-d vectors answer

@@ -60,10 +60,10 @@ def test_the_llm_writes_the_summaries_of_the_directories_that_changed(tmp_path: 
         assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."
 
         (tree / "deploy" / "docker.md").write_text("# Docker\n\nRun it in a container with compose.\n")
-        client.add_resource(tree)  # one file changed: its folder is asked again...
-        assert [folder_of(r) for r in chat.requests[before:]] == [f"{H}/deploy"]
-        # ...and the folder above it only if what it reads changed: deploy's abstract did not
+        client.add_resource(tree)  # one file changed: its folder is asked again, then the folder above it
+        assert [folder_of(r) for r in chat.requests[before:]] == [f"{H}/deploy", H]
         assert client.abstract(H) == "LLM abstract of handbook."
+        assert client.stat(f"{H}/deploy")["content_hash"].startswith("llm:")
 
 
 def test_a_failing_model_is_reported_once_and_the_summaries_are_extractive(tmp_path: Path) -> None:
@@ -157,4 +157,74 @@ def test_the_store_is_not_locked_while_the_model_writes(tmp_path: Path) -> None:
         release.set()
         adding.join(30)
         assert not adding.is_alive()
+        assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."
+
+
+def test_what_another_write_changed_meanwhile_is_kept(tmp_path: Path) -> None:
+    import threading
+
+    from helpers import hash_config
+
+    tree = make_tree(tmp_path / "handbook", EN_FILES)
+    asked, release = threading.Event(), threading.Event()
+
+    def slow(request: Request) -> Reply:
+        asked.set()
+        release.wait(10)
+        return summary_reply(request)
+
+    with ChatServer(slow) as chat, llm_client(tmp_path / "store", chat) as client:
+        adding = threading.Thread(target=client.add_resource, args=(tree,), kwargs={"tags": ["v=old"]})
+        adding.start()
+        assert asked.wait(30)
+        with OpenViking(path=tmp_path / "store", config=hash_config()) as other:
+            other.add_resource(tree, tags=["v=new"])  # the same tree, tagged anew, while the model writes
+        release.set()
+        adding.join(30)
+        assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."  # the model's text...
+        assert client.stat(f"{H}/deploy")["tags"] == ["v=new"]  # ...on the folder as the other write left it
+        hits = client.find("deploy", target_uri=f"{H}/deploy", level=0, tags="v=new", score_threshold=-1)
+        assert [h.uri for h in hits.resources] == [f"{H}/deploy/.abstract.md"]
+
+
+def test_a_reindex_meanwhile_leaves_the_summaries_to_the_next_write(tmp_path: Path) -> None:
+    from helpers import HASH64_CONF
+
+    tree = make_tree(tmp_path / "handbook", EN_FILES)
+    reindexed: list[dict[str, Any]] = []
+
+    def reindex_first(request: Request) -> Reply:
+        if not reindexed:  # another process re-embeds the store with another model while the LLM thinks
+            with OpenViking(path=tmp_path / "store", config=config_from_dict(HASH64_CONF)) as other:
+                reindexed.append(other.reindex())
+        return summary_reply(request)
+
+    warnings: list[str] = []
+    with ChatServer(reindex_first) as chat, llm_client(tmp_path / "store", chat, warnings) as client:
+        result = client.add_resource(tree)  # its files are stored: it succeeds
+        assert result.added == len(EN_FILES) and reindexed
+        assert warnings == []
+    with OpenViking(path=tmp_path / "store", config=config_from_dict(HASH64_CONF)) as other:
+        assert other.doctor()["problems"] == []
+        assert "LLM" not in other.abstract(f"{H}/deploy")  # left extractive, under the new model's vectors
+        assert other.find("docker", target_uri=H, score_threshold=-1).total > 0
+
+
+def test_ctrl_c_while_the_model_writes_keeps_the_write(tmp_path: Path, monkeypatch: Any) -> None:
+    from openviking.ingest import pipeline
+
+    def interrupted(*args: Any) -> Any:
+        raise KeyboardInterrupt  # Ctrl-C reaches the main thread while it waits for the model
+
+    tree = make_tree(tmp_path / "handbook", EN_FILES)
+    warnings: list[str] = []
+    monkeypatch.setattr(pipeline, "_ask_writer", interrupted)
+    with ChatServer(summary_reply) as chat, llm_client(tmp_path / "store", chat, warnings) as client:
+        assert client.add_resource(tree).added == len(EN_FILES)
+        assert warnings == [
+            "Interrupted while the LLM wrote directory summaries: the write itself is complete, and the folders "
+            "left keep their extractive summaries until the next write"
+        ]
+        monkeypatch.undo()
+        client.add_resource(tree)  # the next write asks again
         assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."

@@ -81,16 +81,17 @@ class DirectorySummaryWriter:
             reply = self.chat.complete(messages)
             abstract, overview = _parse_reply(reply)
         except OpenVikingError as exc:
-            self._give_up(exc.message)
+            self.give_up(exc.message)
             return None
         except ValueError as exc:
-            self._give_up(f"its reply is not the JSON asked for ({exc})")
+            self.give_up(f"its reply is not the JSON asked for ({exc})")
             return None
         with self._lock:
             self.written += 1
         return described or truncate_generated(abstract, abstract_max), _cut_overview(overview, overview_max)
 
-    def _give_up(self, why: str) -> None:
+    def give_up(self, why: str) -> None:
+        """Stop asking the model for the rest of this write, and say why once."""
         with self._lock:
             first, self.failed = not self.failed, True
         if first and self.warn is not None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
 from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
+from openviking.store.schema import NODE_COLUMNS, RECORDS
 from openviking.types import AddResult
 from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
 
@@ -751,12 +752,8 @@ def refresh_directories(
                         children[parent_key] = [s for s in children.get(parent_key, []) if s["uri"] != uri_text]
                     continue
             draft = _DirectoryDraft.of(uri, node, kids, limits)
-            if writer is not None and uri.depth >= 2:
-                if draft.waits_for(writer.pending):
-                    draft.keep_stored()  # until its entries' new summaries are written
-                    writer.pending.add(uri_text)
-                elif draft.wants_writer:
-                    writer.pending.add(uri_text)  # written by the LLM once the write lock is released
+            if writer is not None and draft.wants_writer:
+                writer.pending.add(uri_text)  # written by the LLM once the write lock is released
             within = uri.is_within(top)
             dir_tags = list(tags) if within else list((node or {}).get("tags") or [])
             latest = max((k["updated_at"] for k in kids if k.get("updated_at")), default=None)
@@ -852,18 +849,6 @@ class _DirectoryDraft:
     def llm_written(self) -> bool:
         return self.same_entries and self.stored_hash.startswith(LLM_WRITTEN)
 
-    def waits_for(self, pending: set[str]) -> bool:
-        """True when an LLM wrote this summary and some of its entries are about to be written
-        again: its own rewrite is decided once theirs are, so that an entry the model sums up
-        as before does not cost this directory a new summary."""
-        stored = str((self.node or {}).get("content_hash") or "")
-        return stored.startswith(LLM_WRITTEN) and any(kid["uri"] in pending for kid in self.kids)
-
-    def keep_stored(self) -> None:
-        """Keep the summary the directory has (the model's), whatever its entries say now."""
-        if self.node is not None and self.node.get("abstract") and self.node.get("overview"):
-            self.abstract, self.overview, self.same_entries = self.node["abstract"], self.node["overview"], True
-
     @property
     def wants_writer(self) -> bool:
         """True when an LLM should (re)write this summary: not a scope root, and not yet
@@ -918,19 +903,21 @@ def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLim
         drafts = [d for d in (_read_draft(store, uri, limits) for uri in level) if d is not None and d.wants_writer]
         texts = _ask_writer(writer, drafts, limits)
         with store.write_lock():
+            meta = store.meta()
+            if (
+                meta.get("embedder") != embedder.identity
+                or (meta.get("records_table") or RECORDS) != store.records_table
+            ):
+                break  # a reindex in another process moved the records meanwhile: the next write asks again
             rows, records, inputs = [], [], []
             for draft, text in zip(drafts, texts, strict=True):
                 now = _read_draft(store, str(draft.uri), limits)
-                if text is None or now is None or now.digest != draft.digest or draft.node is None:
+                if text is None or now is None or now.node is None or now.digest != draft.digest:
                     continue
-                row = {
-                    **draft.node,
-                    "abstract": text[0],
-                    "overview": text[1],
-                    "content_hash": LLM_WRITTEN + draft.digest,
-                }
+                # The node as it is now (another write may have changed its tags or times): only the texts are new.
+                row = {**now.node, "abstract": text[0], "overview": text[1], "content_hash": LLM_WRITTEN + now.digest}
                 rows.append(row)
-                for record, embed in _directory_records(draft, row):
+                for record, embed in _directory_records(now, row):
                     records.append(record)
                     inputs.append(embed)
                 parent = draft.uri.parent
@@ -948,8 +935,6 @@ def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLim
 
 def _read_draft(store: LanceStore, uri: str, limits: IngestLimits) -> _DirectoryDraft | None:
     """The summary draft of the directory at ``uri`` as the store holds it now (None: not a directory)."""
-    from openviking.store.schema import NODE_COLUMNS
-
     node = store.get_node(uri, columns=NODE_COLUMNS)
     if node is None or not node["is_dir"]:
         return None
@@ -975,11 +960,26 @@ def _ask_writer(
             (limits.abstract_max_chars, limits.overview_max_chars),
         )
 
-    pool = ThreadPoolExecutor(max_workers=min(SUMMARY_WRITERS, len(drafts)))
-    try:
-        return list(pool.map(write, drafts))
-    finally:  # after Ctrl-C, do not wait for the answers still on their way
-        pool.shutdown(wait=False, cancel_futures=True)
+    answers: list[tuple[str, str] | None] = [None] * len(drafts)
+
+    def answer(index: int) -> None:
+        try:
+            answers[index] = write(drafts[index])
+        except Exception as exc:  # noqa: BLE001 - in a thread it would only be printed, as a traceback
+            writer.give_up(f"unexpected {type(exc).__name__}")
+
+    # Daemon threads, SUMMARY_WRITERS at a time: after Ctrl-C the process ends at once instead
+    # of waiting for the answers still on their way (a pool's threads are joined at exit).
+    for start in range(0, len(drafts), SUMMARY_WRITERS):
+        threads = [
+            threading.Thread(target=answer, args=(index,), daemon=True)
+            for index in range(start, min(start + SUMMARY_WRITERS, len(drafts)))
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    return answers
 
 
 def _from_text(uri: str) -> VikingURI:

@@ -14,7 +14,7 @@ import errno
 import os
 import re
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -80,6 +80,9 @@ class LanceStore:
         self._tables: dict[str, Any] = {}
         self._thread_lock = threading.RLock()
         self._lock_depth = 0
+        # Run each time this store takes the write lock (not when it takes it again inside):
+        # a write in progress checks that the store is still as it found it.
+        self.write_checks: list[Callable[[], None]] = []
         self._lock_fd: int | None = None
         # The records table in use: `reindex` builds a new one and then points the store at it.
         self.records_table = schema.RECORDS
@@ -196,6 +199,9 @@ class LanceStore:
                 self._lock_fd = fd
             self._lock_depth += 1
             try:
+                if self._lock_depth == 1:
+                    for check in self.write_checks:
+                        check()  # what another process did while the lock was free may forbid this write
                 yield
             finally:
                 self._counts.clear()
