@@ -793,13 +793,24 @@ def refresh_directories(
             where = sql_in("uri", to_delete)
             store.delete_records(where)
             store.delete_nodes(where)
-        if new_records:
-            refreshed = sorted({r["uri"] for r in new_records})
-            _embed_rows(store, embedder, new_records, inputs, refreshed)
-            store.replace_records(refreshed, new_records, embedder.dimension)
-        if new_nodes:
-            store.upsert_nodes(new_nodes)
+        _store_directories(store, embedder, new_nodes, new_records, inputs)
         return len(new_nodes)
+
+
+def _store_directories(
+    store: LanceStore,
+    embedder: Embedder,
+    nodes: list[dict[str, Any]],
+    records: list[dict[str, Any]],
+    inputs: list[str],
+) -> None:
+    """Write directories' nodes and their L0/L1 records, embedding ``inputs`` (one a record)."""
+    if records:
+        refreshed = sorted({r["uri"] for r in records})
+        _embed_rows(store, embedder, records, inputs, refreshed)
+        store.replace_records(refreshed, records, embedder.dimension)
+    if nodes:
+        store.upsert_nodes(nodes)
 
 
 @dataclass(slots=True)
@@ -923,12 +934,7 @@ def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLim
                 parent = draft.uri.parent
                 if parent is not None and parent.depth >= 2:
                     writer.pending.add(str(parent))
-            if records:
-                refreshed = sorted({r["uri"] for r in records})
-                _embed_rows(store, embedder, records, inputs, refreshed)
-                store.replace_records(refreshed, records, embedder.dimension)
-            if rows:
-                store.upsert_nodes(rows)
+            _store_directories(store, embedder, rows, records, inputs)
             written += len(rows)
     return written
 
