@@ -46,7 +46,8 @@ def test_the_llm_writes_the_summaries_of_the_directories_that_changed(tmp_path: 
         assert asked == sorted([H, *folders])  # every folder of the tree once; not the scope root
         assert client.abstract(f"{H}/deploy") == "LLM abstract of deploy."
         assert client.overview(f"{H}/deploy") == "# deploy\n\nLLM overview of deploy.\n- one: x"
-        assert "LLM" not in client.abstract(R)  # the scope root's summary stays extractive
+        assert "LLM" not in client.abstract(R)  # the scope root's summary stays extractive...
+        assert "- handbook/: LLM abstract of handbook." in client.overview(R)  # ...and lists what the LLM wrote
         # the model read each entry and what it is about
         prompt = next(r for r in chat.posts() if folder_of(r) == f"{H}/deploy").body["messages"][-1]["content"]
         assert "- docker.md: " in prompt and "- kubernetes.md: " in prompt

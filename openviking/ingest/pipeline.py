@@ -907,6 +907,7 @@ def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLim
     if writer is None:
         return 0
     written = 0
+    scope_roots: set[str] = set()
     while writer.pending and not writer.failed:
         depth = max(uri.count("/") for uri in writer.pending)
         level = sorted(uri for uri in writer.pending if uri.count("/") == depth)
@@ -934,9 +935,27 @@ def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLim
                 parent = draft.uri.parent
                 if parent is not None and parent.depth >= 2:
                     writer.pending.add(str(parent))
+                elif parent is not None and not parent.is_root:
+                    scope_roots.add(str(parent))
             _store_directories(store, embedder, rows, records, inputs)
             written += len(rows)
+    if scope_roots:
+        _refresh_scope_roots(store, sorted(scope_roots), limits)
     return written
+
+
+def _refresh_scope_roots(store: LanceStore, uris: list[str], limits: IngestLimits) -> None:
+    """The extractive summaries of scope roots whose folders the LLM just summed up anew (a
+    scope root's overview lists its folders' abstracts; it has no records)."""
+    with store.write_lock():
+        roots = [draft for draft in (_read_draft(store, uri, limits) for uri in uris) if draft is not None]
+        store.upsert_nodes(
+            [
+                {**root.node, "abstract": root.abstract, "overview": root.overview, "content_hash": root.digest}
+                for root in roots
+                if root.node is not None and not root.same_entries
+            ]
+        )
 
 
 def _read_draft(store: LanceStore, uri: str, limits: IngestLimits) -> _DirectoryDraft | None:
