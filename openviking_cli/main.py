@@ -18,7 +18,7 @@ import typer
 from openviking import __version__
 
 from .commands import add, content, find, fs, grep, search, session
-from .runtime import ExitCode, silence_stdout
+from .runtime import COMPACT_JSON, ExitCode, silence_stdout
 
 app = typer.Typer(
     name="openviking",
@@ -48,13 +48,17 @@ def _root(
     """Keep an AI agent's context in a local viking:// store and find it again."""
 
 
-def _wants_json(argv: Sequence[str]) -> bool:
+def _output_asked(argv: Sequence[str]) -> str:
+    """ "json" or "jsonl" when ``argv`` asks for it (read before click has parsed anything), else ""."""
     for index, arg in enumerate(argv):
-        if arg == "--json" or arg in ("-ojson", "-ojsonl", "--output=json", "--output=jsonl"):
-            return True
+        if arg == "--json":
+            return "json"
+        for prefix in ("-o", "--output="):
+            if arg.startswith(prefix) and arg[len(prefix) :] in ("json", "jsonl"):
+                return arg[len(prefix) :]
         if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1] in ("json", "jsonl"):
-            return True
-    return False
+            return argv[index + 1]
+    return ""
 
 
 @dataclass(frozen=True)
@@ -146,12 +150,14 @@ def _usage_error(exc: object, args: Sequence[str]) -> None:
     ctx = getattr(exc, "ctx", None)
     command_path = ctx.command_path if ctx is not None else "openviking"
     hint = f"Try '{command_path} --help'."
-    if _wants_json(args):
+    output = _output_asked(args)
+    if output:
         payload = {
             "status": "error",
             "error": {"code": "INVALID_ARGUMENT", "message": message, "details": {}, "hint": hint},
         }
-        sys.stderr.write(json.dumps(payload, ensure_ascii=False) + "\n")
+        style = COMPACT_JSON if output == "jsonl" else {"ensure_ascii": False}
+        sys.stderr.write(json.dumps(payload, **style) + "\n")
     else:
         sys.stderr.write(f"Error: {message}\nHint: {hint}\n")
 

@@ -1105,3 +1105,12 @@ def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring() -> None:
         for paragraph in text.split("\n\n"):
             assert "\n" not in paragraph, (name, paragraph)
     assert "up to 5 queries for skills, resources and memories" in helps["search"]
+
+
+@pytest.mark.parametrize("fmt", [["-o", "jsonl"], ["-ojsonl"], ["--output=jsonl"]])
+def test_a_usage_error_in_jsonl_mode_is_one_compact_line(cli: Cli, fmt: list[str]) -> None:
+    result = cli("find", "x", "--bogus", *fmt)
+    assert (result.code, result.out) == (2, "")
+    payload = json.loads(result.err)
+    assert payload["error"]["code"] == "INVALID_ARGUMENT" and payload["error"]["message"].startswith("No such option")
+    assert result.err == json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n"
