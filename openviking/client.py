@@ -572,7 +572,8 @@ class OpenViking:
             if move is not None:
                 problems.append(
                     f"a move from {move[0]} to {move[1]} was interrupted: until it is finished, both places may "
-                    "show; run the same mv again (or any write) to finish it"
+                    "show; run the same mv again to finish it: "
+                    f"openviking mv {shell_word(move[0])} {shell_word(move[1])}"
                 )
         if config.path:
             from .config import unset_variables

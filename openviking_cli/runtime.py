@@ -242,16 +242,22 @@ class _InterruptWatch:
             signal.signal(signal.SIGINT, self._previous)
 
 
-# Commands that write in batches and pick up where they stopped when run again.
-RESUMABLE_COMMANDS = frozenset({"add-resource", "add-skill", "reindex", "mv"})
+# What to do after Ctrl-C, for the commands that pick up where they stopped when run again.
+RESUMING_ADVICE = {
+    "add-resource": "What was written is kept; run the same command again to finish.",
+    "add-skill": "What was written is kept; run the same command again to finish.",
+    "reindex": "What was written is kept; run the same command again to finish.",
+    # The move may have been complete already when Ctrl-C came: doctor tells.
+    "mv": "If the move was left unfinished, 'openviking doctor' says so and the same mv finishes it.",
+}
 
 
 def report_interrupt(ctx: CliContext) -> None:
     """Say that Ctrl-C stopped the command: a line on stderr, or in json/jsonl mode the error
     object a script reads (code CANCELLED)."""
     message = "Interrupted."
-    if ctx.command in RESUMABLE_COMMANDS:
-        message += " What was written is kept; run the same command again to finish."
+    if ctx.command in RESUMING_ADVICE:
+        message += " " + RESUMING_ADVICE[ctx.command]
     if ctx.machine:
         report_error(ctx, CancelledError(message))
     else:

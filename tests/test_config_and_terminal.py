@@ -245,6 +245,10 @@ def test_a_ctrl_c_that_a_library_turned_into_its_own_error_still_exits_130(capsy
         err = capsys.readouterr().err
         assert err == "\nInterrupted.\n"  # a read: nothing to resume, and neither error is shown
         assert signal.getsignal(signal.SIGINT) is before
+        assert run(CliContext(command="mv"), body) == ExitCode.INTERRUPTED  # it may have been complete already
+        assert capsys.readouterr().err == (
+            "\nInterrupted. If the move was left unfinished, 'openviking doctor' says so and the same mv finishes it.\n"
+        )
         # a script reading JSON gets the error object, and the same advice
         json_mode = CliContext(command="reindex", output=OutputFormat.json)
         assert run(json_mode, body) == ExitCode.INTERRUPTED
