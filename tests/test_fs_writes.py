@@ -964,24 +964,39 @@ def test_a_move_left_unfinished_meanwhile_stops_a_write_that_touches_it(
     assert_consistent(handbook_client)
 
 
+@pytest.mark.parametrize(
+    ("mine", "theirs", "their_identity"),
+    [
+        (
+            {"embedding": {"dense": {"provider": "hash"}}},
+            {"embedding": {"dense": {"provider": "hash", "dimension": 64}}},
+            "hash:v1-64",
+        ),
+        ({}, {"embedding": {"dense": {"provider": "hash", "dimension": 384}}}, "hash:v1-384"),  # the same width
+    ],
+    ids=["another-width", "same-width"],
+)
 def test_a_store_bound_meanwhile_by_another_embedder_keeps_one_embedder(
-    tmp_path: Path, en_tree: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    en_tree: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mine: dict[str, Any],
+    theirs: dict[str, Any],
+    their_identity: str,
 ) -> None:
-    from helpers import HASH64_CONF
-
     from openviking.config import config_from_dict
 
     store = tmp_path / "fresh"
 
-    def another_process_binds_the_empty_store() -> None:
-        with OpenViking(path=store, config=config_from_dict(HASH64_CONF)) as other:
-            other.mkdir(f"{R}/empty")  # a write that stores no vector yet binds the store to hash:v1-64
+    def another_process_writes_to_the_empty_store_first() -> None:
+        with OpenViking(path=store, config=config_from_dict(theirs)) as other:
+            other.mkdir(f"{R}/empty")  # its L0/L1 vectors are the store's first
 
-    between_check_and_write(monkeypatch, another_process_binds_the_empty_store)
-    with OpenViking(path=store, config=hash_config()) as client:
-        with pytest.raises(FailedPreconditionError, match="built with the embedder 'hash:v1-64'"):
-            client.add_resource(en_tree)  # it stops before writing 1024-d vectors beside 64-d ones
+    between_check_and_write(monkeypatch, another_process_writes_to_the_empty_store_first)
+    with OpenViking(path=store, config=config_from_dict(mine)) as client:
+        with pytest.raises(FailedPreconditionError, match=f"built with the embedder '{their_identity}'"):
+            client.add_resource(en_tree)  # it stops before writing its vectors beside theirs
     monkeypatch.undo()
-    with OpenViking(path=store, config=config_from_dict(HASH64_CONF)) as other:
+    with OpenViking(path=store, config=config_from_dict(theirs)) as other:
         assert other.doctor()["problems"] == []
-        assert other.find("empty", score_threshold=-1).total > 0  # its 64-d vectors answer
+        assert other.find("empty", score_threshold=-1).total > 0  # one embedder's vectors, answering
