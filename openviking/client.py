@@ -146,27 +146,20 @@ class OpenViking:
             self._embedder = make_embedder(self.config.embedding, warn=self._warn)
         return self._embedder
 
-    def _checked_embedder(
-        self, store: LanceStore, *, writing: bool, touching: Sequence[VikingURI | None] = ()
-    ) -> Embedder:
-        """The configured embedder, once it is known to be the one the store's vectors came from.
-
-        A store is bound to an embedder by its records: a write that failed before any record
-        was stored (an unreachable embedding server) binds it to nothing. A write ``touching``
-        the source or target of a move that was interrupted is refused until that mv is run
-        again (None: the whole store)."""
+    def _checked_embedder(self, store: LanceStore) -> Embedder:
+        """The configured embedder, once it is known to be the one the store's vectors came from
+        (a read's check; a write makes it in ``_writing``)."""
         embedder = self.embedder()
-        if not writing:
-            self._check_embedder(store, embedder)
-            return embedder
-        with store.write_lock():  # another process binding the store at the same time waits
-            self._bind_embedder(store, embedder, touching)
+        self._check_embedder(store.meta(), store, embedder)
         return embedder
 
     def _bind_embedder(self, store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | None]) -> None:
         """Under the write lock: refuse a store bound to another embedder, or a write touching an
-        unfinished move; bind a store that holds no records yet to ``embedder``."""
-        self._check_embedder(store, embedder)
+        unfinished move (None: the whole store); bind a store that holds no records yet to
+        ``embedder``. A store is bound by its records: a write that failed before any record
+        was stored (an unreachable embedding server) binds it to nothing."""
+        meta = store.meta()
+        self._check_embedder(meta, store, embedder)
         stored_width = store.records_dimension()
         if stored_width is not None and stored_width != embedder.dimension:  # records of an unknown embedder
             raise FailedPreconditionError(
@@ -177,13 +170,13 @@ class OpenViking:
         if touching:
             from .ingest.fsops import refuse_while_a_move_is_unfinished
 
-            refuse_while_a_move_is_unfinished(store, touching)
-        if store.meta().get("embedder") != embedder.identity:
+            refuse_while_a_move_is_unfinished(store, touching, meta)
+        if meta.get("embedder") != embedder.identity:
             store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
 
     @staticmethod
-    def _check_embedder(store: LanceStore, embedder: Embedder) -> None:
-        built_with = store.meta().get("embedder")
+    def _check_embedder(meta: dict[str, str], store: LanceStore, embedder: Embedder) -> None:
+        built_with = meta.get("embedder")
         if built_with and built_with != embedder.identity and store.has_records:
             raise FailedPreconditionError(
                 f"This store was built with the embedder '{built_with}'; the configured one is '{embedder.identity}'",
@@ -231,8 +224,7 @@ class OpenViking:
         from .ingest.pipeline import ingest_tree
 
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True, touching=[root])
-        with self._summaries_after(store, embedder, [root]) as limits:
+        with self._writing(store, [root]) as (embedder, limits):
             return ingest_tree(
                 store, embedder, source, root, tags=tag_list, limits=limits, progress=progress, walked=walked
             )
@@ -343,8 +335,7 @@ class OpenViking:
             folder = folder.join(name)
         uri = folder.join(memory_name(text))
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True, touching=[uri])
-        with self._summaries_after(store, embedder, [uri]) as limits:
+        with self._writing(store, [uri]) as (embedder, limits):
             result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
         return {"uri": str(uri), "category": name, "added": bool(result.added)}
 
@@ -375,8 +366,7 @@ class OpenViking:
         if source.is_file():
             root = root.join("SKILL.md")
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True, touching=[root])
-        with self._summaries_after(store, embedder, [root]) as limits:
+        with self._writing(store, [root]) as (embedder, limits):
             return ingest_tree(
                 store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress,
                 walked=walked,
@@ -390,8 +380,7 @@ class OpenViking:
         target = self._uri(uri)
         self._not_in_sessions(target, "made with 'openviking session new'")
         store = self._open(create=True)
-        embedder = self._checked_embedder(store, writing=True, touching=[target])
-        with self._summaries_after(store, embedder, [target]) as limits:
+        with self._writing(store, [target]) as (embedder, limits):
             return make_directory(store, embedder, target, description, limits=limits)
 
     def rm(self, uri: str, recursive: bool = False) -> dict[str, Any]:
@@ -427,8 +416,7 @@ class OpenViking:
                 details={"uri": str(target)},
             )
         store = self._open()
-        embedder = self._checked_embedder(store, writing=True, touching=[target])
-        with self._summaries_after(store, embedder, [target]) as limits:
+        with self._writing(store, [target]) as (embedder, limits):
             result = remove(store, embedder, target, recursive=recursive, limits=limits)
             if sessions:  # ls lists them below their folder: they go with it
                 for info in sessions:
@@ -445,8 +433,7 @@ class OpenViking:
         for uri in (source, target):
             self._not_in_sessions(uri, "named by their id; they cannot be moved")
         store = self._open()
-        embedder = self._checked_embedder(store, writing=True)  # move() deals with an unfinished move
-        with self._summaries_after(store, embedder) as limits:
+        with self._writing(store) as (embedder, limits):  # move() deals with an unfinished move
             return move(store, embedder, source, target, limits=limits)
 
     def _not_in_sessions(self, uri: VikingURI, how: str) -> None:
@@ -502,8 +489,7 @@ class OpenViking:
         root = self._uri(uri) if uri else None
         store = self._open()
         refuse_while_a_move_is_unfinished(store, [root])
-        embedder = self.embedder()
-        with self._summaries_after(store, embedder, guard=False) as limits:  # it changes the binding itself
+        with self._writing(store, guard=False) as (embedder, limits):  # it changes the binding itself
             return reindex(store, embedder, root, limits=limits, progress=progress)
 
     def doctor(self) -> dict[str, Any]:
@@ -603,20 +589,25 @@ class OpenViking:
             return [exc.message]
 
     @contextlib.contextmanager
-    def _summaries_after(
-        self, store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
-    ) -> Iterator[Any]:
-        """The write's ``IngestLimits``. While the write runs, each time it takes the store's
-        lock it checks again what ``_bind_embedder`` checked (another process may have bound the
-        store or left a move unfinished meanwhile). Once it succeeded, the configured LLM writes
-        the summaries of the directories it changed, outside the lock."""
+    def _writing(
+        self, store: LanceStore, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
+    ) -> Iterator[tuple[Embedder, Any]]:
+        """One write: its embedder and ``IngestLimits``. Each time the write takes the store's
+        lock (before it writes anything, and again at each batch), ``_bind_embedder`` checks
+        the store: another process may have bound it or left a move unfinished meanwhile
+        (``guard``; reindex changes the binding itself). Once the write succeeded, the
+        configured LLM writes the summaries of the directories it changed, outside the lock."""
         from .ingest.pipeline import write_llm_summaries
 
+        embedder = self.embedder()
         limits = self._limits()
         checks = [functools.partial(self._bind_embedder, store, embedder, touching)] if guard else []
         store.write_checks.extend(checks)
         try:
-            yield limits
+            if checks:
+                with store.write_lock():
+                    pass  # the checks, before any work: a store bound elsewhere refuses before embedding
+            yield embedder, limits
         finally:
             for check in checks:
                 store.write_checks.remove(check)
@@ -728,7 +719,7 @@ class OpenViking:
         finds nothing, and "no results" alone would not say why."""
         store = self._open()
         self._warn_missing_targets(store, request.scope.targets)
-        embedder = self._checked_embedder(store, writing=False) if request.mode != "keyword" else None
+        embedder = self._checked_embedder(store) if request.mode != "keyword" else None
         return store, embedder
 
     def _warn_missing_targets(self, store: LanceStore, targets: Sequence[VikingURI]) -> None:

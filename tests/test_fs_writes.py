@@ -929,19 +929,24 @@ def test_rm_scope_root_from_the_cli(handbook_ov: Callable[..., CliResult], tmp_p
 
 
 def between_check_and_write(monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[], None]) -> None:
-    """Run ``meanwhile`` (another process's write) once, right after the next write passed its
-    first checks and before it takes the store's lock to write."""
-    real = OpenViking._checked_embedder
+    """Run ``meanwhile`` (another process's write) once, right after the next write's first hold
+    of the store's lock (where it checked the store), before it takes the lock again to write."""
+    import contextlib
+
+    from openviking.store.lance import LanceStore
+
+    real = LanceStore.write_lock
     done: list[bool] = []
 
-    def checked_then_meanwhile(self: OpenViking, store: Any, **options: Any) -> Any:
-        embedder = real(self, store, **options)
-        if options.get("writing") and not done:
+    @contextlib.contextmanager
+    def lock_then_meanwhile(self: LanceStore) -> Iterator[None]:
+        with real(self):
+            yield
+        if self.write_checks and self._lock_depth == 0 and not done:  # a guarded write let go of the lock
             done.append(True)
             meanwhile()
-        return embedder
 
-    monkeypatch.setattr(OpenViking, "_checked_embedder", checked_then_meanwhile)
+    monkeypatch.setattr(LanceStore, "write_lock", lock_then_meanwhile)
 
 
 def test_a_move_left_unfinished_meanwhile_stops_a_write_that_touches_it(
@@ -956,8 +961,9 @@ def test_a_move_left_unfinished_meanwhile_stops_a_write_that_touches_it(
                 other.mv(DEPLOY, f"{R}/ops")
 
     between_check_and_write(monkeypatch, another_process_moves_and_is_killed)
+    extra = make_tree(Path(tempfile.mkdtemp()) / "extra", {"note.md": "# Note\n\nMore on deploying.\n"})
     with pytest.raises(FailedPreconditionError, match=f"A move from {DEPLOY} to {R}/ops was interrupted"):
-        handbook_client.rm(f"{R}/ops", recursive=True)  # it had passed the check before the move began
+        handbook_client.add_resource(extra, to=f"{R}/ops/extra")  # it had passed the check before the move began
     monkeypatch.undo()
     assert handbook_client.read(DOCKER) == docker  # the original is whole
     assert handbook_client.mv(DEPLOY, f"{R}/ops")["resumed"] is True

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MOVE_IN_PROGRESS",
-    "finish_interrupted_move",
     "interrupted_move",
     "make_directory",
     "move",
@@ -163,10 +162,11 @@ def move(
     if target.is_within(source):
         raise InvalidArgumentError(f"Cannot move {source} into itself ({target})")
     with store.write_lock():
-        if interrupted_move(store) == (source, target):  # the same mv, run again to finish it
-            moved = finish_interrupted_move(store, embedder, limits=limits)
+        meta = store.meta()
+        if interrupted_move(store, meta) == (source, target):  # the same mv, run again to finish it
+            moved = _finish_move(store, embedder, source, target, limits)
             return {"from": str(source), "to": str(target), "moved": moved, "resumed": True}
-        refuse_while_a_move_is_unfinished(store, [None])  # the store remembers one move at a time
+        refuse_while_a_move_is_unfinished(store, [None], meta)  # the store remembers one move at a time
         if store.get_node(str(source), columns=["uri"]) is None:
             raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
         if store.get_node(str(target), columns=["uri"]) is not None:
@@ -182,18 +182,21 @@ def move(
     return {"from": str(source), "to": str(target), "moved": moved}
 
 
-def interrupted_move(store: LanceStore) -> tuple[VikingURI, VikingURI] | None:
-    """(source, target) of a move that was started and not finished, else None."""
+def interrupted_move(store: LanceStore, meta: dict[str, str] | None = None) -> tuple[VikingURI, VikingURI] | None:
+    """(source, target) of a move that was started and not finished, else None (``meta``:
+    the store's, when the caller has just read it)."""
     from openviking.uri import parse
 
-    written = store.meta().get(MOVE_IN_PROGRESS) or ""
+    written = (store.meta() if meta is None else meta).get(MOVE_IN_PROGRESS) or ""
     if not written:
         return None
     source, target = json.loads(written)
     return parse(source), parse(target)
 
 
-def refuse_while_a_move_is_unfinished(store: LanceStore, touching: Sequence[VikingURI | None]) -> None:
+def refuse_while_a_move_is_unfinished(
+    store: LanceStore, touching: Sequence[VikingURI | None], meta: dict[str, str] | None = None
+) -> None:
     """Refuse a write to or around the source or target of an interrupted move (None: the
     whole store). Finishing the move for it could carry out a move the user meant to stop,
     and removing its half-made copy would then take the original with it.
@@ -201,7 +204,7 @@ def refuse_while_a_move_is_unfinished(store: LanceStore, touching: Sequence[Viki
     Raises:
         FailedPreconditionError: such a move is pending; its hint is the mv that finishes it.
     """
-    pending = interrupted_move(store)
+    pending = interrupted_move(store, meta)
     if pending is None:
         return
     source, target = pending
@@ -215,13 +218,6 @@ def refuse_while_a_move_is_unfinished(store: LanceStore, touching: Sequence[Viki
 
 def _overlap(a: VikingURI, b: VikingURI) -> bool:
     return a.is_within(b) or b.is_within(a)
-
-
-def finish_interrupted_move(store: LanceStore, embedder: Embedder, *, limits: IngestLimits = DEFAULT_LIMITS) -> int:
-    """Finish a move that was interrupted; how many nodes it still moved (0 when none was)."""
-    with store.write_lock():
-        pending = interrupted_move(store)
-        return 0 if pending is None else _finish_move(store, embedder, *pending, limits)
 
 
 def _finish_move(

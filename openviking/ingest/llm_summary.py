@@ -52,9 +52,8 @@ class DirectorySummaryWriter:
         self.chat = chat
         self.warn = warn
         self.failed = False
-        self.written = 0
         self.pending: set[str] = set()  # directories whose summaries a write left to the model
-        self._lock = threading.Lock()  # directories of one depth are written side by side
+        self._lock = threading.Lock()  # directories of one depth are written side by side: one warning
 
     def write(
         self,
@@ -86,8 +85,6 @@ class DirectorySummaryWriter:
         except ValueError as exc:
             self.give_up(f"its reply is not the JSON asked for ({exc})")
             return None
-        with self._lock:
-            self.written += 1
         return described or truncate_generated(abstract, abstract_max), _cut_overview(overview, overview_max)
 
     def give_up(self, why: str) -> None:
