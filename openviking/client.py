@@ -397,19 +397,14 @@ class OpenViking:
             except NotFoundError:
                 pass  # not a session: whatever else is stored there goes as usual
             else:
-                from .errors import FailedPreconditionError
-
                 raise FailedPreconditionError(
                     f"{target} is a session: remove it with -r (its messages go too)",
                     hint=f"openviking rm -r {target}",
                     details={"uri": str(target)},
                 )
-        folder = sessions_folder(self.user)
         # the root and the scope roots are refused by remove() below, before anything goes
-        sessions = self._sessions().list() if folder.is_within(target) and target.depth >= 2 else []
+        sessions = self._sessions().list() if self._lists_sessions(target, None) and target.depth >= 2 else []
         if sessions and not recursive:
-            from .errors import FailedPreconditionError
-
             raise FailedPreconditionError(
                 f"Cannot remove directory without --recursive: {target} (it holds {len(sessions)} session(s))",
                 hint=f"openviking rm -r {shell_word(target)}",
@@ -1028,10 +1023,7 @@ class OpenViking:
     def _lists_sessions(self, target: VikingURI, depth: int | None) -> bool:
         """True when the sessions are at most ``depth`` levels below ``target`` (any depth when None)."""
         folder = sessions_folder(self.user)
-        below = folder.depth + 1 - target.depth
-        if below < 1 or (depth is not None and below > depth):
-            return False
-        return target.is_root or folder.segments[: target.depth] == target.segments
+        return folder.is_within(target) and (depth is None or folder.depth + 1 - target.depth <= depth)
 
     def ls(
         self,

@@ -777,11 +777,11 @@ def refresh_directories(
                 source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
             )
             # Keep this directory's fresh summary for its parent's overview.
-            nodes[str(uri)] = row
+            nodes[uri_text] = row
             parent_key = row["parent_uri"]
             if parent_key:
                 siblings = children.setdefault(parent_key, [])
-                children[parent_key] = [s for s in siblings if s["uri"] != str(uri)] + [row]
+                children[parent_key] = [s for s in siblings if s["uri"] != uri_text] + [row]
             if not changed:
                 continue
             new_nodes.append(row)
