@@ -8,6 +8,7 @@ could loop, or pull in a second copy of the tree).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -84,10 +85,11 @@ def walk(
             result.files.append(SourceFile(root, root.name, stat.st_size, stat.st_mtime))
         return result
     real_root = root.resolve()
-    try:
-        skip = (store.stat().st_dev, store.stat().st_ino) if store is not None else None
-    except OSError:  # no store yet: nothing of it to leave out
-        skip = None
+    skip = None
+    if store is not None:
+        with contextlib.suppress(OSError):  # no store yet: nothing of it to leave out
+            found = store.stat()
+            skip = (found.st_dev, found.st_ino)
     _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result, skip)
     return result
 
