@@ -2,6 +2,7 @@
 
     python -m bench quality            # Cranfield + docs question sets, all modes, bm25s
     python -m bench quality --only cranfield
+    python -m bench quality --only code   # Python questions over the standard library
     python -m bench all --out bench/results/latest.json
     python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
@@ -94,6 +95,35 @@ def run_docs(work: Path, modes: list[str]) -> dict[str, Any]:
     return {"ingest": stats, "rows": rows, "language_gap": language_gap(rows)}
 
 
+def run_code(work: Path, modes: list[str]) -> dict[str, Any]:
+    """The Python questions over the standard library: the right file (nDCG@10), and whether
+    the hit points at the definition that answers (span@file, span@3)."""
+    tree = quality.write_code_tree(work / "code-py")
+    client = open_client(work / "store-code")
+    stats = ingest(client, tree, "viking://resources/py")
+    items = quality.code_queries()
+    queries = [(q["id"], q["query"], dict.fromkeys(q["relevant"], 1.0)) for q in items]
+    prefix = "viking://resources/py/"
+    rows = []
+    for mode in modes:
+        spans: dict[str, list[tuple[str, tuple[int, int] | None]]] = {}
+
+        def search(text: str, mode: str = mode, spans: dict = spans) -> list[str]:
+            result = client.find(text, target_uri=prefix.rstrip("/"), limit=10, mode=mode, score_threshold=-1.0)
+            spans[text] = [(h.uri[len(prefix) :], quality.lines_of(h.match_reason)) for h in result]
+            return [uri for uri, _ in spans[text]]
+
+        row = quality.evaluate(f"openviking find --mode {mode}", "code-py", queries, search).row()
+        for metric in ("span@file", "span@3"):
+            values = [quality.span_hits(spans[q["query"]], q["relevant"][0], q["lines"])[metric] for q in items]
+            row[metric] = round(sum(values) / len(values), 4)
+        rows.append(row)
+    files = [(name, (tree / name).read_text(encoding="utf-8")) for name in quality.CODE_FILES]
+    rows.append(quality.evaluate("bm25s (stop words, stemmed)", "code-py", queries, quality.bm25s_search(files)).row())
+    client.close()
+    return {"ingest": stats, "rows": rows}
+
+
 def language_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """docs-en against docs-en-zh (the same questions in Chinese), per system."""
     english = {r["system"]: r["ndcg_by_query"] for r in rows if r["dataset"] == "docs-en"}
@@ -107,6 +137,7 @@ def language_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 QUALITY_COLUMNS = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
+CODE_COLUMNS = [*QUALITY_COLUMNS, "span@file", "span@3"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="?",
         default="all",
     )
-    parser.add_argument("--only", choices=["cranfield", "docs"], help="run one quality dataset")
+    parser.add_argument("--only", choices=["cranfield", "docs", "code"], help="run one quality dataset")
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/latest.json"))
@@ -158,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             print("docs ingest:", json.dumps(item), file=sys.stderr)
     if rows:
         print_table(rows, QUALITY_COLUMNS)
+    if quality_on and args.only in (None, "code"):
+        report["code"] = run_code(work, modes)
+        print("code ingest:", json.dumps(report["code"]["ingest"]), file=sys.stderr)
+        print_table(report["code"]["rows"], CODE_COLUMNS, title="Python questions over the standard library")
     if report.get("docs", {}).get("language_gap"):
         print_table(
             report["docs"]["language_gap"],

@@ -156,3 +156,88 @@ def docs_queries(name: str) -> list[tuple[str, str, dict[str, float]]]:
 def docs_texts(language: str) -> list[tuple[str, str]]:
     root = DOCS
     return [(str(p.relative_to(root)), p.read_text(encoding="utf-8")) for p in sorted((root / language).rglob("*.md"))]
+
+
+# ---------------------------------------------------------------------------- code
+# Python's own standard library is the code corpus: every machine that runs the bench has it,
+# and a 3.11 patch release moves lines, not the functions the questions are about.
+CODE_FILES = (
+    "argparse.py ast.py asyncio/queues.py asyncio/tasks.py base64.py bisect.py calendar.py "
+    "collections/__init__.py concurrent/futures/_base.py concurrent/futures/thread.py configparser.py "
+    "contextlib.py copy.py csv.py dataclasses.py datetime.py difflib.py enum.py fnmatch.py fractions.py "
+    "ftplib.py functools.py getopt.py glob.py gzip.py heapq.py http/client.py http/cookiejar.py "
+    "http/cookies.py http/server.py inspect.py ipaddress.py json/__init__.py json/decoder.py "
+    "json/encoder.py json/scanner.py logging/__init__.py logging/config.py logging/handlers.py os.py "
+    "pathlib.py posixpath.py pprint.py queue.py random.py sched.py shlex.py shutil.py smtplib.py "
+    "socketserver.py statistics.py string.py subprocess.py tarfile.py tempfile.py textwrap.py "
+    "threading.py tokenize.py traceback.py unittest/case.py unittest/mock.py urllib/parse.py "
+    "urllib/request.py uuid.py weakref.py zipfile.py"
+).split()
+
+
+def stdlib_root() -> Path:
+    import sysconfig
+
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def write_code_tree(folder: Path) -> Path:
+    """The standard library's files of ``CODE_FILES``, copied as they are."""
+    root = stdlib_root()
+    for name in CODE_FILES:
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes((root / name).read_bytes())
+    return folder
+
+
+def code_queries() -> list[dict[str, Any]]:
+    """Each question with the file that answers it and the lines of the definition that does."""
+    import ast
+
+    out = []
+    for line in (QUERIES / "code-py.jsonl").read_text(encoding="utf-8").splitlines():
+        item = json.loads(line)
+        tree = ast.parse((stdlib_root() / item["relevant"][0]).read_text(encoding="utf-8"))
+        node = _definition(tree, item["symbol"])
+        if node is None:
+            raise ValueError(f"{item['id']}: {item['symbol']} is not defined in {item['relevant'][0]}")
+        item["lines"] = (node.decorator_list[0].lineno if node.decorator_list else node.lineno, node.end_lineno)
+        out.append(item)
+    return out
+
+
+def _definition(tree: Any, dotted: str) -> Any:
+    import ast
+
+    body, node = tree.body, None
+    for name in dotted.split("."):
+        kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        node = next((n for n in body if isinstance(n, kinds) and n.name == name), None)
+        if node is None:
+            return None
+        body = node.body
+    return node
+
+
+def lines_of(match_reason: str) -> tuple[int, int] | None:
+    """The line span a hit names ("lines 12-40"), or None for a whole-file hit."""
+    import re
+
+    found = re.search(r"lines (\d+)-(\d+)", match_reason)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def span_hits(
+    hits: list[tuple[str, tuple[int, int] | None]], relevant: str, lines: tuple[int, int]
+) -> dict[str, float]:
+    """Whether the first hit in the right file points into the definition that answers (its
+    line span overlaps the definition's), and whether any of the top 3 hits does."""
+    overlapping = [
+        uri == relevant and span is not None and span[0] <= lines[1] and lines[0] <= span[1] for uri, span in hits
+    ]
+    first_in_file = next((i for i, (uri, _) in enumerate(hits) if uri == relevant), None)
+    return {
+        "span@file": float(first_in_file is not None and overlapping[first_in_file]),
+        "span@3": float(any(overlapping[:3])),
+    }

@@ -1,5 +1,5 @@
-"""The benchmark's paired comparison of two question sets (bench/quality.py), which the closing
-notes quote for the language gap."""
+"""The benchmark's own arithmetic (bench/quality.py): the paired comparison of two question
+sets, which the closing notes quote for the language gap, and the code questions' answers."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.quality import paired_gap  # noqa: E402
+from bench.quality import code_queries, lines_of, paired_gap, span_hits  # noqa: E402
 
 
 def test_same_answers_have_no_gap() -> None:
@@ -30,3 +30,18 @@ def test_a_steady_shortfall_is_outside_the_noise_and_one_question_is_not() -> No
 
 def test_unpaired_questions_are_left_out() -> None:
     assert paired_gap({"a": 1.0}, {"b": 1.0}, {"a": "c"}) == {"questions": 0}
+
+
+def test_every_code_question_names_a_definition_of_its_file() -> None:
+    questions = code_queries()  # raises on a symbol its file does not define
+    assert len(questions) >= 30 and len({q["id"] for q in questions}) == len(questions)
+    assert all(0 < q["lines"][0] <= q["lines"][1] for q in questions)
+
+
+def test_a_span_counts_when_it_overlaps_the_definition_in_the_right_file() -> None:
+    assert lines_of("lines 12-40") == (12, 40) and lines_of("title and summary") is None
+    hits = [("a.py", (1, 10)), ("b.py", (50, 60)), ("b.py", (100, 120))]
+    assert span_hits(hits, "b.py", (55, 70)) == {"span@file": 1.0, "span@3": 1.0}
+    assert span_hits(hits, "b.py", (105, 110)) == {"span@file": 0.0, "span@3": 1.0}  # the file's first hit missed
+    assert span_hits(hits, "c.py", (1, 10)) == {"span@file": 0.0, "span@3": 0.0}  # right lines, wrong file
+    assert span_hits([("b.py", None)], "b.py", (1, 5)) == {"span@file": 0.0, "span@3": 0.0}

@@ -1,8 +1,10 @@
 """Split file text into chunks that keep their line span and their heading path.
 
-Markdown is cut at headings (never inside a code fence); sections smaller than
-``MIN_CHARS`` are merged with the next, sections larger than ``MAX_CHARS`` are cut at blank
-lines. Other text is cut at blank lines. Line numbers are 1-based and inclusive.
+Markdown is cut at headings (never inside a code fence), source code where its top-level
+definitions and their members start (``code.definitions``: a chunk's heading is then the path
+of definitions it sits in, ``class Store > def lock``); sections smaller than ``MIN_CHARS`` are
+merged with the next, sections larger than ``MAX_CHARS`` are cut at blank lines. Other text is
+cut at blank lines. Line numbers are 1-based and inclusive.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .code import definitions, is_code
+
 __all__ = ["Chunk", "chunk_text", "is_markdown"]
 
 MAX_CHARS = 1800
 MIN_CHARS = 400
+HEADING_NAMES_CHARS = 160  # a packed chunk's heading stops naming its definitions here: the model reads ~80 tokens
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt")
@@ -46,16 +51,22 @@ def is_markdown(name: str) -> bool:
     return name.lower().endswith(_MARKDOWN_SUFFIXES)
 
 
-def chunk_text(text: str, *, markdown: bool, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS) -> list[Chunk]:
-    """Cut ``text`` into chunks of at most about ``max_chars`` characters."""
+def chunk_text(text: str, name: str, *, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS) -> list[Chunk]:
+    """Cut ``text`` (of the file called ``name``) into chunks of at most about ``max_chars`` characters."""
     lines = text.splitlines()
     if not lines:
         return []
-    blocks = _sections(lines) if markdown else [_Block(1, lines, "")]
+    markdown, code = is_markdown(name), is_code(name)
+    if markdown:
+        blocks = _sections(lines)
+    elif code:
+        blocks = _code_sections(lines, name)
+    else:
+        blocks = [_Block(1, lines, "")]
     pieces: list[_Block] = []
     for block in blocks:
-        pieces.extend(_split_large(block, max_chars))
-    merged = _merge_small(pieces, min_chars, max_chars)
+        pieces.extend(_split_large(block, max_chars, fences=markdown))
+    merged = _pack(pieces, max_chars, min_chars) if code else _merge_small(pieces, min_chars, max_chars)
     chunks = []
     for block in merged:
         body = "\n".join(block.lines).strip("\n")
@@ -90,7 +101,48 @@ def _sections(lines: list[str]) -> list[_Block]:
     return blocks
 
 
-def _split_large(block: _Block, max_chars: int) -> list[_Block]:
+def _code_sections(lines: list[str], name: str) -> list[_Block]:
+    """One block per top-level definition or member of one (deeper ones stay in theirs)."""
+    blocks: list[_Block] = []
+    path: list[tuple[int, str]] = []  # (depth, label) of the definitions around the current line
+    start = 1
+    heading = ""
+    for definition in definitions(lines, name):
+        path = [(depth, label) for depth, label in path if depth < definition.depth]
+        path.append((definition.depth, definition.label))
+        if definition.depth > 1:
+            continue
+        if definition.line > start:
+            blocks.append(_Block(start, lines[start - 1 : definition.line - 1], heading))
+        start, heading = definition.line, " > ".join(label for _, label in path)
+    blocks.append(_Block(start, lines[start - 1 :], heading))
+    return blocks
+
+
+def _pack(blocks: list[_Block], max_chars: int, min_chars: int) -> list[_Block]:
+    """Consecutive definitions share a chunk while they fit: as many chunks as plain text
+    would make, each starting where a definition does, and a top-level one (a class and its
+    docstring) starting a chunk of its own unless the chunk before is small. The heading names
+    them all (``class A > def f, def g``), which is what the model reads first."""
+    packed: list[_Block] = []
+    for block in blocks:
+        previous = packed[-1] if packed else None
+        top_level = bool(block.heading) and " > " not in block.heading
+        if (
+            previous is not None
+            and previous.size + block.size <= max_chars
+            and not (top_level and previous.size >= min_chars)
+        ):
+            previous.lines.extend(block.lines)
+            label = block.heading.rsplit(" > ", 1)[-1]
+            if label and label not in previous.heading and len(previous.heading) < HEADING_NAMES_CHARS:
+                previous.heading = f"{previous.heading}, {label}" if previous.heading else label
+            continue
+        packed.append(_Block(block.line_start, list(block.lines), block.heading))
+    return packed
+
+
+def _split_large(block: _Block, max_chars: int, *, fences: bool = True) -> list[_Block]:
     if block.size <= max_chars:
         return [block]
     pieces: list[_Block] = []
@@ -99,7 +151,7 @@ def _split_large(block: _Block, max_chars: int) -> list[_Block]:
     size = 0
     in_fence = False
     for offset, line in enumerate(block.lines):
-        if _FENCE.match(line):
+        if fences and _FENCE.match(line):
             in_fence = not in_fence
         boundary = not in_fence and not line.strip()
         if current and (size + len(line) + 1 > max_chars) and (boundary or size > 2 * max_chars):

@@ -26,7 +26,8 @@ from openviking.store.schema import NODE_COLUMNS, RECORDS
 from openviking.types import AddResult
 from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
 
-from .chunk import Chunk, chunk_text, is_markdown
+from .chunk import Chunk, chunk_text
+from .code import is_code
 from .summary import (
     ChildSummary,
     directory_abstract,
@@ -81,6 +82,7 @@ class _Prepared:
     source_label: str = ""
     tags: list[str] = field(default_factory=list)
     is_new: bool = False  # no node existed at its URI when the add began
+    is_code: bool = False  # source code: chunks start at definitions, a first "#" line is a comment
 
 
 class _Appender:
@@ -488,7 +490,8 @@ def _analysed(
     prepared = _Prepared(item, uri, text, content_hash, created, source_label=source_label, tags=list(tags))
     prepared.title = file_title(text, uri.name)
     prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars, title=prepared.title)
-    prepared.chunks = chunk_text(text, markdown=is_markdown(uri.name))
+    prepared.chunks = chunk_text(text, uri.name)
+    prepared.is_code = is_code(uri.name)  # its first line may be a comment, not a heading
     return prepared
 
 
@@ -539,7 +542,7 @@ def _flush(
             pieces.insert(0, Chunk(SUMMARY_CHUNK, 0, 0, "", prepared.summary))
         for chunk in pieces:
             heading = _chunk_heading(prepared.title, chunk.heading)
-            body = _without_heading_line(chunk.text)
+            body = chunk.text.strip() if prepared.is_code else _without_heading_line(chunk.text)
             if chunk.index == SUMMARY_CHUNK:
                 embed_input = chunk.text
             else:

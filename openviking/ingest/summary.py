@@ -13,6 +13,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from .code import definitions, is_code, leading_doc
+
 __all__ = [
     "ChildSummary",
     "directory_abstract",
@@ -64,8 +66,11 @@ def truncate_generated(text: str, limit: int) -> str:
 def file_title(text: str, name: str) -> str:
     """Front matter ``title``, else the first ``# `` heading, else the file name without suffix.
 
-    A name with no letter in it (``0042.txt``) says nothing: the title is then empty.
+    A name with no letter in it (``0042.txt``) says nothing: the title is then empty. Source
+    code is titled by its file name (its ``#`` lines are comments).
     """
+    if is_code(name):
+        return PurePosixPath(name).name
     front = _FRONTMATTER.match(text)
     if front:
         title = _TITLE_LINE.search(front.group(1))
@@ -110,6 +115,8 @@ def first_prose(text: str, max_chars: int) -> str:
 def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = None) -> str:
     """``Title: first sentences``, at most ``limit`` characters (``title``: ``file_title``'s, when known)."""
     title = file_title(text, name) if title is None else title
+    if is_code(name):
+        return _code_summary(text, name, title, limit)
     front = _FRONTMATTER.match(text)
     described = _DESCRIPTION_LINE.search(front.group(1)) if front else None
     prose = _clean(described.group(1)) if described else first_prose(text, limit * 2)  # a SKILL.md's description
@@ -118,6 +125,24 @@ def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = 
     if not title or _says_first(prose, title):
         return truncate_generated(prose, limit)
     return truncate_generated(f"{title}: {prose}", limit)
+
+
+def _code_summary(text: str, name: str, title: str, limit: int) -> str:
+    """``name.py: what its opening docstring or comment says. Defines A, B, ...``: the names of
+    its top-level definitions fill what the doc leaves of ``limit``."""
+    head = f"{title}: " if title else ""
+    doc = leading_doc(text, name)
+    if doc:
+        head += truncate_generated(_clean(doc), max(limit * 3 // 5 - len(head), 40))
+        head = head if head.endswith((".", "!", "?", "...")) else head + "."
+    names = list(dict.fromkeys(d.name for d in definitions(text.splitlines(), name) if d.depth == 0))
+    if not names:
+        return truncate_generated(head.rstrip(": ") or title or name, limit)
+    listing = (" " if doc else "") + "Defines " + ", ".join(names) + "."
+    if len(head) + len(listing) > limit:
+        room = limit - len(head) - 3
+        listing = listing[:room].rsplit(",", 1)[0] + "..." if room > 20 else ""
+    return (head + listing).strip()
 
 
 def _says_first(prose: str, title: str) -> bool:

@@ -1,0 +1,173 @@
+"""Source code: cut where definitions start, headed by them, summarised by its docstring and names."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from openviking.ingest.chunk import chunk_text
+from openviking.ingest.code import definitions, is_code, leading_doc
+from openviking.ingest.summary import file_summary, file_title
+
+PYTHON = textwrap.dedent(
+    '''\
+    # Copyright 2020 Example Corp. All rights reserved.
+    # Licensed under the MIT licence.
+    """Rotate log files once they grow past a size.
+
+    More words that are not the first paragraph.
+    """
+    import os
+
+
+    class RotatingLog:
+        """A class of handlers: this docstring line starts with 'class of' and defines nothing."""
+
+        def __init__(self, path):
+            self.path = path
+
+        @property
+        def size(self):
+            return os.path.getsize(self.path)
+
+        async def rotate(self):
+            def helper():
+                return 1
+            return helper()
+
+
+    # The module's one function.
+    def open_log(path):
+        return RotatingLog(path)
+    '''
+)
+
+
+def _names(source: str, name: str) -> list[tuple[int, int, str]]:
+    return [(d.line, d.depth, d.label) for d in definitions(source.splitlines(), name)]
+
+
+def test_python_definitions_with_depth_decorators_and_comments() -> None:
+    assert _names(PYTHON, "log.py") == [
+        (10, 0, "class RotatingLog"),
+        (13, 1, "def __init__"),
+        (16, 1, "def size"),  # from its decorator's line
+        (20, 1, "def rotate"),
+        (21, 2, "def helper"),
+        (26, 0, "def open_log"),  # from the comment above it
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "expected"),
+    [
+        (
+            "app.ts",
+            "export class Server {\n  start() {}\n}\nexport async function handle(req) {\n  return 1;\n}\n"
+            "const route = async (req) => {\n  return 2;\n};\nexport interface Options {\n  port: number;\n}\n"
+            "function declared(a: number): void;\n",
+            [(1, 0, "class Server"), (4, 0, "function handle"), (7, 0, "function route"), (10, 0, "interface Options")],
+        ),
+        (
+            "main.go",
+            "package main\n\ntype Server struct {\n\tport int\n}\n\nfunc (s *Server) Start() error {\n\treturn nil\n}\n"
+            "\nfunc main() {\n}\n",
+            [(3, 0, "type Server"), (7, 0, "func Start"), (11, 0, "func main")],
+        ),
+        (
+            "lib.rs",
+            "pub struct Store {\n    path: String,\n}\n\nimpl Store {\n    pub fn open(path: &str) -> Self {\n"
+            "        todo!()\n    }\n}\n\n/// Finds things.\npub(crate) async fn find() {}\n",
+            [(1, 0, "struct Store"), (5, 0, "impl Store"), (6, 1, "fn open"), (11, 0, "fn find")],
+        ),
+        (
+            "Store.java",
+            "public class Store {\n    private final int size;\n\n    public static Store open(String path) {\n"
+            "        return new Store();\n    }\n\n    abstract void close();\n}\n",
+            [(1, 0, "class Store"), (4, 1, "method open")],
+        ),
+    ],
+)
+def test_definitions_of_other_languages(name: str, source: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _names(source, name) == expected
+
+
+def test_what_counts_as_code() -> None:
+    assert is_code("a/b/client.py") and is_code("App.TSX") and is_code("main.go")
+    assert not is_code("README.md") and not is_code("notes.txt") and not is_code("Makefile")
+
+
+def test_leading_doc_skips_licences_and_shebangs() -> None:
+    assert leading_doc(PYTHON, "log.py") == "Rotate log files once they grow past a size."
+    c_source = "/*\n * Copyright (c) 2019 Someone\n * SPDX-License-Identifier: MIT\n *\n * A tiny ring buffer.\n */\n"
+    assert leading_doc(c_source, "ring.c") == "A tiny ring buffer."
+    assert leading_doc("#!/bin/sh\n# Back up the database every night.\nset -e\n", "backup.sh") == (
+        "Back up the database every night."
+    )
+    assert leading_doc("import os\n", "bare.py") == ""
+
+
+def test_code_is_titled_by_its_name_and_summarised_by_doc_and_names() -> None:
+    assert file_title(PYTHON, "log.py") == "log.py"  # not its first "# " comment
+    summary = file_summary(PYTHON, "log.py", 256)
+    assert summary == "log.py: Rotate log files once they grow past a size. Defines RotatingLog, open_log."
+    undocumented = "\n".join(f"def function_number_{i}():\n    pass\n" for i in range(40))
+    listed = file_summary(undocumented, "many.py", 120)
+    assert listed.startswith("many.py: Defines function_number_0, function_number_1")
+    assert listed.endswith("...") and len(listed) <= 120
+
+
+def test_chunks_start_at_definitions_and_carry_their_path() -> None:
+    methods = "\n".join(
+        f"    def method_{i}(self):\n" + "".join(f"        value_{j} = {j}  # filler line\n" for j in range(12))
+        for i in range(8)
+    )
+    source = f'"""Module doc."""\n\n\nclass Big:\n    """A big class."""\n\n{methods}\n\ndef after():\n    return 1\n'
+    chunks = chunk_text(source, "big.py")
+    lines = source.splitlines()
+    starts = {d.line for d in definitions(lines, "big.py")} | {1}
+    assert len(chunks) > 2
+    for chunk in chunks:
+        assert chunk.line_start in starts, (chunk.line_start, chunk.heading)
+        assert len(chunk.text) <= 1800
+    members = [c for c in chunks if c.heading.startswith("class Big > ")]
+    assert members and all(c.heading.split(" > ")[1].startswith("def method_") for c in members)
+    assert chunks[-1].heading.endswith("def after")
+    covered = [n for c in chunks for n in range(c.line_start, c.line_end + 1)]
+    assert covered == sorted(set(covered))  # no line in two chunks
+
+
+def test_markdown_and_text_are_not_cut_as_code() -> None:
+    text = "def looks_like_code():\n    pass\n"
+    assert [c.heading for c in chunk_text(text, "notes.txt")] == [""]
+    assert [c.heading for c in chunk_text("# Title\n\n" + text, "notes.md")] == ["Title"]
+
+
+def test_find_points_at_the_definition(hash_client: Any, tmp_path: Path) -> None:
+    fillers = "\n\n".join(
+        f"def unrelated_{i}(rows):\n"
+        + "".join(f"    total_{j} = sum(r * {j} for r in rows)\n" for j in range(10))
+        + "    return rows\n"
+        for i in range(6)
+    )
+    source = (
+        f'"""Storage helpers."""\n\n{fillers}\n\n\n'
+        "def rotate_backups(folder, keep):\n"
+        '    """Delete the oldest backup archives, keeping the newest ones."""\n'
+        "    archives = sorted(folder.glob('*.tar'))\n"
+        "    for archive in archives[:-keep]:\n"
+        "        archive.unlink()\n"
+    )
+    tree = tmp_path / "src"
+    tree.mkdir()
+    (tree / "storage.py").write_text(source, encoding="utf-8")
+    hash_client.add_resource(tree)
+    start = source.splitlines().index("def rotate_backups(folder, keep):") + 1
+    hits = list(hash_client.find("delete the oldest backup archives", mode="keyword", limit=3))
+    assert hits[0].uri == "viking://resources/src/storage.py"
+    assert hits[0].match_reason.startswith(f"lines {start}-")
+    listed = hash_client.abstract("viking://resources/src/storage.py")
+    assert listed.startswith("storage.py: Storage helpers. Defines unrelated_0")
