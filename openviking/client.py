@@ -758,7 +758,7 @@ class OpenViking:
         if not isinstance(query, str) or not query.strip():
             raise InvalidArgumentError(
                 "Search query must not be empty.",
-                hint='Say what to look for, e.g. openviking find "how to authenticate users"',
+                hint='Say what to look for in words, e.g. "how to authenticate users"',
                 details={"query": query},
             )
         effective = node_limit if node_limit is not None else limit

@@ -146,7 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _usage_error(exc: object, args: Sequence[str]) -> None:
-    message = exc.format_message()  # type: ignore[attr-defined]
+    # typer checks choices through pydantic, whose "Value error, " prefix tells a user nothing
+    message = exc.format_message().replace(": Value error, ", ": ")  # type: ignore[attr-defined]
     ctx = getattr(exc, "ctx", None)
     command_path = ctx.command_path if ctx is not None else "openviking"
     hint = f"Try '{command_path} --help'."

@@ -448,7 +448,7 @@ def test_debug_shows_the_traceback(ov: Cli) -> None:
         (["find", "x", "--limit", "abc"], "Invalid value for '-n' / '--limit'"),
         (["find", "x", "-n", "1.5"], "Invalid value for '-n' / '--limit'"),
         (["find", "x", "-t", "high"], "Invalid value for '-t' / '--threshold'"),
-        (["find", "x", "-o", "xml"], "Invalid value for '-o' / '--output'"),
+        (["find", "x", "-o", "xml"], "'--output': 'xml' is not one of 'table', 'json', 'jsonl'."),
         (["find"], "Missing argument 'query'"),
         (["read"], "Missing argument"),
         (["read", f"{H}/auth.md", "--offset", "-1"], "Invalid value for '--offset'"),
@@ -540,6 +540,14 @@ def test_bad_input_json_and_table_with_a_hint(
     _error, table = cli_unharmed(ov, store, argv, code, 2, needle)
     lines = table.err.splitlines()
     assert len(lines) == 2 and lines[1].startswith("Hint: "), f"no hint for {code}: {table.err!r}"
+
+
+@pytest.mark.parametrize("command", ["find", "search"])
+def test_an_empty_query_hint_fits_the_command_it_follows(ov: Cli, shared: tuple[Path, Path], command: str) -> None:
+    store, _ = shared
+    _error, table = cli_unharmed(ov, store, [command, " "], "INVALID_ARGUMENT", 2, "must not be empty")
+    hint = table.err.splitlines()[1]
+    assert hint == 'Hint: Say what to look for in words, e.g. "how to authenticate users"'
 
 
 def _add_bad_cases(tmp: Path, en_tree: Path) -> dict[str, tuple[list[Any], str, str, int]]:
