@@ -18,6 +18,7 @@ from .errors import (
     InvalidURIError,
     NotFoundError,
     OpenVikingError,
+    OpenVikingWarning,
     PermissionDeniedError,
     UnavailableError,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "NotFoundError",
     "OpenViking",
     "OpenVikingError",
+    "OpenVikingWarning",
     "PermissionDeniedError",
     "QueryPlan",
     "QueryResult",

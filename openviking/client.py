@@ -61,7 +61,8 @@ class OpenViking:
             ``~/.openviking/data``.
         config: an already loaded :class:`Config` (tests, embedding applications).
         config_file: an ``ov.conf`` to read instead of the default one.
-        warn: called with a one-line message when something degrades (never for errors).
+        warn: called with a one-line message when something degrades (never for errors);
+            by default the message is an :class:`OpenVikingWarning` (Python's ``warnings``).
 
     Example::
 
@@ -85,7 +86,7 @@ class OpenViking:
         self._path_arg = path
         self._config = config
         self._config_file = config_file
-        self._warn = warn
+        self._warn: WarningCallback = warn if warn is not None else _python_warning
         self._store: LanceStore | None = None
         self._embedder: Embedder | None = None
 
@@ -613,16 +614,12 @@ class OpenViking:
         try:
             write_llm_summaries(store, embedder, limits)
         except OpenVikingError as exc:
-            self._note(f"The LLM's directory summaries were not all stored ({exc.message}); the next write asks again")
+            self._warn(f"The LLM's directory summaries were not all stored ({exc.message}); the next write asks again")
         except KeyboardInterrupt:
-            self._note(
+            self._warn(
                 "Interrupted while the LLM wrote directory summaries: the write itself is complete, and the "
                 "folders left keep their extractive summaries until the next write"
             )
-
-    def _note(self, message: str) -> None:
-        if self._warn is not None:
-            self._warn(message)
 
     def _limits(self) -> Any:
         """How one write makes generated text: the ``semantic.*`` sizes, and the LLM (``vlm``)
@@ -718,9 +715,9 @@ class OpenViking:
         return store, embedder
 
     def _warn_missing_targets(self, store: LanceStore, targets: Sequence[VikingURI]) -> None:
-        """One lookup for all the targets that are not the layout's fixed folders (none without a warn callback)."""
+        """One lookup for all the targets that are not the layout's fixed folders."""
         named = [target for target in targets if not target.is_container]
-        if self._warn is None or not named:
+        if not named:
             return
         stored = store.stored_uris([str(target) for target in named])
         for target in named:
@@ -1128,6 +1125,14 @@ class SyncHTTPClient(OpenViking):
                 "and opens the local store (pass path= or set OPENVIKING_STORE)",
                 stacklevel=2,
             )
+
+
+def _python_warning(message: str) -> None:
+    import warnings
+
+    from .errors import OpenVikingWarning
+
+    warnings.warn(message, OpenVikingWarning, stacklevel=3)
 
 
 def _check_user(config: Config) -> None:

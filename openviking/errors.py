@@ -32,10 +32,18 @@ __all__ = [
     "InvalidURIError",
     "NotFoundError",
     "OpenVikingError",
+    "OpenVikingWarning",
     "PermissionDeniedError",
     "StoreNotWritableError",
     "UnavailableError",
 ]
+
+
+class OpenVikingWarning(UserWarning):
+    """Something degraded but the call still answered (a model server was unreachable, a
+    target names nothing stored, ...): the SDK's default way of saying so, where the CLI
+    prints ``Warning:`` lines. ``warnings.filterwarnings("ignore", category=OpenVikingWarning)``
+    silences it; ``OpenViking(warn=...)`` takes the messages instead."""
 
 
 class OpenVikingError(Exception):

@@ -28,6 +28,7 @@ from openviking.errors import (
     InvalidArgumentError,
     InvalidURIError,
     NotFoundError,
+    OpenVikingWarning,
     PermissionDeniedError,
 )
 from openviking.types import FindResult, MatchedContext
@@ -113,13 +114,21 @@ def test_target_uri_aliases(corpus: OpenViking) -> None:
 
 
 def test_target_that_does_not_exist_is_not_an_error(corpus: OpenViking) -> None:
-    result = corpus.find("docker", target_uri=f"{R}/nothing-here")
+    # The SDK says so as the CLI does: with a Python warning when no warn callback was given.
+    with pytest.warns(OpenVikingWarning, match=f"^{R}/nothing-here does not exist, so nothing was searched there"):
+        result = corpus.find("docker", target_uri=f"{R}/nothing-here")
     assert result.total == 0
+    told: list[str] = []
+    told_client = OpenViking(path=corpus.store_path, config=hash_config(), warn=told.append)
+    assert told_client.find("docker", target_uri=f"{R}/nothing-here").total == 0
+    assert len(told) == 1 and told[0].startswith(f"{R}/nothing-here does not exist")
+    told_client.close()
     assert result.to_dict() == {"memories": [], "resources": [], "skills": [], "total": 0}
 
 
 def test_target_is_segment_aware(corpus: OpenViking) -> None:
-    assert everything(corpus, target_uri=f"{R}/hand").total == 0
+    with pytest.warns(OpenVikingWarning, match=f"^{R}/hand does not exist"):
+        assert everything(corpus, target_uri=f"{R}/hand").total == 0
 
 
 def test_bad_targets(corpus: OpenViking) -> None:
