@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import InvalidURIError, PermissionDeniedError
+from .oslocal import has_undecodable, utf8_text
 
 __all__ = [
     "CONTEXT_TYPES",
@@ -129,6 +130,8 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
     """
     if not isinstance(uri, str):
         raise InvalidURIError(str(uri), f"{field} must be a string")
+    if has_undecodable(uri):
+        raise InvalidURIError(utf8_text(uri), "URI is not valid UTF-8", hint="Name the path in UTF-8 text")
     text = uri.strip()
     if not text:
         raise InvalidURIError(uri, f"{field} must not be empty")

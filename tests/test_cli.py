@@ -526,6 +526,16 @@ FIND_BAD = [
     (["find", "x", "--level", "7"], "INVALID_ARGUMENT", "Invalid level '7'"),
     (["find", "x", "--context-type", "document"], "INVALID_ARGUMENT", "context_type must be one or more of"),
     (["find", "x", "--mode", "semantic"], "INVALID_ARGUMENT", "mode must be one of"),
+    # bytes that are not UTF-8 (a Latin-1 terminal), as Python hands them over: lone surrogates
+    (["find", "caf\udcff"], "INVALID_ARGUMENT", "Search query is not valid UTF-8: caf\\xff"),
+    (["search", "caf\udcff"], "INVALID_ARGUMENT", "Search query is not valid UTF-8: caf\\xff"),
+    (["ls", f"{R}/caf\udce9"], "INVALID_URI", f"Invalid URI: {R}/caf\\xe9 (URI is not valid UTF-8)"),
+    (["add-memory", "caf\udcff"], "INVALID_ARGUMENT", "Memory text is not valid UTF-8: caf\\xff"),
+    (
+        ["session", "add-message", "s1", "--role", "user", "--content", "caf\udcff"],
+        "INVALID_ARGUMENT",
+        "Message text is not valid UTF-8: caf\\xff",
+    ),
     (["read", "viking://nowhere/x"], "INVALID_URI", "Invalid scope 'nowhere'"),
     (["ls", f"{R}/.."], "PERMISSION_DENIED", "'..'"),
     (["stat", f"{R}/a\\b"], "PERMISSION_DENIED", "a\\b"),

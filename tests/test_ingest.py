@@ -257,6 +257,31 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
     assert single.root_uri == f"{R}/single" and single.added == 1
 
 
+def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    # Bytes a Latin-1 machine wrote (0xE9 is é there), which Python holds as lone surrogates:
+    # one such name used to stop the whole add with "this is a bug".
+    base = tmp_path / "latin"
+    (base / os.fsdecode(b"d\xe9")).mkdir(parents=True)
+    (base / "ok.md").write_text("# Ok\n\nok\n", encoding="utf-8")
+    (base / os.fsdecode(b"caf\xe9.md")).write_text("# Cafe\n\nespresso\n", encoding="utf-8")
+    (base / os.fsdecode(b"d\xe9") / "in.md").write_text("# In\n\ninside\n", encoding="utf-8")
+    result = hash_client.add_resource(base)
+    assert (result.added, result.skipped) == (3, 0)
+    assert files_under(hash_client, f"{R}/latin") == {f"{R}/latin/{n}" for n in ("ok.md", "caf_xe9.md", "d_xe9/in.md")}
+    assert hash_client.read(f"{R}/latin/caf_xe9.md") == "# Cafe\n\nespresso\n"
+    assert hash_client.stat(f"{R}/latin/d_xe9/in.md")["source"] == str(base) + "/d\\xe9/in.md"
+    again = hash_client.add_resource(base)
+    assert (again.added, again.updated, again.unchanged, again.removed) == (0, 0, 3, 0)
+    (base / os.fsdecode(b"caf\xe9.md")).unlink()
+    gone = hash_client.add_resource(base)
+    assert (gone.unchanged, gone.removed) == (2, 1)
+    folder = hash_client.add_resource(base / os.fsdecode(b"d\xe9"))
+    assert folder.root_uri == f"{R}/d_xe9" and folder.added == 1
+    assert hash_client.add_resource(base / os.fsdecode(b"d\xe9")).unchanged == 1
+
+
 def test_symlink_outside_is_not_followed_inside_is(hash_client: OpenViking, tmp_path: Path) -> None:
     outside = make_tree(tmp_path / "outside", {"secret.md": "# Secret\n\nOutside the folder.\n"})
     tree = make_tree(tmp_path / "links", {"real.md": "# Real\n\nInside.\n", "dir/x.md": "# X\n\nx.\n"})

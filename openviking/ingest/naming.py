@@ -26,7 +26,9 @@ def sanitize_segment(name: str, max_length: int = 50) -> str:
 
 def resource_name(source: Path) -> str:
     """The default name of a resource added from ``source`` (a file keeps its suffix)."""
-    return sanitize_segment(source.name or source.resolve().name)
+    from openviking.oslocal import utf8_text
+
+    return sanitize_segment(utf8_text(source.name or source.resolve().name))
 
 
 def memory_name(text: str) -> str:

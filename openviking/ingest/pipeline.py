@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
+from openviking.oslocal import utf8_text
 from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS, RECORDS
@@ -234,7 +235,7 @@ def ingest_tree(
 
     if single_file and not walked.files and result.skipped == 0:
         result.skipped += 1
-    alive = {str(item.path) for item, _ in targets}
+    alive = {item.label for item, _ in targets}
     result.removed = _remove_vanished(store, existing, seen - set(dropped), alive - _sources(existing, dropped), source)
     result.directories = refresh_directories(
         store,
@@ -420,7 +421,7 @@ def _safe_name(name: str) -> str:
 
 
 def _looks_unchanged(node: dict[str, Any], item: SourceFile, tags: list[str]) -> bool:
-    if node.get("is_dir") or node.get("source") != str(item.path):
+    if node.get("is_dir") or node.get("source") != item.label:
         return False
     if list(node.get("tags") or []) != tags or node.get("size") != item.size:
         return False
@@ -452,7 +453,7 @@ def _prepare(
         return None
     content_hash = hashlib.sha256(data).hexdigest()
     if node is not None and node.get("content_hash") == content_hash and list(node.get("tags") or []) == tags:
-        if node.get("source") == str(item.path):
+        if node.get("source") == item.label:
             result.unchanged += 1
             return None
     text = decode_text(data)
@@ -466,7 +467,7 @@ def _prepare(
             }
         )
     created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _analysed(item, uri, text, content_hash, created, limits, source_label=str(item.path), tags=tags)
+    prepared = _analysed(item, uri, text, content_hash, created, limits, source_label=item.label, tags=tags)
     prepared.is_new = node is None
     if node is None:
         result.added += 1
@@ -649,7 +650,7 @@ def _remove_vanished(
     ``alive`` holds the source paths this add mirrors: a node below the target whose source
     file is one of them is another copy of it (added before with a deeper ``--to``), not a
     file that vanished."""
-    prefix = str(source) + os.sep
+    prefix = utf8_text(str(source)) + os.sep
     vanished = []
     for uri, node in existing.items():
         origin = str(node.get("source") or "")
@@ -740,7 +741,7 @@ def refresh_directories(
         new_records: list[dict[str, Any]] = []
         inputs: list[str] = []
         to_delete: list[str] = []
-        source_prefix = str(source) if source is not None else None
+        source_prefix = utf8_text(str(source)) if source is not None else None
         # Deepest first: a directory's summary reads its children's.
         writer = limits.summary_writer
         for uri_text in ordered:
@@ -1018,4 +1019,4 @@ def _dir_source(source: Path | None, top: VikingURI, uri: VikingURI) -> str:
     if source is None or source.is_file():
         return ""
     rel = uri.relative_to(top)
-    return str(source / rel) if rel else str(source)
+    return utf8_text(str(source / rel) if rel else str(source))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openviking.errors import InvalidArgumentError
+from openviking.oslocal import utf8_text
 
 __all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "walk"]
 
@@ -26,9 +27,14 @@ class SourceFile:
     """A file to import: where it is, and its path relative to the folder being added."""
 
     path: Path
-    rel: str
+    rel: str  # valid UTF-8 (``oslocal.utf8_text``): URIs and messages are made from it
     size: int
     mtime: float
+
+    @property
+    def label(self) -> str:
+        """The local path as the store records it (the ``source`` of its node)."""
+        return utf8_text(str(self.path))
 
 
 @dataclass(slots=True)
@@ -80,9 +86,9 @@ def walk(
     if root.is_file():
         stat = root.stat()
         if stat.st_size > MAX_FILE_BYTES:
-            result.skipped.append((root.name, _TOO_LARGE))
+            result.skipped.append((utf8_text(root.name), _TOO_LARGE))
         else:
-            result.files.append(SourceFile(root, root.name, stat.st_size, stat.st_mtime))
+            result.files.append(SourceFile(root, utf8_text(root.name), stat.st_size, stat.st_mtime))
         return result
     real_root = root.resolve()
     skip = None
@@ -135,7 +141,7 @@ def _walk_dir(
         return
     for entry in entries:
         name = entry.name
-        rel = f"{rel_dir}/{name}" if rel_dir else name
+        rel = f"{rel_dir}/{utf8_text(name)}" if rel_dir else utf8_text(name)
         if name.startswith("."):
             continue
         try:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
+from openviking.oslocal import has_undecodable, utf8_text
 from openviking.store.filters import sql_string
 from openviking.timefilter import format_iso8601
 from openviking.uri import sessions_folder
@@ -110,6 +111,10 @@ def message_parts(content: Any) -> list[dict[str, str]]:
             raise InvalidArgumentError(
                 f"Message content must be text, a TextPart or a list of them (got {type(item).__name__})",
                 details={"type": type(item).__name__},
+            )
+        if has_undecodable(text):
+            raise InvalidArgumentError(
+                f"Message text is not valid UTF-8: {utf8_text(text)[:80]}", hint="Give the message as UTF-8 text"
             )
         if text.strip():
             parts.append({"type": "text", "text": text})

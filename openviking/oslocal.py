@@ -1,0 +1,20 @@
+"""Text that came from the operating system: file names, paths and command-line arguments.
+
+On POSIX these are bytes. Python decodes the ones that are not UTF-8 with lone surrogates
+(``\\udce9`` for the byte 0xE9), which no UTF-8 encoder accepts: not LanceDB, not a terminal,
+not JSON. What reaches the store or a message goes through here first.
+"""
+
+from __future__ import annotations
+
+__all__ = ["has_undecodable", "utf8_text"]
+
+
+def utf8_text(text: str) -> str:
+    """``text`` as valid UTF-8, each byte that was not written as ``\\xe9``."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def has_undecodable(text: str) -> bool:
+    """True when ``text`` holds bytes that were not UTF-8 (lone surrogates)."""
+    return any("\ud800" <= char <= "\udfff" for char in text)
