@@ -263,6 +263,7 @@ class OpenViking:
 
     def _writable(self, uri: VikingURI) -> VikingURI:
         self._not_in_sessions(uri, "made with 'openviking session new'")
+        self._not_in_another_space(uri)
         if uri.is_root:
             raise InvalidURIError(str(uri), "cannot add to the root; name a scope such as viking://resources")
         if uri.scope == "user" and uri.depth == 1:
@@ -385,6 +386,7 @@ class OpenViking:
 
         target = self._uri(uri)
         self._not_in_sessions(target, "made with 'openviking session new'")
+        self._not_in_another_space(target)
         store = self._open(create=True)
         with self._writing(store, [target]) as (embedder, limits):
             return make_directory(store, embedder, target, description, limits=limits)
@@ -433,6 +435,7 @@ class OpenViking:
         source, target = self._uri(from_uri, "from_uri"), self._uri(to_uri, "to_uri")
         for uri in (source, target):
             self._not_in_sessions(uri, "named by their id; they cannot be moved")
+        self._not_in_another_space(target)
         store = self._open()
         with self._writing(store) as (embedder, limits):  # move() deals with an unfinished move
             return move(store, embedder, source, target, limits=limits)
@@ -829,16 +832,21 @@ class OpenViking:
 
     def _own_space(self, target: VikingURI) -> VikingURI:
         """``viking://user`` searches the configured user's space; another user's is refused, as upstream does."""
-        segments = target.segments
-        if segments == ("user",):
+        if target.segments == ("user",):
             return VikingURI(("user", self.user))
-        if segments[0] == "user" and segments[1] != self.user:
+        self._not_in_another_space(target, "Search your own")
+        return target
+
+    def _not_in_another_space(self, target: VikingURI, own: str = "Write to your own") -> None:
+        """Another user's space is theirs: find cannot search it, so nothing is written there
+        either (what is already there can still be read, moved out or removed)."""
+        segments = target.segments
+        if len(segments) >= 2 and segments[0] == "user" and segments[1] != self.user:
             raise PermissionDeniedError(
                 f"Access denied: {target} is in another user's space",
-                hint=f"Search your own: viking://user/{self.user} (default_user in the config)",
+                hint=f"{own}: viking://user/{self.user} (default_user in the config)",
                 details={"uri": str(target), "user": self.user},
             )
-        return target
 
     # ------------------------------------------------------------------ grep and glob
     def grep(

@@ -221,6 +221,8 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     dense = _section(embedding, "dense", prefix="embedding.")
     semantic = _section(raw, "semantic")
     dense = {**dense}
+    if embedding.get("max_input_tokens") is not None and not _is_int(embedding["max_input_tokens"]):
+        raise ConfigError("Config key 'embedding.max_input_tokens' must be an integer")
     if "max_input_tokens" in embedding and "max_input_tokens" not in dense:
         dense["max_input_tokens"] = embedding["max_input_tokens"]
     if "backend" in dense and "provider" not in dense:
@@ -234,14 +236,19 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
         query_planner=_build(LLMConfig, _section(raw, "query_planner"), "query_planner"),
         rerank=_build(RerankConfig, _section(raw, "rerank"), "rerank"),
         retrieval=_build(RetrievalConfig, _section(raw, "retrieval"), "retrieval"),
-        abstract_max_chars=int(semantic.get("abstract_max_chars", 256)),
-        overview_max_chars=int(semantic.get("overview_max_chars", 4000)),
+        abstract_max_chars=_positive_int(semantic, "abstract_max_chars", 256),
+        overview_max_chars=_positive_int(semantic, "overview_max_chars", 4000),
         raw=raw,
     )
     if config.embedding.provider not in ("local", "hash", "openai"):
         raise ConfigError(
             f"embedding.dense.provider '{config.embedding.provider}' is not supported",
             hint="Use 'local' (the bundled model), 'hash' or 'openai' (any OpenAI-compatible server).",
+        )
+    if config.embedding.provider == "openai" and not config.embedding.model:
+        raise ConfigError(
+            "embedding.dense.model is required for provider 'openai'",
+            hint="Set embedding.dense.model in ov.conf, e.g. text-embedding-3-small",
         )
     if config.embedding.dimension is not None and config.embedding.dimension < 1:
         raise ConfigError(f"embedding.dense.dimension must be a positive integer (got {config.embedding.dimension})")
@@ -264,6 +271,17 @@ def _section(raw: dict[str, Any], key: str, *, prefix: str = "") -> dict[str, An
     if not isinstance(value, dict):
         raise ConfigError(f"Config key '{prefix}{key}' must be a JSON object")
     return value
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _positive_int(section: dict[str, Any], key: str, default: int) -> int:
+    value = section.get(key, default)
+    if not _is_int(value) or value < 1:
+        raise ConfigError(f"Config key 'semantic.{key}' must be a positive integer (got {value!r})")
+    return int(value)
 
 
 def _optional_str(value: Any, name: str) -> str | None:

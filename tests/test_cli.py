@@ -536,6 +536,9 @@ FIND_BAD = [
         "INVALID_ARGUMENT",
         "Message text is not valid UTF-8: caf\\xff",
     ),
+    # another user's space is not written to (find could never search what landed there)
+    (["mkdir", "viking://user/bob/notes"], "PERMISSION_DENIED", "viking://user/bob/notes is in another user's space"),
+    (["mv", f"{H}/auth.md", "viking://user/bob/auth.md"], "PERMISSION_DENIED", "in another user's space"),
     (["read", "viking://nowhere/x"], "INVALID_URI", "Invalid scope 'nowhere'"),
     (["ls", f"{R}/.."], "PERMISSION_DENIED", "'..'"),
     (["stat", f"{R}/a\\b"], "PERMISSION_DENIED", "a\\b"),
@@ -574,6 +577,18 @@ def _add_bad_cases(tmp: Path, en_tree: Path) -> dict[str, tuple[list[Any], str, 
             2,
         ),
         "tag without =": (["add-resource", en_tree, "--tag", "env"], "INVALID_ARGUMENT", "Invalid tag 'env'", 2),
+        "another user's space": (
+            ["add-resource", en_tree, "--to", "viking://user/bob/handbook"],
+            "PERMISSION_DENIED",
+            "viking://user/bob/handbook is in another user's space",
+            2,
+        ),
+        "another user's parent": (
+            ["add-resource", en_tree, "--parent", "viking://user/bob"],
+            "PERMISSION_DENIED",
+            "in another user's space",
+            2,
+        ),
         "bad to scope": (
             ["add-resource", en_tree, "--to", "viking://nowhere/x"],
             "INVALID_URI",
@@ -600,6 +615,8 @@ ADD_CASES = [
     "bad to scope",
     "to with ..",
     "missing parent",
+    "another user's space",
+    "another user's parent",
     "file onto a directory",
 ]
 # On a new store there is no directory to add a file onto: every other case still fails.

@@ -72,6 +72,10 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
         ("[1, 2]", ConfigError, "must hold a JSON object"),
         ('{"embedding": {"dense": {"provider": "hash", "dimension": -5}}}', ConfigError, "positive integer"),
         ('{"embedding": {"dense": {"provider": "hash", "dimension": 0}}}', ConfigError, "positive integer"),
+        ('{"embedding": {"dense": {"provider": "openai"}}}', ConfigError, "embedding.dense.model is required"),
+        ('{"embedding": {"max_input_tokens": "lots"}}', ConfigError, "'embedding.max_input_tokens' must be an"),
+        ('{"semantic": {"abstract_max_chars": -3}}', ConfigError, "'semantic.abstract_max_chars' must be a positive"),
+        ('{"semantic": {"overview_max_chars": "big"}}', ConfigError, "'semantic.overview_max_chars' must be a posit"),
     ],
 )
 def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exception], message: str) -> None:
@@ -123,6 +127,8 @@ def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
     assert table.code == 2
     assert "Hint: Fix the config file; 'openviking doctor' shows which one is read." in table.err
     assert "--help" not in table.err
+    no_model = write_config(tmp_path / "no-model.conf", '{"embedding": {"dense": {"provider": "openai"}}}')
+    assert cli("find", "x", "--config", str(no_model), "--store", str(tmp_path / "store")).code == 2
     missing = cli("ls", "--config", str(tmp_path / "nope.conf"), "--store", str(tmp_path / "store"))
     assert missing.code == 2 and missing.err.startswith("Error: Config file not found")  # a load failure (spec 6.5)
     assert cli_error(cli("ls", "--config", os.devnull, "-o", "json"), "NOT_FOUND", 2)["message"] == (

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from helpers import (
     EN_FILES,
+    HASH_CONF,
     MATCHED_CONTEXT_KEYS,
     ZH_FILES,
     hash_config,
@@ -22,7 +23,7 @@ from helpers import (
 )
 
 from openviking.client import OpenViking
-from openviking.config import Config
+from openviking.config import Config, config_from_dict
 from openviking.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -67,7 +68,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenViking]:
     client.add_resource(long_dir)
     client.add_resource(prefs, to="viking://user/default/memories/prefs")
     client.add_resource(skill, to="viking://agent/skills/deploy")
-    client.add_resource(bob, to="viking://user/bob/memories/bob")
+    with OpenViking(path=base / "store", config=config_from_dict({**HASH_CONF, "default_user": "bob"})) as as_bob:
+        as_bob.add_resource(bob, to="viking://user/bob/memories/bob")  # only bob writes in bob's space
     client.add_resource(tools, to="viking://agent/tools/docker")
     yield client
     client.close()
