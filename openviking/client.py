@@ -492,6 +492,12 @@ class OpenViking:
 
         root = self._uri(uri) if uri else None
         store = self._open()
+        if root is not None and not root.is_container and str(root) not in store.stored_uris([str(root)]):
+            raise NotFoundError(
+                f"Nothing to reindex: {root} does not exist",
+                hint=f"See what is there: openviking ls {shell_word(root.parent or 'viking://')}",
+                details={"uri": str(root)},
+            )
         refuse_while_a_move_is_unfinished(store, [root])
         with self._writing(store, guard=False) as (embedder, limits):  # it changes the binding itself
             return reindex(store, embedder, root, limits=limits, progress=progress)

@@ -10,7 +10,7 @@ from helpers import EN_FILES, HASH64_CONF, HASH_CONF, hit_uris, make_tree, raw_u
 
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
-from openviking.errors import FailedPreconditionError
+from openviking.errors import FailedPreconditionError, NotFoundError
 
 ROOT = "viking://resources/handbook"
 
@@ -57,6 +57,17 @@ def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
     assert result["records_embedded"] == 0  # nothing changed in what is embedded
     assert result["files"] == 2
     assert uris(client) == before
+
+
+def test_reindex_of_a_uri_that_does_not_exist_is_not_found(store: Path, cli: Any) -> None:
+    client = OpenViking(path=store, config=config_from_dict(HASH_CONF))
+    with pytest.raises(NotFoundError, match=f"Nothing to reindex: {ROOT}/nope does not exist"):
+        client.reindex(f"{ROOT}/nope")  # a typo used to report "Re-embedded 0 files and 1 directories"
+    assert client.reindex("viking://user/default/memories")["files"] == 0  # the layout's folders exist
+    conf = write_config(store.parent / "ov.conf", HASH_CONF)
+    out = cli("reindex", f"{ROOT}/nope", "--store", store, "--config", conf)
+    assert (out.code, out.out) == (1, "")
+    assert out.err.splitlines()[0] == f"Error: Nothing to reindex: {ROOT}/nope does not exist"
 
 
 def test_reindex_of_one_uri_with_a_new_embedder_is_refused(store: Path) -> None:
