@@ -66,8 +66,16 @@ def render_add(console: Any, data: dict[str, Any], seconds: float) -> None:
         console.print(Text(f"  skipped {item['path']}: {item['reason']}", style="dim"), soft_wrap=True)
     if len(skipped) > 10:
         console.print(Text(f"  ... and {len(skipped) - 10} more skipped", style="dim"))
+
+
+def added(ctx: CliContext, result: Any) -> Output:
+    """What an add-resource or add-skill did: the summary on stdout, each file's warning a
+    ``Warning:`` line on stderr as every warning is (JSON keeps them in ``warnings`` too)."""
+    data = result.to_dict()
+    data["seconds"] = round(result.seconds, 3)
     for item in data.get("warnings") or []:
-        console.print(Text(f"  warning: {item['path']}: {item['warning']}", style="yellow"), soft_wrap=True)
+        ctx.warn(f"{item['path']}: {item['warning']}")
+    return Output(data, table=lambda console: render_add(console, data, result.seconds))
 
 
 @command(app, "add-resource")
@@ -102,6 +110,4 @@ def add_resource(
         result = client.add_resource(
             path, to=to, parent=parent, tags=tag or [], include=include or [], exclude=exclude or [], progress=update
         )
-    data = result.to_dict()
-    data["seconds"] = round(result.seconds, 3)
-    return Output(data, table=lambda console: render_add(console, data, result.seconds))
+    return added(ctx, result)

@@ -9,7 +9,7 @@ import typer
 
 from openviking_cli.runtime import CliContext, Output, command, text_argument
 
-from .add import progress_bar, render_add
+from .add import added, progress_bar
 
 app = typer.Typer()
 
@@ -65,8 +65,7 @@ def add_skill(
     client = ctx.client()
     with progress_bar("Indexing") as update:
         result = client.add_skill(path, name, tags=tag or [], progress=update)
-    data = result.to_dict()
-    return Output(data, table=lambda console: render_add(console, data, result.seconds))
+    return added(ctx, result)
 
 
 @command(app, "reindex")
