@@ -7,6 +7,7 @@ the process quietly with the documented exit statuses.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -83,6 +84,21 @@ class CommandShape:
         )
 
 
+def names_no_command(args: list[str], shape: CommandShape) -> bool:
+    """True for ``openviking`` or ``openviking session`` with nothing after but global options."""
+    rest = args[1:] if args and args[0] in shape.groups else args
+    index = 0
+    while index < len(rest):
+        name = rest[index].split("=", 1)[0]
+        if rest[index] in shape.flags:
+            index += 1
+        elif name in shape.value_options:
+            index += 1 if "=" in rest[index] else 2
+        else:
+            return False
+    return True
+
+
 def global_options_after_the_command(args: list[str], shape: CommandShape) -> list[str]:
     """``openviking --store S --json find Q`` as ``openviking find --store S --json Q``: the
     options every command takes may also come before it, as in git or docker."""
@@ -124,9 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     command = typer.main.get_command(app)
     given = list(sys.argv[1:] if argv is None else argv)
-    args = global_options_after_the_command(given, CommandShape.of(command))
+    shape = CommandShape.of(command)
+    args = global_options_after_the_command(given, shape)
+    # No command at all is a usage error: its help goes where errors go, and stdout stays empty.
+    # (typer prints that help while raising, so stdout is pointed at stderr beforehand.)
+    output = contextlib.redirect_stdout(sys.stderr) if names_no_command(args, shape) else contextlib.nullcontext()
     try:
-        code = command.main(args=args, prog_name="openviking", standalone_mode=False)
+        with output:
+            code = command.main(args=args, prog_name="openviking", standalone_mode=False)
     except NoArgsIsHelpError as exc:
         exc.show()
         return ExitCode.USAGE

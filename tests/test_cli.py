@@ -469,10 +469,11 @@ def test_usage_errors_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
     assert needle in error["message"]
 
 
-def test_no_arguments_exits_2(cli: Cli) -> None:
-    result = cli()
-    assert result.code == 2
-    assert "Usage" in result.out + result.err
+@pytest.mark.parametrize("argv", [[], ["session"], ["--store", "/tmp/x", "session"]])
+def test_no_command_is_a_usage_error_with_the_help_on_stderr(cli: Cli, argv: list[str]) -> None:
+    result = cli(*argv)
+    assert (result.code, result.out) == (2, "")  # stdout stays empty on an error
+    assert "Usage: openviking" in result.err and "Commands" in result.err
 
 
 def test_version(cli: Cli) -> None:
