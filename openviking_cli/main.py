@@ -101,36 +101,42 @@ def names_no_command(args: list[str], shape: CommandShape) -> bool:
 
 def global_options_after_the_command(args: list[str], shape: CommandShape) -> list[str]:
     """``openviking --store S --json find Q`` as ``openviking find --store S --json Q``: the
-    options every command takes may also come before it, as in git or docker."""
-    leading: list[str] = []
-    index = 0
+    options every command takes may also come before it, or between a group and its command
+    (``openviking session --json list``), as in git or docker."""
+    leading, index = _global_options(args, 0, shape)
+    if leading and index < len(args) and args[index] in ("--help", "-h", "--version"):
+        return args[index:]  # the app's own help or version: the global options change nothing there
+    if index >= len(args) or args[index].startswith("-"):
+        return args  # nothing to move them after (click reports it)
+    command = index
+    if args[command] in shape.groups:
+        between, index = _global_options(args, command + 1, shape)
+        leading += between
+        if index >= len(args) or args[index].startswith("-"):
+            # A group without its subcommand only shows help or a usage error, which read no store.
+            return [args[command], *args[index:]]
+        return [args[command], args[index], *leading, *args[index + 1 :]]
+    return [args[command], *leading, *args[command + 1 :]]
+
+
+def _global_options(args: list[str], index: int, shape: CommandShape) -> tuple[list[str], int]:
+    """The global options from ``args[index]`` on, and where they stop."""
+    taken: list[str] = []
     while index < len(args):
         arg = args[index]
         name = arg.split("=", 1)[0]
-        if arg in shape.flags:
-            leading.append(arg)
-            index += 1
-        elif name in shape.value_options and "=" in arg:
-            leading.append(arg)
+        if arg in shape.flags or (name in shape.value_options and "=" in arg):
+            taken.append(arg)
             index += 1
         elif arg in shape.value_options and index + 1 < len(args):
-            leading += args[index : index + 2]
+            taken += args[index : index + 2]
             index += 2
-        elif any(len(o) == 2 and arg.startswith(o) for o in shape.value_options):  # -ojson
-            leading.append(arg)
+        elif any(len(o) == 2 and arg.startswith(o) and len(arg) > 2 for o in shape.value_options):  # -ojson
+            taken.append(arg)
             index += 1
         else:
             break
-    if not leading or index >= len(args) or args[index].startswith("-"):
-        return args  # nothing moved, or no command to move them after (click reports it)
-    if args[index] in shape.groups:
-        if index + 1 >= len(args) or args[index + 1].startswith("-"):
-            # A group without its subcommand only shows help or a usage error, which read no store.
-            return args[index:]
-        cut = index + 2
-    else:
-        cut = index + 1
-    return [*args[index:cut], *leading, *args[cut:]]
+    return taken, index
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1077,7 +1077,19 @@ def test_moving_global_options_touches_nothing_else() -> None:
     assert move(["--version"]) == ["--version"]
     assert move(["--store", "s", "session", "--help"]) == ["session", "--help"]  # help reads no store
     assert move(["--json", "session"]) == ["session"]
-    assert move(["--store", "s", "--help"]) == ["--store", "s", "--help"]
+    assert move(["--store", "s", "--help"]) == ["--help"]  # the app's own help and version read no store
+    assert move(["-o", "json", "--version"]) == ["--version"]
+    assert move(["session", "--json", "list", "-n", "3"]) == ["session", "list", "--json", "-n", "3"]
+    assert move(["--store", "s", "session", "-o", "json", "show", "a"]) == [
+        "session",
+        "show",
+        "--store",
+        "s",
+        "-o",
+        "json",
+        "a",
+    ]
+    assert move(["session", "--json"]) == ["session"]  # the group's help, on stderr (no command given)
 
 
 def test_cards_wrap_chinese_by_terminal_columns() -> None:
