@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -150,7 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = global_options_after_the_command(given, shape)
     # No command at all is a usage error: its help goes where errors go, and stdout stays empty.
     # (typer prints that help while raising, so stdout is pointed at stderr beforehand.)
-    output = contextlib.redirect_stdout(sys.stderr) if names_no_command(args, shape) else contextlib.nullcontext()
+    completing = "_OPENVIKING_COMPLETE" in os.environ  # the shell asks for completions: they go to stdout
+    no_command = names_no_command(args, shape) and not completing
+    output = contextlib.redirect_stdout(sys.stderr) if no_command else contextlib.nullcontext()
     try:
         with output:
             code = command.main(args=args, prog_name="openviking", standalone_mode=False)
