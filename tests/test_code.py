@@ -171,3 +171,8 @@ def test_find_points_at_the_definition(hash_client: Any, tmp_path: Path) -> None
     assert hits[0].match_reason.startswith(f"lines {start}-")
     listed = hash_client.abstract("viking://resources/src/storage.py")
     assert listed.startswith("storage.py: Storage helpers. Defines unrelated_0")
+
+
+def test_a_packed_heading_names_each_definition_once_even_when_one_name_starts_another() -> None:
+    source = "class A:\n    def getheader(self):\n        return 1\n\n    def get(self):\n        return 2\n"
+    assert [c.heading for c in chunk_text(source, "a.py")] == ["class A, def getheader, def get"]

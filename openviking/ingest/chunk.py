@@ -135,7 +135,8 @@ def _pack(blocks: list[_Block], max_chars: int, min_chars: int) -> list[_Block]:
         ):
             previous.lines.extend(block.lines)
             label = block.heading.rsplit(" > ", 1)[-1]
-            if label and label not in previous.heading and len(previous.heading) < HEADING_NAMES_CHARS:
+            named = re.split(r", | > ", previous.heading)
+            if label and label not in named and len(previous.heading) < HEADING_NAMES_CHARS:
                 previous.heading = f"{previous.heading}, {label}" if previous.heading else label
             continue
         packed.append(_Block(block.line_start, list(block.lines), block.heading))
