@@ -176,3 +176,20 @@ def test_find_points_at_the_definition(hash_client: Any, tmp_path: Path) -> None
 def test_a_packed_heading_names_each_definition_once_even_when_one_name_starts_another() -> None:
     source = "class A:\n    def getheader(self):\n        return 1\n\n    def get(self):\n        return 2\n"
     assert [c.heading for c in chunk_text(source, "a.py")] == ["class A, def getheader, def get"]
+
+
+def test_form_feeds_do_not_shift_line_numbers_between_find_grep_and_read(hash_client: Any, tmp_path: Path) -> None:
+    # GNU C and old Python files hold form feeds (^L); grep and editors do not count them as lines.
+    filler = "".join(f"int filler_{i} = {i};\n" for i in range(60))
+    source = f"/* Paging. */\n\f\n{filler}\f\nint rotate_backups(int keep) {{\n    return keep;\n}}\n"
+    tree = tmp_path / "csrc"
+    tree.mkdir()
+    (tree / "backup.c").write_text(source, encoding="utf-8")
+    hash_client.add_resource(tree)
+    uri = "viking://resources/csrc/backup.c"
+    line = hash_client.grep(uri, "rotate_backups")["matches"][0]["line"]
+    assert line == source.split("\n").index("int rotate_backups(int keep) {") + 1
+    assert hash_client.read(uri, offset=line - 1, limit=1) == "int rotate_backups(int keep) {\n"
+    hit = next(iter(hash_client.find("rotate_backups keep", mode="keyword", limit=1)))
+    first, last = (int(n) for n in hit.match_reason.removeprefix("lines ").split("-"))
+    assert first <= line <= last and last == len(source.split("\n")) - 1

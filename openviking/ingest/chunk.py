@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .code import definitions, is_code
 
-__all__ = ["Chunk", "chunk_text", "is_markdown"]
+__all__ = ["Chunk", "chunk_text", "is_markdown", "text_lines"]
 
 MAX_CHARS = 1800
 MIN_CHARS = 400
@@ -53,7 +53,7 @@ def is_markdown(name: str) -> bool:
 
 def chunk_text(text: str, name: str, *, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS) -> list[Chunk]:
     """Cut ``text`` (of the file called ``name``) into chunks of at most about ``max_chars`` characters."""
-    lines = text.splitlines()
+    lines = text_lines(text)
     if not lines:
         return []
     markdown, code = is_markdown(name), is_code(name)
@@ -76,6 +76,13 @@ def chunk_text(text: str, name: str, *, max_chars: int = MAX_CHARS, min_chars: i
         last = block.line_start + len(block.lines) - 1 - _leading_blank(list(reversed(block.lines)))
         chunks.append(Chunk(len(chunks), first, last, block.heading, body))
     return chunks
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of ``text`` as grep and editors number them: cut at ``\n`` (a ``\r`` before it
+    goes with it), not at the form feeds and other separators ``str.splitlines`` also cuts at."""
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    return lines[:-1] if lines and lines[-1] == "" else lines
 
 
 def _sections(lines: list[str]) -> list[_Block]:

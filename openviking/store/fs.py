@@ -222,8 +222,10 @@ def slice_lines(text: str, offset: int = 0, limit: int = -1) -> str:
     check_line_range(offset, limit)
     if offset == 0 and limit == -1:
         return text
-    lines = text.splitlines(keepends=True)
-    return "".join(lines[offset : None if limit == -1 else offset + limit])
+    # Cut at "\n" only, as grep numbers lines and find's "lines A-B" count them (not at form feeds).
+    lines = text.split("\n")
+    ends = [line + "\n" for line in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
+    return "".join(ends[offset : None if limit == -1 else offset + limit])
 
 
 def _overview_text(uri: VikingURI, row: dict[str, Any]) -> str:
