@@ -168,7 +168,9 @@ def test_find_points_at_the_definition(hash_client: Any, tmp_path: Path) -> None
     start = source.splitlines().index("def rotate_backups(folder, keep):") + 1
     hits = list(hash_client.find("delete the oldest backup archives", mode="keyword", limit=3))
     assert hits[0].uri == "viking://resources/src/storage.py"
-    assert hits[0].match_reason.startswith(f"lines {start}-")
+    first, last = (int(n) for n in hits[0].match_reason.removeprefix("lines ").split("-"))
+    assert first <= start <= last  # the chunk holding the function, cut where a definition starts
+    assert first in {d.line for d in definitions(source.split("\n"), "storage.py")}
     listed = hash_client.abstract("viking://resources/src/storage.py")
     assert listed.startswith("storage.py: Storage helpers. Defines unrelated_0")
 
@@ -193,3 +195,123 @@ def test_form_feeds_do_not_shift_line_numbers_between_find_grep_and_read(hash_cl
     hit = next(iter(hash_client.find("rotate_backups keep", mode="keyword", limit=1)))
     first, last = (int(n) for n in hit.match_reason.removeprefix("lines ").split("-"))
     assert first <= line <= last and last == len(source.split("\n")) - 1
+
+
+# ----------------------------------------------------------------------------- what a QA pass over real code found
+@pytest.mark.parametrize(
+    ("name", "source", "expected"),
+    [
+        (  # a string's lines at column 0 inside a class do not close the class
+            "store.py",
+            'class Store:\n    def a(self):\n        s = """\nSELECT 1\n"""\n# a comment at column 0\n'
+            "    def b(self):\n        pass\n",
+            [(1, 0, "class Store"), (2, 1, "def a"), (7, 1, "def b")],
+        ),
+        (  # example code in a docstring is not a definition
+            "doc.py",
+            'class Store:\n    """Use it so:\n\n    class Custom(Store):\n        def run(self): ...\n    """\n'
+            "    def get(self):\n        return 1\n",
+            [(1, 0, "class Store"), (7, 1, "def get")],
+        ),
+        (  # a decorator written over several lines belongs to its function
+            "route.py",
+            "@app.route(\n    '/items',\n    methods=['GET'],\n)\ndef items():\n    return []\n",
+            [(1, 0, "def items")],
+        ),
+        (  # JSDoc, Allman braces and methods without a keyword
+            "view.ts",
+            "/**\n * A view.\n */\nexport class View\n{\n  constructor(private el: Element) {\n  }\n\n"
+            "  /** Draws it. */\n  async render(): Promise<void> {\n    if (this.el) {\n    }\n  }\n}\n",
+            [(1, 0, "class View"), (6, 1, "method constructor"), (9, 1, "method render")],
+        ),
+        (  # Rust attributes and doc comments, impl blocks, where clauses
+            "lib.rs",
+            "/// A point.\n#[derive(Debug)]\npub struct Point {\n    x: i32,\n}\n\nimpl<T> Show for Wrap<T>\nwhere\n"
+            "    T: Show,\n{\n    #[inline]\n    fn show(&self) {}\n}\n",
+            [(1, 0, "struct Point"), (7, 0, "impl Wrap"), (11, 1, "fn show")],
+        ),
+        (  # C: function heads with their types, structs; an initialiser and a comment are not heads
+            "util.c",
+            "#include <stdio.h>\n\n/* The function of the parser. */\nstruct point {\n    int x;\n};\n\n"
+            "static struct ops fops = {\n    .open = f,\n};\n\nstatic char *\nname_of(int id)\n{\n    return 0;\n}\n\n"
+            "int main(void) {\n    return name_of(1) != 0;\n}\n",
+            [(3, 0, "struct point"), (13, 0, "function name_of"), (18, 0, "function main")],  # its comment above
+        ),
+        (
+            "shape.cpp",
+            "enum class Color { Red };\nenum class Mode {\n  A,\n};\nclass Derived : public Base {\n"
+            "  int area() const;\n};\nint Derived::area() const {\n  return 1;\n}\n",
+            [(2, 0, "enum Mode"), (5, 0, "class Derived"), (8, 0, "function Derived::area")],
+        ),
+        (
+            "build.sh",
+            "#!/bin/sh\nbuild() {\n  make\n}\nfunction deploy {\n  true\n}\n",
+            [(2, 0, "function build"), (5, 0, "function deploy")],
+        ),
+        (
+            "api.cs",
+            'public class Api\n{\n    [HttpGet]\n    public string Get()\n    {\n        return "";\n    }\n}\n',
+            [(1, 0, "class Api"), (3, 1, "method Get")],
+        ),
+        (
+            "shapes.swift",
+            "extension Circle: Shape {\n  func area() -> Double {\n    return 0\n  }\n}\n",
+            [(1, 0, "extension Circle"), (2, 1, "func area")],
+        ),
+        (
+            "default.js",
+            "export default class extends Base {\n  run() {\n  }\n}\n",
+            [(1, 0, "class default"), (2, 1, "method run")],
+        ),
+        ("mod.lua", "local M = {}\nfunction M.greet(name)\n  return name\nend\n", [(2, 0, "function M.greet")]),
+    ],
+)
+def test_definitions_found_in_real_code_shapes(name: str, source: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _names(source, name) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "source", "summary"),
+    [
+        (
+            "pycore.h",
+            "#ifndef PY_CORE_H\n#define PY_CORE_H\n#include <stdio.h>\nint run(void) {\n}\n",
+            "pycore.h: Defines run.",
+        ),
+        (
+            "mode.py",
+            "# -*- coding: utf-8 -*-\n# flake8: noqa\n# Parses __init__ files.\nimport os\n",
+            "mode.py: Parses __init__ files.",
+        ),
+        (
+            "lib.rs",
+            "//! Points and their distances.\n\npub fn dist() {}\n",
+            "lib.rs: Points and their distances. Defines dist.",
+        ),
+        (
+            "c.py",
+            '"""Copyright 2020 Example.\n\nParses config files.\n"""\n',
+            "c.py: Parses config files.",  # the licence paragraph is passed over, not the whole docstring
+        ),
+        (
+            "rule.py",
+            '"""\nparsers.cmdline\n~~~~~~~~~~~~~~~\n\nCommand line parsing.\n"""\n',
+            "rule.py: Command line parsing.",
+        ),
+    ],
+)
+def test_code_summaries_say_what_the_file_is(name: str, source: str, summary: str) -> None:
+    assert file_summary(source, name, 256) == summary
+
+
+def test_a_long_code_file_name_keeps_the_summary_within_its_limit() -> None:
+    name = "x" * 240 + ".py"
+    assert len(file_summary('"""A module that does a great many things."""\ndef f():\n    pass\n', name, 256)) <= 256
+
+
+def test_many_small_functions_are_packed_like_text() -> None:
+    source = "".join(f"def f{i}(x):\n    return x + {i}\n\n" for i in range(3000))
+    as_code, as_text = chunk_text(source, "tiny.py"), chunk_text(source, "tiny.txt")
+    assert len(as_code) <= 1.2 * len(as_text)  # each chunk costs an embedding
+    starts = {d.line for d in definitions(source.split("\n"), "tiny.py")}
+    assert all(chunk.line_start in starts for chunk in as_code)

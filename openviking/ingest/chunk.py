@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .code import definitions, is_code
+from .code import CONTAINER_KINDS, definitions, is_code
 
 __all__ = ["Chunk", "chunk_text", "is_markdown", "text_lines"]
 
@@ -127,14 +127,15 @@ def _code_sections(lines: list[str], name: str) -> list[_Block]:
 
 
 def _pack(blocks: list[_Block], max_chars: int, min_chars: int) -> list[_Block]:
-    """Consecutive definitions share a chunk while they fit: as many chunks as plain text
-    would make, each starting where a definition does, and a top-level one (a class and its
-    docstring) starting a chunk of its own unless the chunk before is small. The heading names
-    them all (``class A > def f, def g``), which is what the model reads first."""
+    """Consecutive definitions share a chunk while they fit, so that each chunk starts where a
+    definition does; a class (struct, impl...) starts a chunk of its own unless the chunk before
+    is small. The heading names them all (``class A > def f, def g``), which is what the model
+    reads first."""
     packed: list[_Block] = []
     for block in blocks:
         previous = packed[-1] if packed else None
-        top_level = bool(block.heading) and " > " not in block.heading
+        # a class, struct, impl... (not a function) starts its own chunk, with its members after it
+        top_level = " > " not in block.heading and block.heading.split(" ", 1)[0] in CONTAINER_KINDS
         if (
             previous is not None
             and previous.size + block.size <= max_chars

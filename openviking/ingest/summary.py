@@ -133,7 +133,7 @@ def _code_summary(text: str, name: str, title: str, limit: int) -> str:
     head = f"{title}: " if title else ""
     doc = leading_doc(text, name)
     if doc:
-        head += truncate_generated(_clean(doc), max(limit * 3 // 5 - len(head), 40))
+        head += truncate_generated(" ".join(doc.split()), max(limit * 3 // 5 - len(head), 40))  # code, not markdown
         head = head if head.endswith((".", "!", "?", "...")) else head + "."
     names = list(dict.fromkeys(d.name for d in definitions(text.splitlines(), name) if d.depth == 0))
     if not names:
@@ -142,7 +142,7 @@ def _code_summary(text: str, name: str, title: str, limit: int) -> str:
     if len(head) + len(listing) > limit:
         room = limit - len(head) - 3
         listing = listing[:room].rsplit(",", 1)[0] + "..." if room > 20 else ""
-    return (head + listing).strip()
+    return truncate_generated((head + listing).strip(), limit)
 
 
 def _says_first(prose: str, title: str) -> bool:
