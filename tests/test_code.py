@@ -315,3 +315,25 @@ def test_many_small_functions_are_packed_like_text() -> None:
     assert len(as_code) <= 1.2 * len(as_text)  # each chunk costs an embedding
     starts = {d.line for d in definitions(source.split("\n"), "tiny.py")}
     assert all(chunk.line_start in starts for chunk in as_code)
+
+
+def test_a_long_parameter_line_above_a_c_function_does_not_hang_the_patterns() -> None:
+    # A pattern with nested repeats once took minutes on one header line of this shape
+    # (exponential backtracking): run it in a child process that must end, however slowly.
+    import subprocess
+    import sys
+
+    # The line above a column-0 head is read as a possible return type (GNU style).
+    # (The old pattern took 4 s for a 22-letter type and hours for this one's 44.)
+    source = (
+        "int first(\n        " + "Interpreter" * 4 + " *interp, int b);\nAPI(int) second(\n    int x);\n"
+        "static int\nmain(void)\n{\n}\n"
+    )
+    script = (
+        "import sys\nfrom openviking.ingest.code import definitions\n"
+        "print([d.label for d in definitions(sys.stdin.read().split(chr(10)), 'big.h')])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=source, capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "['function main']"

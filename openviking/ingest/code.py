@@ -89,7 +89,7 @@ _PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
     ),
 }
 _GNU_HEAD = re.compile(rf"(?!{_CONTROL}\b)([A-Za-z_]\w*)\s*\([^;=]*$")
-_TYPE_LINE = re.compile(r"(?:[A-Za-z_]\w*[\s*&]*)+$")
+_TYPE_LINE = re.compile(r"[A-Za-z_][\w\s*&]*$")  # one flat class: nested repeats backtrack exponentially
 _DECORATION = {
     "python": re.compile(r"@|#"),
     "c": re.compile(r"//|/\*|\*|template\s*<"),
@@ -110,7 +110,7 @@ _LICENSE = re.compile(r"copyright|licen[cs]e|spdx|all rights reserved|\(c\)", re
 # An opening comment's lines that are for tools, not readers: editor modes, linters, rules.
 _PRAGMA = re.compile(
     r"-\*-.*-\*-|@ts-|eslint|flake8|noqa|pylint|type:\s*ignore|prettier|jshint|istanbul|tslint|clang-format|"
-    r"nolint|vim?:|^[\W_]{3,}$|^\W*[\w.]+\s*[~=\-]{3,}",
+    r"nolint|vim?:|^[\W_]{3,}$|^[^\w.]*[\w.]+\s*[~=\-]{3,}",
     re.I,
 )
 
