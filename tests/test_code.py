@@ -337,3 +337,50 @@ def test_a_long_parameter_line_above_a_c_function_does_not_hang_the_patterns() -
         [sys.executable, "-c", script], input=source, capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "['function main']"
+
+
+# ----------------------------------------------------------------------------- the second QA pass
+@pytest.mark.parametrize(
+    ("name", "source", "expected"),
+    [
+        ("q.py", "QUOTES = ('\"\"\"', \"'''\")\ndef f():\n    pass\n", [(2, 0, "def f")]),  # quotes in a string
+        (  # calls that take a callback are not definitions
+            "cb.js",
+            "app.get('/', function (req, res) {\n});\nitems.forEach(function (x) {\n});\n"
+            "fetch(u).then(r => r.json())\n",
+            [],
+        ),
+        (  # one-line functions
+            "t.php",
+            "function f() { return 1; }\nclass A {\n  private static function helper() {}\n}\n",
+            [(1, 0, "function f"), (2, 0, "class A"), (3, 1, "function helper")],
+        ),
+        (  # C++ access labels do not end the class
+            "s.cpp",
+            "class Stack {\npublic:\n    void push(int v) {\n    }\nprivate:\n    int n;\n};\n",
+            [(1, 0, "class Stack"), (3, 1, "function push")],
+        ),
+    ],
+)
+def test_definitions_after_the_second_qa_pass(name: str, source: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _names(source, name) == expected
+
+
+def test_a_namespace_summary_lists_its_members() -> None:
+    source = "namespace App\n{\n    public class Config\n    {\n    }\n    public class Loader\n    {\n    }\n}\n"
+    assert file_summary(source, "c.cs", 256) == "c.cs: Defines Config, Loader."
+
+
+def test_a_banner_line_is_not_a_summary() -> None:
+    source = "//===- llvm/Support/Error.h ------------*- C++ -*-===//\n//\n// Helpers for testing errors.\n//\n"
+    assert file_summary(source, "Error.h", 256) == "Error.h: Helpers for testing errors."
+
+
+def test_a_chunk_text_holds_exactly_the_lines_its_span_names() -> None:
+    (chunk,) = chunk_text("def f():\n    pass\n    \n", "w.py")
+    assert (chunk.line_start, chunk.line_end, chunk.text) == (1, 2, "def f():\n    pass")
+
+
+def test_a_huge_generated_name_does_not_make_a_huge_heading() -> None:
+    chunks = chunk_text("def " + "x" * 100_000 + "():\n    pass\n", "gen.py")
+    assert all(len(chunk.heading) <= 160 for chunk in chunks)

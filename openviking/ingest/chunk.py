@@ -18,6 +18,7 @@ __all__ = ["Chunk", "chunk_text", "is_markdown", "text_lines"]
 
 MAX_CHARS = 1800
 MIN_CHARS = 400
+LABEL_CHARS = 60  # a generated 100 KB function name is not a heading
 HEADING_NAMES_CHARS = 160  # a packed chunk's heading stops naming its definitions here: the model reads ~80 tokens
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
@@ -69,11 +70,12 @@ def chunk_text(text: str, name: str, *, max_chars: int = MAX_CHARS, min_chars: i
     merged = _pack(pieces, max_chars, min_chars) if code else _merge_small(pieces, min_chars, max_chars)
     chunks = []
     for block in merged:
-        body = "\n".join(block.lines).strip("\n")
+        lead, trail = _leading_blank(block.lines), _leading_blank(list(reversed(block.lines)))
+        body = "\n".join(block.lines[lead : len(block.lines) - trail])  # the lines its span names, no more
         if not body.strip():
             continue
-        first = block.line_start + _leading_blank(block.lines)
-        last = block.line_start + len(block.lines) - 1 - _leading_blank(list(reversed(block.lines)))
+        first = block.line_start + lead
+        last = block.line_start + len(block.lines) - 1 - trail
         chunks.append(Chunk(len(chunks), first, last, block.heading, body))
     return chunks
 
@@ -116,12 +118,12 @@ def _code_sections(lines: list[str], name: str) -> list[_Block]:
     heading = ""
     for definition in definitions(lines, name):
         path = [(depth, label) for depth, label in path if depth < definition.depth]
-        path.append((definition.depth, definition.label))
+        path.append((definition.depth, definition.label[:LABEL_CHARS]))
         if definition.depth > 1:
             continue
         if definition.line > start:
             blocks.append(_Block(start, lines[start - 1 : definition.line - 1], heading))
-        start, heading = definition.line, " > ".join(label for _, label in path)
+        start, heading = definition.line, " > ".join(label for _, label in path)[:HEADING_NAMES_CHARS]
     blocks.append(_Block(start, lines[start - 1 :], heading))
     return blocks
 
@@ -144,7 +146,7 @@ def _pack(blocks: list[_Block], max_chars: int, min_chars: int) -> list[_Block]:
             previous.lines.extend(block.lines)
             label = block.heading.rsplit(" > ", 1)[-1]
             named = re.split(r", | > ", previous.heading)
-            if label and label not in named and len(previous.heading) < HEADING_NAMES_CHARS:
+            if label and label not in named and len(previous.heading) + len(label) + 2 <= HEADING_NAMES_CHARS:
                 previous.heading = f"{previous.heading}, {label}" if previous.heading else label
             continue
         packed.append(_Block(block.line_start, list(block.lines), block.heading))

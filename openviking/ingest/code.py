@@ -83,11 +83,16 @@ _PATTERNS: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
             "method",
             # (the brace may be on the next line: _opens_a_body)
             re.compile(
-                rf"(?!{_CONTROL}\b|function\b)[^=;(){{}}]*?\b([A-Za-z_$][\w$]*)\s*\([^;]*\)[^;{{}}=]*(?:\{{\s*)?$"
+                # not a member call (app.get(...)) and no callback in the parentheses: a call, not a head
+                rf"(?!{_CONTROL}\b|function\b)[^=;(){{}}.]*?\b([A-Za-z_$][\w$]*)\s*"
+                rf"\((?![^;]*(?:\bfunction\b|=>))[^;]*\)[^;{{}}=]*(?:\{{\s*)?$"
             ),
         ),
     ),
 }
+# What a Python line holds that can open or hide a triple quote: one, an ordinary string, a comment.
+_PY_TOKENS = re.compile(r'"""|\'\'\'|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|#')
+_ACCESS_LABEL = re.compile(r"(?:public|private|protected|internal|signals|(?:public|private|protected)\s+slots)\s*:")
 _GNU_HEAD = re.compile(rf"(?!{_CONTROL}\b)([A-Za-z_]\w*)\s*\([^;=]*$")
 _TYPE_LINE = re.compile(r"[A-Za-z_][\w\s*&]*$")  # one flat class: nested repeats backtrack exponentially
 _DECORATION = {
@@ -110,7 +115,7 @@ _LICENSE = re.compile(r"copyright|licen[cs]e|spdx|all rights reserved|\(c\)", re
 # An opening comment's lines that are for tools, not readers: editor modes, linters, rules.
 _PRAGMA = re.compile(
     r"-\*-.*-\*-|@ts-|eslint|flake8|noqa|pylint|type:\s*ignore|prettier|jshint|istanbul|tslint|clang-format|"
-    r"nolint|vim?:|^[\W_]{3,}$|^[^\w.]*[\w.]+\s*[~=\-]{3,}",
+    r"nolint|vim?:|^[\W_]{3,}$|^[^\w.]*[\w.]+\s*[~=\-]{3,}|^[=~\-*#/]{3,}.*[=~\-*#/]{3,}$",
     re.I,
 )
 
@@ -185,27 +190,32 @@ def _code_lines(lines: list[str], family: str) -> list[tuple[int, str, str]]:
 
 
 def _after_triple_quotes(stripped: str, open_quote: str) -> str:
-    """Which triple-quoted string is still open after this line (``""`` for none)."""
-    index = 0
-    while True:
-        if open_quote:
-            end = stripped.find(open_quote, index)
-            if end < 0:
-                return open_quote
-            index, open_quote = end + 3, ""
-            continue
-        hits = [(stripped.find(q, index), q) for q in ('"""', "'''")]
-        hits = [(at, q) for at, q in hits if at >= 0]
-        comment = stripped.find("#", index)
-        if not hits or (0 <= comment < min(hits)[0]):
+    """Which triple-quoted string is still open after this line (``""`` for none). Ordinary
+    strings are read past (``QUOTES = ('\"\"\"', ...)`` opens nothing), and so is a comment."""
+    if open_quote:
+        end = stripped.find(open_quote)
+        if end < 0:
+            return open_quote
+        stripped = stripped[end + 3 :]
+    if '"' not in stripped and "'" not in stripped:
+        return ""
+    for token in _PY_TOKENS.finditer(stripped):
+        text = token.group()
+        if text.startswith("#"):
             return ""
-        at, open_quote = min(hits)
-        index = at + 3
+        if text in ('"""', "'''"):
+            end = stripped.find(text, token.end())
+            if end < 0:
+                return text
+            return _after_triple_quotes(stripped[end + 3 :], "")
+    return ""
 
 
 def _continues_block(stripped: str) -> bool:
     # A brace, a bracket or "end" on its own line, at a definition's indent, still belongs to it
     # (Allman braces, closing lines, Rust's where clause).
+    if _ACCESS_LABEL.match(stripped):  # C++ public: at the class's own indent
+        return True
     return stripped.startswith(("{", "}", ")", "]", "where ", "where\t")) or stripped in (
         "end", "end;", "fi", "esac", "where",
     )  # fmt: skip
@@ -226,7 +236,8 @@ def _match(stripped: str, family: str, lines: list[str], number: int) -> tuple[s
         name = (name or "").rstrip(":.")
         if name in _NOT_NAMES or not name:
             name = "default"
-        if kind in ("method", "function") and family in ("c", "brace") and not _opens_a_body(stripped, lines, number):
+        needs_body = kind == "method" or (kind == "function" and family == "c")
+        if needs_body and not _opens_a_body(stripped, lines, number):
             continue
         return kind, name
     if family == "c" and number > 1:  # GNU style: the type on the line above, the name at column 0
@@ -239,7 +250,7 @@ def _match(stripped: str, family: str, lines: list[str], number: int) -> tuple[s
 
 def _opens_a_body(stripped: str, lines: list[str], number: int) -> bool:
     """A function head opens a body on its line or, Allman style, on the next one."""
-    if stripped.endswith("{") or "=>" in stripped:
+    if stripped.endswith("{"):
         return True
     following = next((line.strip() for line in lines[number : number + 3] if line.strip()), "")
     return following.startswith("{") or (stripped.endswith((")", "const")) and following.startswith(("{", ":")))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from .chunk import text_lines
 from .code import definitions, is_code, leading_doc
 
 __all__ = [
@@ -135,7 +137,7 @@ def _code_summary(text: str, name: str, title: str, limit: int) -> str:
     if doc:
         head += truncate_generated(" ".join(doc.split()), max(limit * 3 // 5 - len(head), 40))  # code, not markdown
         head = head if head.endswith((".", "!", "?", "...")) else head + "."
-    names = list(dict.fromkeys(d.name for d in definitions(text.splitlines(), name) if d.depth == 0))
+    names = list(dict.fromkeys(_defined_names(text, name)))
     if not names:
         return truncate_generated(head.rstrip(": ") or title or name, limit)
     listing = (" " if doc else "") + "Defines " + ", ".join(names) + "."
@@ -143,6 +145,18 @@ def _code_summary(text: str, name: str, title: str, limit: int) -> str:
         room = limit - len(head) - 3
         listing = listing[:room].rsplit(",", 1)[0] + "..." if room > 20 else ""
     return truncate_generated((head + listing).strip(), limit)
+
+
+def _defined_names(text: str, name: str) -> Iterator[str]:
+    """The file's top-level definitions; inside a namespace or module (C#, C++, Ruby), its members."""
+    wrapper = False
+    for definition in definitions(text_lines(text), name):
+        if definition.depth == 0:
+            wrapper = definition.kind in ("namespace", "module", "mod", "defmodule")
+            if not wrapper:
+                yield definition.name
+        elif definition.depth == 1 and wrapper:
+            yield definition.name
 
 
 def _says_first(prose: str, title: str) -> bool:
