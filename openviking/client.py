@@ -319,16 +319,13 @@ class OpenViking:
         """
         from .ingest.naming import memory_name
         from .ingest.pipeline import write_document
-        from .oslocal import has_undecodable, utf8_text
+        from .oslocal import require_utf8
 
         if not isinstance(text, str) or not text.strip():
             raise InvalidArgumentError(
                 "Memory text must not be empty.", hint='openviking add-memory "The user prefers dark mode"'
             )
-        if has_undecodable(text):
-            raise InvalidArgumentError(
-                f"Memory text is not valid UTF-8: {utf8_text(text)[:80]}", hint="Give the memory as UTF-8 text"
-            )
+        require_utf8(text, "Memory text", "memory")
         folder = VikingURI(("user", self.user, "memories"))
         name = ""
         if category:
@@ -763,16 +760,12 @@ class OpenViking:
         tags: Iterable[str] | str | None,
         mode: str | None,
     ) -> FindRequest:
-        from .oslocal import has_undecodable, utf8_text
+        from .oslocal import require_utf8
         from .retrieve.retriever import MODES
         from .store.filters import Scope, filter_to_sql, levels_from, parse_filter
 
-        if isinstance(query, str) and has_undecodable(query):
-            raise InvalidArgumentError(
-                f"Search query is not valid UTF-8: {utf8_text(query)}",
-                hint="Give the query as UTF-8 text",
-                details={"query": utf8_text(query)},
-            )
+        if isinstance(query, str):
+            require_utf8(query, "Search query", "query")
         if not isinstance(query, str) or not query.strip():
             raise InvalidArgumentError(
                 "Search query must not be empty.",

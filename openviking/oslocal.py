@@ -7,7 +7,9 @@ not JSON. What reaches the store or a message goes through here first.
 
 from __future__ import annotations
 
-__all__ = ["has_undecodable", "utf8_text"]
+from .errors import InvalidArgumentError
+
+__all__ = ["has_undecodable", "require_utf8", "utf8_text"]
 
 
 def utf8_text(text: str) -> str:
@@ -18,3 +20,12 @@ def utf8_text(text: str) -> str:
 def has_undecodable(text: str) -> bool:
     """True when ``text`` holds bytes that were not UTF-8 (lone surrogates)."""
     return any("\ud800" <= char <= "\udfff" for char in text)
+
+
+def require_utf8(text: str, what: str, noun: str) -> None:
+    """Refuse text typed in another encoding (``what``: ``"Search query"``, ``noun``: ``"query"``)."""
+    if has_undecodable(text):
+        shown = utf8_text(text)
+        raise InvalidArgumentError(
+            f"{what} is not valid UTF-8: {shown[:80]}", hint=f"Give the {noun} as UTF-8 text", details={noun: shown}
+        )

@@ -88,16 +88,7 @@ class CommandShape:
 def names_no_command(args: list[str], shape: CommandShape) -> bool:
     """True for ``openviking`` or ``openviking session`` with nothing after but global options."""
     rest = args[1:] if args and args[0] in shape.groups else args
-    index = 0
-    while index < len(rest):
-        name = rest[index].split("=", 1)[0]
-        if rest[index] in shape.flags:
-            index += 1
-        elif name in shape.value_options:
-            index += 1 if "=" in rest[index] else 2
-        else:
-            return False
-    return True
+    return _global_options(rest, 0, shape)[1] == len(rest)
 
 
 def global_options_after_the_command(args: list[str], shape: CommandShape) -> list[str]:

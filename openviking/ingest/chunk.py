@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .code import CONTAINER_KINDS, definitions, is_code
+from .code import CONTAINER_KINDS, Definition, definitions, is_code
 
 __all__ = ["Chunk", "chunk_text", "is_markdown", "text_lines"]
 
@@ -52,8 +52,16 @@ def is_markdown(name: str) -> bool:
     return name.lower().endswith(_MARKDOWN_SUFFIXES)
 
 
-def chunk_text(text: str, name: str, *, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS) -> list[Chunk]:
-    """Cut ``text`` (of the file called ``name``) into chunks of at most about ``max_chars`` characters."""
+def chunk_text(
+    text: str,
+    name: str,
+    *,
+    max_chars: int = MAX_CHARS,
+    min_chars: int = MIN_CHARS,
+    defined: list[Definition] | None = None,
+) -> list[Chunk]:
+    """Cut ``text`` (of the file called ``name``) into chunks of at most about ``max_chars``
+    characters (``defined``: a code file's ``definitions``, when the caller has them already)."""
     lines = text_lines(text)
     if not lines:
         return []
@@ -61,7 +69,7 @@ def chunk_text(text: str, name: str, *, max_chars: int = MAX_CHARS, min_chars: i
     if markdown:
         blocks = _sections(lines)
     elif code:
-        blocks = _code_sections(lines, name)
+        blocks = _code_sections(lines, definitions(lines, name) if defined is None else defined)
     else:
         blocks = [_Block(1, lines, "")]
     pieces: list[_Block] = []
@@ -110,13 +118,13 @@ def _sections(lines: list[str]) -> list[_Block]:
     return blocks
 
 
-def _code_sections(lines: list[str], name: str) -> list[_Block]:
+def _code_sections(lines: list[str], defined: list[Definition]) -> list[_Block]:
     """One block per top-level definition or member of one (deeper ones stay in theirs)."""
     blocks: list[_Block] = []
     path: list[tuple[int, str]] = []  # (depth, label) of the definitions around the current line
     start = 1
     heading = ""
-    for definition in definitions(lines, name):
+    for definition in defined:
         path = [(depth, label) for depth, label in path if depth < definition.depth]
         path.append((definition.depth, definition.label[:LABEL_CHARS]))
         if definition.depth > 1:

@@ -27,8 +27,8 @@ from openviking.store.schema import NODE_COLUMNS, RECORDS
 from openviking.types import AddResult
 from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
 
-from .chunk import Chunk, chunk_text
-from .code import is_code
+from .chunk import Chunk, chunk_text, text_lines
+from .code import definitions, is_code
 from .summary import (
     ChildSummary,
     directory_abstract,
@@ -489,10 +489,11 @@ def _analysed(
 ) -> _Prepared:
     """A file ready to embed: its title, summary and chunks."""
     prepared = _Prepared(item, uri, text, content_hash, created, source_label=source_label, tags=list(tags))
-    prepared.title = file_title(text, uri.name)
-    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars, title=prepared.title)
-    prepared.chunks = chunk_text(text, uri.name)
     prepared.is_code = is_code(uri.name)  # its first line may be a comment, not a heading
+    defined = definitions(text_lines(text), uri.name) if prepared.is_code else None  # read once, used twice
+    prepared.title = file_title(text, uri.name)
+    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars, title=prepared.title, defined=defined)
+    prepared.chunks = chunk_text(text, uri.name, defined=defined)
     return prepared
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from .chunk import text_lines
-from .code import definitions, is_code, leading_doc
+from .code import Definition, definitions, is_code, leading_doc
 
 __all__ = [
     "ChildSummary",
@@ -114,11 +114,15 @@ def first_prose(text: str, max_chars: int) -> str:
     return " ".join(paragraphs)
 
 
-def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = None) -> str:
+def file_summary(
+    text: str, name: str, limit: int = 256, *, title: str | None = None, defined: list[Definition] | None = None
+) -> str:
     """``Title: first sentences``, at most ``limit`` characters (``title``: ``file_title``'s, when known)."""
     title = file_title(text, name) if title is None else title
     if is_code(name):
-        return _code_summary(text, name, title, limit)
+        if defined is None:
+            defined = definitions(text_lines(text), name)
+        return _code_summary(text, name, title, limit, defined)
     front = _FRONTMATTER.match(text)
     described = _DESCRIPTION_LINE.search(front.group(1)) if front else None
     prose = _clean(described.group(1)) if described else first_prose(text, limit * 2)  # a SKILL.md's description
@@ -129,7 +133,7 @@ def file_summary(text: str, name: str, limit: int = 256, *, title: str | None = 
     return truncate_generated(f"{title}: {prose}", limit)
 
 
-def _code_summary(text: str, name: str, title: str, limit: int) -> str:
+def _code_summary(text: str, name: str, title: str, limit: int, defined: list[Definition]) -> str:
     """``name.py: what its opening docstring or comment says. Defines A, B, ...``: the names of
     its top-level definitions fill what the doc leaves of ``limit``."""
     head = f"{title}: " if title else ""
@@ -137,7 +141,7 @@ def _code_summary(text: str, name: str, title: str, limit: int) -> str:
     if doc:
         head += truncate_generated(" ".join(doc.split()), max(limit * 3 // 5 - len(head), 40))  # code, not markdown
         head = head if head.endswith((".", "!", "?", "...")) else head + "."
-    names = list(dict.fromkeys(_defined_names(text, name)))
+    names = list(dict.fromkeys(_defined_names(defined)))
     if not names:
         return truncate_generated(head.rstrip(": ") or title or name, limit)
     listing = (" " if doc else "") + "Defines " + ", ".join(names) + "."
@@ -147,10 +151,10 @@ def _code_summary(text: str, name: str, title: str, limit: int) -> str:
     return truncate_generated((head + listing).strip(), limit)
 
 
-def _defined_names(text: str, name: str) -> Iterator[str]:
+def _defined_names(defined: list[Definition]) -> Iterator[str]:
     """The file's top-level definitions; inside a namespace or module (C#, C++, Ruby), its members."""
     wrapper = False
-    for definition in definitions(text_lines(text), name):
+    for definition in defined:
         if definition.depth == 0:
             wrapper = definition.kind in ("namespace", "module", "mod", "defmodule")
             if not wrapper:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
-from openviking.oslocal import has_undecodable, utf8_text
+from openviking.oslocal import require_utf8
 from openviking.store.filters import sql_string
 from openviking.timefilter import format_iso8601
 from openviking.uri import sessions_folder
@@ -112,10 +112,7 @@ def message_parts(content: Any) -> list[dict[str, str]]:
                 f"Message content must be text, a TextPart or a list of them (got {type(item).__name__})",
                 details={"type": type(item).__name__},
             )
-        if has_undecodable(text):
-            raise InvalidArgumentError(
-                f"Message text is not valid UTF-8: {utf8_text(text)[:80]}", hint="Give the message as UTF-8 text"
-            )
+        require_utf8(text, "Message text", "message")
         if text.strip():
             parts.append({"type": "text", "text": text})
     if not parts:
