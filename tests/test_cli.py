@@ -878,15 +878,20 @@ def test_empty_scopes_are_empty_folders_not_errors(cli: Cli, tmp_path: Path, has
 def test_add_resource_prints_skips_and_warnings(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:
     tree = make_tree(tmp_path / "enc", {"ok.md": "# Ok\n\nText.\n", "latin.md": "# Café\n\ncrème\n".encode("latin-1")})
     (tree / "gone.md").symlink_to(tmp_path / "missing.md")
+    (tree / "what?.md").write_text("# What\n\nA question mark.\n")
     result = with_store(cli, tmp_path / "store", hash_conf)("add-resource", tree)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("Added 2 · updated 0 · unchanged 0 · removed 0 · skipped 1 -> viking://resources/enc")
+    assert lines[0].startswith("Added 3 · updated 0 · unchanged 0 · removed 0 · skipped 1 -> viking://resources/enc")
     assert lines[1:] == ["  skipped gone.md: broken symlink"]  # what was left out is part of the report
-    assert result.err == (  # a file added with a caveat is a warning, on stderr as every warning is
+    assert sorted(
+        result.err.splitlines()
+    ) == [  # a file added with a caveat is a warning, on stderr as every warning is
         "Warning: latin.md: not UTF-8: 2 undecodable byte sequence(s) replaced by U+FFFD "
-        "(convert it first, e.g. iconv -f latin1 -t utf-8)\n"
-    )
+        "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+        "Warning: what?.md: stored as viking://resources/enc/what_.md: a URI segment cannot hold \\, ? or #, "
+        "control characters, or start like a drive (C:)",
+    ]
 
 
 def test_sessions_are_listed_where_their_uris_point(cli: Cli, tmp_path: Path, hash_conf: Path) -> None:

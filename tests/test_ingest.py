@@ -253,8 +253,16 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
         f"{R}/drives/{name}" for name in ("ok.md", "C_notes.md", "D_dir/x.md", "e_f:g.md")
     }
     assert hash_client.read(f"{R}/drives/C_notes.md") == "# C\n\nC\n"
+    drive = "a URI segment cannot hold \\, ? or #, control characters, or start like a drive (C:)"
+    assert sorted(result.warnings, key=lambda w: w["path"]) == [  # a changed name is said, once
+        {"path": "C:notes.md", "warning": f"stored as {R}/drives/C_notes.md: {drive}"},
+        {"path": "D:dir/x.md", "warning": f"stored as {R}/drives/D_dir/x.md: {drive}"},
+        {"path": "e:f:g.md", "warning": f"stored as {R}/drives/e_f:g.md: {drive}"},
+    ]
+    (tree / "C:notes.md").write_text("# C\n\nC again\n")
+    assert hash_client.add_resource(tree).warnings == []  # updated, not new: said already
     single = hash_client.add_resource(tree / "C:notes.md", to=f"{R}/single")
-    assert single.root_uri == f"{R}/single" and single.added == 1
+    assert single.root_uri == f"{R}/single" and single.added == 1 and single.warnings == []  # the name asked for
 
 
 def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
@@ -270,6 +278,11 @@ def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     result = hash_client.add_resource(base)
     assert (result.added, result.skipped) == (3, 0)
     assert files_under(hash_client, f"{R}/latin") == {f"{R}/latin/{n}" for n in ("ok.md", "caf_xe9.md", "d_xe9/in.md")}
+    spelled = "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
+    assert sorted(result.warnings, key=lambda w: w["path"]) == [
+        {"path": "caf\\xe9.md", "warning": f"stored as {R}/latin/caf_xe9.md: {spelled}"},
+        {"path": "d\\xe9/in.md", "warning": f"stored as {R}/latin/d_xe9/in.md: {spelled}"},
+    ]
     assert hash_client.read(f"{R}/latin/caf_xe9.md") == "# Cafe\n\nespresso\n"
     assert hash_client.stat(f"{R}/latin/d_xe9/in.md")["source"] == str(base) + "/d\\xe9/in.md"
     again = hash_client.add_resource(base)
@@ -581,6 +594,7 @@ def test_a_file_name_with_a_control_character_is_added_under_a_clean_name(
     result = hash_client.add_resource(tree)
     assert result.added == 2
     assert files_under(hash_client, f"{R}/ctl") == {f"{R}/ctl/ok.md", f"{R}/ctl/a_b.md"}
+    assert [w["path"] for w in result.warnings] == ["a\x7fb.md"]
 
 
 def test_generated_abstracts_have_no_doubled_full_stop(hash_client: OpenViking, tmp_path: Path) -> None:

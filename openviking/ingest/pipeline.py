@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
-from openviking.oslocal import utf8_text
+from openviking.oslocal import has_undecodable, utf8_text
 from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS, RECORDS
@@ -229,7 +229,10 @@ def ingest_tree(
     # A file stored before that cannot be added now (it became binary, or unreadable) no longer
     # mirrors its source: it goes, as a file that grew past the size limit or vanished does.
     dropped: list[str] = []
-    prepared = (_prepare(item, uri, node, tag_list, now, limits, result, dropped) for item, uri, node in changed)
+    prepared = (
+        _prepare(item, uri, node, tag_list, now, limits, result, dropped, renamed="" if single_file else _renamed(item))
+        for item, uri, node in changed
+    )
     total_bytes = sum(item.size for item, _, _ in changed)
     _flush_all(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress, appender)
 
@@ -411,6 +414,16 @@ def _safe_rel(rel: str) -> str:
     return "/".join(_safe_name(part) for part in rel.split("/"))
 
 
+def _renamed(item: SourceFile) -> str:
+    """Why a file in a folder is stored under another name than its own, or ""."""
+    local = "/".join(item.path.parts[-(item.rel.count("/") + 1) :])
+    if has_undecodable(local):
+        return "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
+    if _safe_rel(item.rel) != item.rel:
+        return "a URI segment cannot hold \\, ? or #, control characters, or start like a drive (C:)"
+    return ""
+
+
 def _safe_name(name: str) -> str:
     cleaned = "".join("_" if ch in "\\?#" or is_control_char(ch) else ch for ch in name)
     if cleaned in (".", ".."):
@@ -438,6 +451,8 @@ def _prepare(
     limits: IngestLimits,
     result: AddResult,
     dropped: list[str],
+    *,
+    renamed: str = "",
 ) -> _Prepared | None:
     try:
         data = item.path.read_bytes()
@@ -466,6 +481,8 @@ def _prepare(
                 "(convert it first, e.g. iconv -f latin1 -t utf-8)",
             }
         )
+    if renamed and node is None:
+        result.warnings.append({"path": item.rel, "warning": f"stored as {uri}: {renamed}"})
     created = node["created_at"] if node is not None and node.get("created_at") else now
     prepared = _analysed(item, uri, text, content_hash, created, limits, source_label=item.label, tags=tags)
     prepared.is_new = node is None
