@@ -83,8 +83,15 @@ ConfigOption = Annotated[
     ),
 ]
 OutputOption = Annotated[
-    OutputFormat,
-    typer.Option("-o", "--output", help="Output format.", rich_help_panel=GLOBAL_PANEL, case_sensitive=False),
+    OutputFormat | None,
+    typer.Option(
+        "-o",
+        "--output",
+        help="Output format (default: table).",
+        rich_help_panel=GLOBAL_PANEL,
+        case_sensitive=False,
+        show_default=False,
+    ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Same as -o json.", rich_help_panel=GLOBAL_PANEL)]
 DebugOption = Annotated[
@@ -95,7 +102,7 @@ DebugOption = Annotated[
 _GLOBALS = [
     inspect.Parameter("store", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=StoreOption),
     inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConfigOption),
-    inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=OutputFormat.table, annotation=OutputOption),
+    inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=OutputOption),
     inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOption),
     inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=DebugOption),
 ]
@@ -160,7 +167,7 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> None:
             options = {key: kwargs.pop(key) for key in GLOBAL_NAMES}
-            fmt = OutputFormat.json if options["json_"] else options["output"]
+            fmt = output_format(options["output"], options["json_"])
             ctx = CliContext(
                 store=options["store"], config=options["config"], output=fmt, debug=options["debug"], command=name
             )
@@ -177,6 +184,21 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
         return wrapper
 
     return decorate
+
+
+def output_format(output: OutputFormat | None, json_: bool) -> OutputFormat:
+    """The format asked for by ``-o`` and ``--json``; the two naming different ones is a usage
+    error rather than one of them winning unseen (a script's ``--json -o jsonl`` would get a
+    document where it reads lines)."""
+    if json_ and output not in (None, OutputFormat.json):
+        from typer._click.exceptions import UsageError
+        from typer._click.globals import get_current_context
+
+        raise UsageError(
+            f"--json and -o {output.value} ask for different formats: give one of them",
+            ctx=get_current_context(silent=True),
+        )
+    return OutputFormat.json if json_ else output or OutputFormat.table
 
 
 def reflowed(doc: str) -> str:

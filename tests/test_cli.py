@@ -89,6 +89,18 @@ def test_json_envelope(ov: Cli, command: tuple[str, str], json_flag: list[str]) 
     assert envelope["time"] >= 0
 
 
+def test_json_and_another_output_format_together_are_a_usage_error(ov: Cli) -> None:
+    # one of them winning unseen would hand a script a document where it reads lines
+    for argv, other in ((["--json", "-o", "jsonl"], "jsonl"), (["-o", "table", "--json"], "table")):
+        result = ov("find", "docker", *argv)
+        error = cli_error(result, "INVALID_ARGUMENT", 2)
+        assert error["message"] == f"--json and -o {other} ask for different formats: give one of them"
+        assert error["hint"] == "Try 'openviking find --help'."
+    table = ov("session", "list", "-o", "jsonl", "--json")
+    assert (table.code, table.out) == (2, "")
+    assert ov("ls", "viking://resources", "--json", "-o", "json").json()["status"] == "ok"  # the same format twice
+
+
 @pytest.mark.parametrize("command", READ_COMMANDS, ids=[c[0] for c in READ_COMMANDS])
 def test_jsonl_is_one_object_per_line(ov: Cli, command: tuple[str, str]) -> None:
     result = ov(*command, "-o", "jsonl")
