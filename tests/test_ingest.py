@@ -259,6 +259,7 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
         {"path": "D:dir/x.md", "warning": f"stored as {R}/drives/D_dir/x.md: {drive}"},
         {"path": "e:f:g.md", "warning": f"stored as {R}/drives/e_f:g.md: {drive}"},
     ]
+    assert hash_client.stat(f"{R}/drives/D_dir")["source"] == str(tree / "D:dir")  # the folder it mirrors
     (tree / "C:notes.md").write_text("# C\n\nC again\n")
     assert hash_client.add_resource(tree).warnings == []  # updated, not new: said already
     single = hash_client.add_resource(tree / "C:notes.md", to=f"{R}/single")
@@ -285,6 +286,7 @@ def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     ]
     assert hash_client.read(f"{R}/latin/caf_xe9.md") == "# Cafe\n\nespresso\n"
     assert hash_client.stat(f"{R}/latin/d_xe9/in.md")["source"] == str(base) + "/d\\xe9/in.md"
+    assert hash_client.stat(f"{R}/latin/d_xe9")["source"] == str(base) + "/d\\xe9"
     again = hash_client.add_resource(base)
     assert (again.added, again.updated, again.unchanged, again.removed) == (0, 0, 3, 0)
     (base / os.fsdecode(b"caf\xe9.md")).unlink()

@@ -225,7 +225,8 @@ def ingest_tree(
             continue
         changed.append((item, uri, node))
 
-    _placeholder_directories(store, root, [uri for _, uri, _ in changed], existing, source, tag_list, now, appender)
+    folders = _local_folders(targets, root)
+    _placeholder_directories(store, root, [uri for _, uri, _ in changed], existing, folders, tag_list, now, appender)
     # A file stored before that cannot be added now (it became binary, or unreadable) no longer
     # mirrors its source: it goes, as a file that grew past the size limit or vanished does.
     dropped: list[str] = []
@@ -337,14 +338,15 @@ def _placeholder_directories(
     root: VikingURI,
     files: list[VikingURI],
     existing: dict[str, Any],
-    source: Path,
+    folders: dict[str, str],
     tags: list[str],
     now: datetime,
     appender: _Appender,
 ) -> None:
     """Nodes for the new folders above ``files``, written before any file: an add stopped
     midway (Ctrl-C, a crash) leaves files that ``ls`` and ``glob`` reach, not only ``find``.
-    Their abstract and overview are written with the rest at the end (refresh_directories)."""
+    Their abstract and overview are written with the rest at the end (refresh_directories).
+    ``folders`` maps each folder's URI to its local path (``_local_folders``)."""
     wanted: dict[str, VikingURI] = {}
     for uri in files:
         for parent in _parents(uri):
@@ -366,7 +368,7 @@ def _placeholder_directories(
                 created_at=now,
                 updated_at=now,
                 tags=tags if uri.is_within(root) else [],
-                source=_dir_source(source, root, uri) if uri.is_within(root) else "",
+                source=folders.get(str(uri), ""),
             )
             for uri in missing
             if str(uri) not in stored
@@ -375,6 +377,19 @@ def _placeholder_directories(
             appender.nobody_else_wrote()  # a foreign write before this one still counts
             store.upsert_nodes(rows)
             appender.wrote()
+
+
+def _local_folders(targets: list[tuple[SourceFile, VikingURI]], root: VikingURI) -> dict[str, str]:
+    """The local path of each folder the files of ``targets`` are in, by the folder's URI: read
+    from the files' own paths, since a URI may spell a folder's name differently (``d#x`` is
+    ``d_x``)."""
+    folders: dict[str, str] = {}
+    for item, uri in targets:
+        local, folder = item.path.parent, uri.parent
+        while folder is not None and folder.is_within(root) and str(folder) not in folders:
+            folders[str(folder)] = utf8_text(str(local))
+            local, folder = local.parent, folder.parent
+    return folders
 
 
 def _without_name_clashes(
