@@ -31,6 +31,7 @@ from .timefilter import parse_time_range
 from .types import AddResult, FindResult
 from .uri import (
     CONTEXT_TYPES,
+    SIDECAR_FILES,
     VikingURI,
     default_targets,
     parse,
@@ -264,6 +265,7 @@ class OpenViking:
     def _writable(self, uri: VikingURI) -> VikingURI:
         self._not_in_sessions(uri, "made with 'openviking session new'")
         self._not_in_another_space(uri)
+        _no_summary_names(uri)
         if uri.is_root:
             raise InvalidURIError(str(uri), "cannot add to the root; name a scope such as viking://resources")
         if uri.scope == "user" and uri.depth == 1:
@@ -384,6 +386,7 @@ class OpenViking:
         target = self._uri(uri)
         self._not_in_sessions(target, "made with 'openviking session new'")
         self._not_in_another_space(target)
+        _no_summary_names(target)
         store = self._open(create=True)
         with self._writing(store, [target]) as (embedder, limits):
             return make_directory(store, embedder, target, description, limits=limits)
@@ -433,6 +436,7 @@ class OpenViking:
         for uri in (source, target):
             self._not_in_sessions(uri, "named by their id; they cannot be moved")
         self._not_in_another_space(target)
+        _no_summary_names(target)
         store = self._open()
         with self._writing(store) as (embedder, limits):  # move() deals with an unfinished move
             return move(store, embedder, source, target, limits=limits)
@@ -1143,6 +1147,18 @@ class SyncHTTPClient(OpenViking):
                 f"openviking runs embedded, with no server: SyncHTTPClient ignores url={url!r} "
                 "and opens the local store (pass path= or set OPENVIKING_STORE)",
                 stacklevel=2,
+            )
+
+
+def _no_summary_names(target: VikingURI) -> None:
+    """``.abstract.md`` and ``.overview.md`` are where a directory's summaries read: an entry
+    of that name would be hidden behind them (read, grep and rm would reach the summary)."""
+    for name in target.segments:
+        if name in SIDECAR_FILES:
+            raise InvalidURIError(
+                str(target),
+                f"'{name}' is the name a directory's {SIDECAR_FILES[name]} reads as; it cannot name a file or folder",
+                hint="Choose another name",
             )
 
 

@@ -614,6 +614,11 @@ def test_cli_mkdir(handbook_ov: Cli, sdk: OpenViking) -> None:
         (["mv", AUTH, README], "ALREADY_EXISTS", 1, "already exists"),
         (["mv", f"{H}/ghost.md", f"{R}/ghost.md"], "NOT_FOUND", 1, "ghost.md"),
         (["mv", README, f"{AUTH}/README.md"], "FAILED_PRECONDITION", 1, "is a file"),
+        # an entry named as a directory's summary would hide behind it: read and rm reach the summary
+        (["mv", AUTH, f"{H}/.abstract.md"], "INVALID_URI", 2, "'.abstract.md' is the name a directory's abstract"),
+        (["mv", DEPLOY, f"{H}/.overview.md"], "INVALID_URI", 2, "'.overview.md' is the name a directory's overview"),
+        (["mkdir", f"{H}/.overview.md/inner"], "INVALID_URI", 2, "cannot name a file or folder"),
+        (["add-resource", __file__, "--to", f"{H}/.abstract.md"], "INVALID_URI", 2, "cannot name a file or folder"),
         (["link", AUTH, DOCKER, f"{H}/ghost.md", "--reason", "x"], "NOT_FOUND", 1, "ghost.md"),
         (["link", f"{H}/ghost.md", AUTH], "NOT_FOUND", 1, "ghost.md"),
         (["link", AUTH, f"{H}/../x"], "PERMISSION_DENIED", 2, "'..'"),
