@@ -316,8 +316,9 @@ class OpenViking:
     ) -> dict[str, Any]:
         """Remember something about the user, under ``viking://user/{user}/memories/[category/]``.
 
-        Returns ``{"uri", "category", "added"}``; the memory is indexed like any resource and
-        comes back in the ``memories`` group of find and search.
+        Returns ``{"uri", "category", "added", "tags_changed"}``; the memory is indexed like any
+        resource and comes back in the ``memories`` group of find and search. The same text
+        again is the same memory: ``tags`` None keeps its tags, and other tags replace them.
         """
         from .ingest.naming import memory_name
         from .ingest.pipeline import write_document
@@ -342,8 +343,9 @@ class OpenViking:
         uri = folder.join(memory_name(text))
         store = self._open(create=True)
         with self._writing(store, [uri]) as (embedder, limits):
-            result = write_document(store, embedder, uri, text.strip() + "\n", tags=normalize_tags(tags), limits=limits)
-        return {"uri": str(uri), "category": name, "added": bool(result.added)}
+            wanted = None if tags is None else normalize_tags(tags)
+            result = write_document(store, embedder, uri, text.strip() + "\n", tags=wanted, limits=limits)
+        return {"uri": str(uri), "category": name, "added": bool(result.added), "tags_changed": bool(result.updated)}
 
     def add_skill(
         self,

@@ -87,7 +87,12 @@ def test_skill_name_from_front_matter_folder_and_file(tmp_path: Path, skill_dir:
 # ----------------------------------------------------------------------------- add_memory (SDK)
 def test_memory_lands_under_its_category(handbook_client: OpenViking) -> None:
     result = handbook_client.add_memory(DARK, "preferences")
-    assert result == {"uri": f"{MEM}/preferences/{memory_name(DARK)}", "category": "preferences", "added": True}
+    assert result == {
+        "uri": f"{MEM}/preferences/{memory_name(DARK)}",
+        "category": "preferences",
+        "added": True,
+        "tags_changed": False,
+    }
     assert handbook_client.read(result["uri"]).strip() == DARK
     info = handbook_client.stat(result["uri"])
     assert info["isDir"] is False and info["context_type"] == "memory"
@@ -124,6 +129,21 @@ def test_same_memory_twice_is_one_memory(handbook_client: OpenViking) -> None:
     assert handbook_client.ls(f"{MEM}/preferences", simple=True) == [first["uri"]]
     hits = [raw_uri(h.uri) for h in everything(handbook_client)]
     assert hits.count(first["uri"]) == 1
+
+
+def test_the_same_memory_again_keeps_its_tags_unless_new_ones_are_given(handbook_client: OpenViking) -> None:
+    uri = handbook_client.add_memory(DARK, tags=["env=prod"])["uri"]
+    stored = handbook_client.stat(uri)
+    again = handbook_client.add_memory(DARK)  # said again, without tags: nothing changes
+    assert (again["added"], again["tags_changed"]) == (False, False)
+    assert handbook_client.stat(uri) == stored  # not even updated_at: nothing was written
+    assert [h.uri for h in handbook_client.find("dark mode", tags="env=prod", score_threshold=-1).memories] == [uri]
+    moved = handbook_client.add_memory(DARK, tags=["env=staging"])
+    assert (moved["added"], moved["tags_changed"]) == (False, True)
+    assert handbook_client.stat(uri)["tags"] == ["env=staging"]
+    assert handbook_client.find("dark mode", tags="env=prod", score_threshold=-1).memories == []
+    cleared = handbook_client.add_memory(DARK, tags=[])  # the SDK can clear them
+    assert cleared["tags_changed"] is True and handbook_client.stat(uri)["tags"] == []
 
 
 def test_different_memories_get_different_uris(handbook_client: OpenViking) -> None:
@@ -263,7 +283,7 @@ def test_memory_added_again_after_rm_is_added(handbook_client: OpenViking) -> No
     assert handbook_client.rm(uri) == {"uri": uri, "removed": 1}
     assert uri not in {h.uri for h in handbook_client.find(DARK, limit=50, score_threshold=-1)}
     again = handbook_client.add_memory(DARK, "preferences")
-    assert again == {"uri": uri, "category": "preferences", "added": True}
+    assert again == {"uri": uri, "category": "preferences", "added": True, "tags_changed": False}
     assert uri in {h.uri for h in handbook_client.find(DARK, limit=50, score_threshold=-1).memories}
 
 
@@ -300,10 +320,16 @@ def test_cli_add_memory_json(handbook_ov: Cli) -> None:
         "uri": f"{MEM}/preferences/{memory_name(DARK)}",
         "category": "preferences",
         "added": True,
+        "tags_changed": False,
     }
     again = handbook_ov("add-memory", DARK, "--category", "preferences", "--tag", "source=chat", "--json").json()
-    assert again["result"]["added"] is False
+    assert (again["result"]["added"], again["result"]["tags_changed"]) == (False, False)
     assert again["result"]["uri"] == envelope["result"]["uri"]
+    said = handbook_ov("add-memory", DARK, "--category", "preferences")  # no --tag: its tags are kept
+    assert said.out == f"Already remembered: {again['result']['uri']}\n"
+    assert handbook_ov("stat", again["result"]["uri"], "--json").json()["result"]["tags"] == ["source=chat"]
+    retagged = handbook_ov("add-memory", DARK, "--category", "preferences", "--tag", "source=mail")
+    assert retagged.out == f"Already remembered, with the new tags: {again['result']['uri']}\n"
 
 
 @pytest.mark.parametrize("target", ["viking://~/memories", "viking://user/memories"])

@@ -263,21 +263,32 @@ def write_document(
     uri: VikingURI,
     text: str,
     *,
-    tags: Sequence[str] = (),
+    tags: Sequence[str] | None = None,
     limits: IngestLimits = DEFAULT_LIMITS,
 ) -> AddResult:
-    """Store and index one document given as text (a memory, a note), then refresh its parents."""
+    """Store and index one document given as text (a memory, a note), then refresh its parents.
+
+    ``tags`` None keeps the stored document's tags. The same text with the same tags again
+    writes nothing (``unchanged``).
+    """
     started = time.monotonic()
     data = text.encode("utf-8")
     now = datetime.now(UTC)
-    node = store.get_node(str(uri), columns=["uri", "is_dir", "created_at"])
+    node = store.get_node(str(uri), columns=["uri", "is_dir", "created_at", "content_hash", "tags"])
     if node is not None and node["is_dir"]:
         raise AlreadyExistsError(f"{uri} already exists as a directory", details={"uri": str(uri)})
     check_parents_are_directories(store, uri)
     result = AddResult(root_uri=str(uri))
+    content_hash = hashlib.sha256(data).hexdigest()
+    stored_tags = list((node or {}).get("tags") or [])
+    tags = stored_tags if tags is None else list(tags)
+    if node is not None and node.get("content_hash") == content_hash and stored_tags == tags:
+        result.unchanged = 1
+        result.seconds = time.monotonic() - started
+        return result
     item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
     created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _analysed(item, uri, text, hashlib.sha256(data).hexdigest(), created, limits, tags=tags)
+    prepared = _analysed(item, uri, text, content_hash, created, limits, tags=tags)
     if node is None:
         result.added = 1
     else:

@@ -47,8 +47,11 @@ def add_memory(
 
     From a pipe: git log -1 --format=%B | openviking add-memory - --category events
     """
-    result = ctx.client().add_memory(text_argument(text, "memory"), category, tags=tag or [])
-    verb = "Remembered" if result["added"] else "Already remembered"
+    result = ctx.client().add_memory(text_argument(text, "memory"), category, tags=tag)  # no --tag: keep its tags
+    if result["added"]:
+        verb = "Remembered"
+    else:
+        verb = "Already remembered, with the new tags" if result["tags_changed"] else "Already remembered"
     return Output(result, table=_line(f"{verb}: {result['uri']}"))
 
 
