@@ -94,6 +94,17 @@ def test_chat_timeout_is_deadline_exceeded() -> None:
             chat.complete(MESSAGES)
 
 
+def test_chat_timeout_says_how_often_it_was_asked() -> None:
+    # the client asks again after a timeout: "within 0.3s" alone understated the wait threefold
+    with ChatServer(slow("late", 5)) as server:
+        chat = OpenAIChat(chat_config(server.api_base, timeout=0.3, max_retries=2))
+        with pytest.raises(DeadlineExceededError) as info:
+            chat.complete(MESSAGES)
+    assert info.value.message.endswith("did not answer within 0.3s, 3 times")
+    assert info.value.details["tries"] == 3 == len(server.posts("/chat/completions"))
+    assert "max_retries" in (info.value.hint or "")
+
+
 def test_chat_unreachable_server_is_unavailable() -> None:
     chat = OpenAIChat(chat_config(f"http://127.0.0.1:{free_port()}/v1"))
     with pytest.raises(UnavailableError, match="Cannot reach the LLM server at http://127.0.0.1"):

@@ -98,9 +98,13 @@ class OpenAIChat:
         try:
             response = self._openai().chat.completions.create(**kwargs)
         except openai.APITimeoutError:
+            # the client asks again after a timeout: say how long was waited in all
+            tries = max(0, self.config.max_retries) + 1
+            times = f", {tries} times" if tries > 1 else ""
             error = DeadlineExceededError(
-                f"The {self.purpose} server at {where} did not answer within {self.config.timeout:g}s",
-                details={"api_base": where, "timeout": self.config.timeout},
+                f"The {self.purpose} server at {where} did not answer within {self.config.timeout:g}s{times}",
+                hint="Set timeout and max_retries of vlm (or query_planner) in ov.conf to wait less",
+                details={"api_base": where, "timeout": self.config.timeout, "tries": tries},
             )
         except openai.APIConnectionError:
             error = UnavailableError(
