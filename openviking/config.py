@@ -56,6 +56,55 @@ def config_home() -> Path:
     return Path(home).expanduser() if home else Path.home() / ".openviking"
 
 
+# The keys upstream's config models know, section by section (reference section 7): a key
+# outside them is a typo (`treshold`), refused rather than ignored. Upstream keys this tool
+# does not use (credentials, extra_headers...) are accepted and have no effect.
+_LLM_KEYS = frozenset(
+    {
+        "provider", "model", "model_name", "api_key", "api_base", "api_version", "temperature",
+        "max_retries", "timeout", "max_tokens", "thinking", "max_concurrent", "extra_headers",
+        "extra_request_body", "stream", "credentials", "backup", "providers", "default_provider", "media",
+    }
+)  # fmt: skip
+SECTION_KEYS: dict[str, frozenset[str]] = {
+    "embedding": frozenset(
+        {
+            "dense", "sparse", "hybrid", "max_concurrent", "max_retries", "text_source", "max_input_tokens",
+            "circuit_breaker", "allow_metadata_override",
+        }
+    ),
+    "embedding.dense": frozenset(
+        {
+            "provider", "backend", "model", "model_name", "api_key", "api_base", "api_version", "dimension",
+            "batch_size", "input", "query_param", "document_param", "encoding_format", "extra_headers",
+            "extra_body", "credentials", "failback_timeout_seconds", "failback_request_count", "model_path",
+            "cache_dir", "timeout", "max_input_tokens",
+        }
+    ),
+    "rerank": frozenset(
+        {
+            "provider", "ak", "sk", "host", "model_name", "model_version", "api_key", "api_base", "model",
+            "extra_headers", "timeout", "threshold", "max_input_tokens",
+        }
+    ),
+    "vlm": _LLM_KEYS,
+    "query_planner": _LLM_KEYS,
+    "retrieval": frozenset(
+        {
+            "hotness_alpha", "score_propagation_alpha", "enable_intent", "recall_intent_timeout_s",
+            "recall_rewrite_timeout_s", "default_search_mode", "default_search_limit", "mode", "translate_queries",
+        }
+    ),
+}  # fmt: skip
+# Sections whose upstream keys are many and not all listed: a key close to one read here is a
+# typo; any other is taken for an upstream key and ignored.
+KEYS_READ = {
+    "storage": ("workspace",),
+    "semantic": ("abstract_max_chars", "overview_max_chars"),
+    "grep": ("engine", "switch_to_remote_threshold"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class EmbeddingConfig:
     """``embedding.dense`` plus the top-level ``embedding.max_input_tokens``.
@@ -220,6 +269,9 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     embedding = _section(raw, "embedding")
     dense = _section(embedding, "dense", prefix="embedding.")
     semantic = _section(raw, "semantic")
+    sections = {"storage": storage, "embedding": embedding, "embedding.dense": dense, "semantic": semantic}
+    for name in (*SECTION_KEYS, *KEYS_READ):
+        _known_keys_only(name, sections.get(name, _section(raw, name)))
     dense = {**dense}
     if embedding.get("max_input_tokens") is not None and not _is_int(embedding["max_input_tokens"]):
         raise ConfigError("Config key 'embedding.max_input_tokens' must be an integer")
@@ -267,10 +319,32 @@ def redacted(value: Any) -> Any:
 
 
 def _section(raw: dict[str, Any], key: str, *, prefix: str = "") -> dict[str, Any]:
-    value = raw.get(key) or {}
+    value = raw.get(key)
+    if value is None:
+        return {}
     if not isinstance(value, dict):
         raise ConfigError(f"Config key '{prefix}{key}' must be a JSON object")
     return value
+
+
+def _known_keys_only(name: str, section: dict[str, Any]) -> None:
+    import difflib
+
+    known = SECTION_KEYS.get(name)
+    read = KEYS_READ.get(name, ())
+    for key in section:
+        if key in (known if known is not None else read):
+            continue
+        near = difflib.get_close_matches(key, sorted(known) if known is not None else read, n=1, cutoff=0.75)
+        if known is None and not near:
+            continue
+        raise ConfigError(
+            f"Unknown config key '{name}.{key}'",
+            hint=f"Did you mean '{name}.{near[0]}'?"
+            if near
+            else f"Known keys of {name}: {', '.join(sorted(known or ()))}",
+            details={"key": f"{name}.{key}"},
+        )
 
 
 def _is_int(value: Any) -> bool:
@@ -300,9 +374,13 @@ def _build(kind: type[Any], values: dict[str, Any], name: str) -> Any:
         if target not in known:
             continue  # upstream keys we do not use (credentials, extra_headers...) are accepted
         expected = known[target].type
-        if value is not None and expected in ("int", "int | None") and not isinstance(value, int):
+        if value is not None and expected in ("int", "int | None") and not _is_int(value):
             raise ConfigError(f"Config key '{name}.{key}' must be an integer")
-        if value is not None and expected in ("float",) and not isinstance(value, int | float):
+        if (
+            value is not None
+            and expected in ("float",)
+            and (isinstance(value, bool) or not isinstance(value, int | float))
+        ):
             raise ConfigError(f"Config key '{name}.{key}' must be a number")
         if value is not None and expected == "bool" and not isinstance(value, bool):
             raise ConfigError(f"Config key '{name}.{key}' must be true or false")

@@ -76,12 +76,42 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
         ('{"embedding": {"max_input_tokens": "lots"}}', ConfigError, "'embedding.max_input_tokens' must be an"),
         ('{"semantic": {"abstract_max_chars": -3}}', ConfigError, "'semantic.abstract_max_chars' must be a positive"),
         ('{"semantic": {"overview_max_chars": "big"}}', ConfigError, "'semantic.overview_max_chars' must be a posit"),
+        # a misspelt key was ignored, and the setting silently kept its default
+        ('{"retrieval": {"enable_intnet": false}}', ConfigError, "Unknown config key 'retrieval.enable_intnet'"),
+        ('{"rerank": {"treshold": 0.5}}', ConfigError, "Unknown config key 'rerank.treshold'"),
+        ('{"rerank": {"colour": 1}}', ConfigError, "Unknown config key 'rerank.colour'"),  # upstream forbids extras
+        ('{"embedding": {"dense": {"provder": "hash"}}}', ConfigError, "Unknown config key 'embedding.dense.provder'"),
+        ('{"embedding": {"dens": {"provider": "hash"}}}', ConfigError, "Unknown config key 'embedding.dens'"),
+        ('{"vlm": {"modle": "gpt"}}', ConfigError, "Unknown config key 'vlm.modle'"),
+        ('{"storage": {"workspce": "/x"}}', ConfigError, "Unknown config key 'storage.workspce'"),
+        # true is not a number, though Python counts it as 1
+        ('{"rerank": {"threshold": true}}', ConfigError, "'rerank.threshold' must be a number"),
+        ('{"vlm": {"max_retries": false}}', ConfigError, "'vlm.max_retries' must be an integer"),
+        ('{"embedding": {"dense": {"batch_size": true}}}', ConfigError, "'embedding.dense.batch_size' must be an int"),
+        ('{"embedding": []}', ConfigError, "'embedding' must be a JSON object"),
     ],
 )
 def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exception], message: str) -> None:
     with pytest.raises(error) as info:
         load_config(write_config(tmp_path / "ov.conf", text))
     assert message in str(info.value)
+
+
+def test_upstream_keys_this_tool_does_not_use_are_accepted(tmp_path: Path) -> None:
+    raw = {
+        "storage": {"workspace": str(tmp_path / "s"), "agfs": {"port": 1833}, "vectordb": {"backend": "local"}},
+        "embedding": {"dense": {"provider": "hash", "extra_headers": {"x": "y"}}, "max_concurrent": 4},
+        "vlm": {"model": "m", "api_base": "http://127.0.0.1:9/v1", "thinking": False, "stream": False},
+        "rerank": {"ak": "a", "sk": "b", "model_version": "251028"},
+        "retrieval": {"hotness_alpha": 0.2, "recall_intent_timeout_s": 5.0},
+        "grep": {"engine": "auto"},
+        "log": {"level": "INFO"},
+    }
+    config = load_config(write_config(tmp_path / "ov.conf", raw))
+    assert (config.embedding.provider, config.vlm.model, config.store_path()) == ("hash", "m", str(tmp_path / "s"))
+    with pytest.raises(ConfigError) as info:
+        load_config(write_config(tmp_path / "typo.conf", {"rerank": {"treshold": 0.5}}))
+    assert info.value.hint == "Did you mean 'rerank.threshold'?"
 
 
 def test_a_user_id_with_dots_at_signs_and_dashes_is_fine(tmp_path: Path) -> None:
