@@ -83,16 +83,18 @@ def note(*lines: str) -> None:
 
 
 def hits_of(result: dict[str, Any]) -> list[dict[str, Any]]:
-    """A find/search result's hits as one list: memories, then resources, then skills."""
-    return [*result.get("memories", []), *result.get("resources", []), *result.get("skills", [])]
+    """A find/search result's hits as one list, best first across the groups (the JSON keeps
+    the brief's grouping): the cards' order, and jsonl's, so ``| head -1`` is the top hit.
+    Ties keep the group order: memories, resources, skills."""
+    grouped = [*result.get("memories", []), *result.get("resources", []), *result.get("skills", [])]
+    return sorted(grouped, key=lambda hit: -float(hit.get("score") or 0.0))
 
 
 def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: str) -> None:
     """Ranked cards: ``N. type · Level L · score S``, the URI, two lines of abstract."""
     from rich.text import Text
 
-    # Best first across the groups (the JSON keeps the brief's grouping); ties keep group order.
-    hits = sorted(hits_of(result), key=lambda hit: -float(hit.get("score") or 0.0))
+    hits = hits_of(result)
     width = text_width(console)
     console.print(Text(header, style="bold"), soft_wrap=True)
     console.print(Text(subheader, style="dim"), soft_wrap=True)

@@ -144,7 +144,21 @@ def test_find_json_result_shape(ov: Cli) -> None:
     for item in data["resources"]:
         assert list(item) == ITEM_KEYS
     jsonl = ov("find", "docker deployment", "-o", "jsonl").json_lines()
-    assert jsonl == [*data["memories"], *data["resources"], *data["skills"]]
+    grouped = [*data["memories"], *data["resources"], *data["skills"]]
+    assert jsonl == sorted(grouped, key=lambda hit: -hit["score"])  # best first, as the cards are
+
+
+def test_jsonl_ranks_across_groups_as_the_cards_do(ov: Cli) -> None:
+    # a memory scoring below a resource came first (memories are the first group): `| head -1`
+    # was not the top hit
+    assert ov("add-memory", "The user keeps a cat called Docker, unrelated to deployment").code == 0
+    query = ("find", "docker deployment", "-n", "5", "-t", "-1")
+    jsonl = ov(*query, "-o", "jsonl").json_lines()
+    assert {hit["context_type"] for hit in jsonl} == {"memory", "resource"}
+    scores = [hit["score"] for hit in jsonl]
+    assert scores == sorted(scores, reverse=True) and jsonl[0]["context_type"] == "resource"
+    cards = re.findall(r"^\d+\. (\w+) · Level \d · score (\S+)$", ov(*query).out, re.M)
+    assert cards == [(hit["context_type"], f"{hit['score']:.3f}") for hit in jsonl]
 
 
 def test_find_table_shows_rank_type_level_score_uri(ov: Cli) -> None:
