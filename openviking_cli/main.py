@@ -144,6 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # (typer prints that help while raising, so stdout is pointed at stderr beforehand.)
     completing = "_OPENVIKING_COMPLETE" in os.environ  # the shell asks for completions: they go to stdout
     no_command = names_no_command(args, shape) and not completing
+    if no_command:
+        group = args[:1] if args and args[0] in shape.groups else []
+        if _output_asked(given):  # a script asked for JSON: it gets a JSON error, not the help
+            _report_usage("Missing command.", " ".join(["openviking", *group]), given)
+            return ExitCode.USAGE
+        args = group  # the help of the app or the group, with the global options that change nothing there
     output = contextlib.redirect_stdout(sys.stderr) if no_command else contextlib.nullcontext()
     try:
         with output:
@@ -170,7 +176,10 @@ def _usage_error(exc: object, args: Sequence[str]) -> None:
     # typer checks choices through pydantic, whose "Value error, " prefix tells a user nothing
     message = exc.format_message().replace(": Value error, ", ": ")  # type: ignore[attr-defined]
     ctx = getattr(exc, "ctx", None)
-    command_path = ctx.command_path if ctx is not None else "openviking"
+    _report_usage(message, ctx.command_path if ctx is not None else "openviking", args)
+
+
+def _report_usage(message: str, command_path: str, args: Sequence[str]) -> None:
     hint = f"Try '{command_path} --help'."
     output = _output_asked(args)
     if output:

@@ -495,11 +495,22 @@ def test_usage_errors_exit_2(cli: Cli, argv: list[str], needle: str) -> None:
     assert needle in error["message"]
 
 
-@pytest.mark.parametrize("argv", [[], ["session"], ["--store", "/tmp/x", "session"]])
+@pytest.mark.parametrize("argv", [[], ["session"], ["--store", "/tmp/x", "session"], ["--store", "/tmp/x"]])
 def test_no_command_is_a_usage_error_with_the_help_on_stderr(cli: Cli, argv: list[str]) -> None:
     result = cli(*argv)
     assert (result.code, result.out) == (2, "")  # stdout stays empty on an error
     assert "Usage: openviking" in result.err and "Commands" in result.err
+    assert "No such option" not in result.err  # global options alone are no mistake of their own
+
+
+@pytest.mark.parametrize(
+    ("argv", "path"),
+    [(["--json"], "openviking"), (["session", "--json"], "openviking session"), (["-o", "jsonl"], "openviking")],
+)
+def test_no_command_in_json_mode_is_a_json_error(cli: Cli, argv: list[str], path: str) -> None:
+    # a script that asked for JSON got the help text, or "No such option: --json"
+    error = cli_error(cli(*argv), "INVALID_ARGUMENT", 2)
+    assert (error["message"], error["hint"]) == ("Missing command.", f"Try '{path} --help'.")
 
 
 def test_version(cli: Cli) -> None:
