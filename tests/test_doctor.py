@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import HASH64_CONF, HASH_CONF, make_tree, write_config
+from helpers import HASH64_CONF, HASH_CONF, cli_error, make_tree, write_config
 
 
 def test_doctor_before_anything_was_added(cli: Any, tmp_path: Path, hash_conf: Path) -> None:
@@ -30,7 +30,11 @@ def test_doctor_reports_an_embedder_mismatch_and_exits_1(cli: Any, tmp_path: Pat
     out = cli("doctor", "--store", store, "--config", str(other))
     assert out.code == 1
     assert "problem: the store was built with hash:v1-1024" in out.out
-    report = cli("doctor", "--store", store, "--config", str(other), "-o", "json").json()["result"]
+    as_json = cli("doctor", "--store", store, "--config", str(other), "-o", "json")
+    error = cli_error(as_json, "FAILED_PRECONDITION", 1)  # a problem is an error, not "status": "ok" with exit 1
+    assert error["message"] == f"doctor found a problem: {error['details']['problems'][0]}"
+    assert error["message"].startswith("doctor found a problem: the store was built with hash:v1-1024")
+    report = error["details"]  # the whole report, as -o json prints it when all is well
     assert report["store"]["records"] > 0 and report["store"]["embedder"] == "hash:v1-1024"
 
 
@@ -113,7 +117,7 @@ def test_doctor_reads_the_store_and_reports_a_missing_data_file(cli: Any, tmp_pa
         "problem: the store cannot be read (table records: Store operation failed: lance error: Not found: "
     )
     assert problem.endswith("); restore a copy or add the sources again") and ".rs:" not in problem
-    report = cli("doctor", *ov, "-o", "json").json()["result"]
+    report = cli_error(cli("doctor", *ov, "-o", "json"), "FAILED_PRECONDITION", 1)["details"]
     assert report["store"] == {"path": str(store), "exists": True, "readable": False}
 
 
@@ -131,6 +135,14 @@ def test_doctor_tries_each_configured_model_server(cli: Any, tmp_path: Path) -> 
             tmp_path / "ov.conf", {**HASH_CONF, "vlm": {"model": "m", "api_base": chat.api_base}, "rerank": rerank}
         )
         out = cli("doctor", "--store", str(tmp_path / "store"), "--config", str(conf))
+        two = write_config(
+            tmp_path / "two.conf", {**HASH_CONF, "vlm": {"model": "m", "api_base": closed}, "rerank": rerank}
+        )
+        both = cli_error(
+            cli("doctor", "--store", str(tmp_path / "store"), "--config", str(two), "--json"), "FAILED_PRECONDITION", 1
+        )
     assert out.code == 1
     problems = [line for line in out.out.splitlines() if line.startswith("problem: ")]
     assert problems == [f"problem: the rerank server at {closed}/rerank cannot be reached (Connection refused)"]
+    assert both["message"] == f"doctor found a problem: {both['details']['problems'][0]} (and 1 more)"
+    assert len(both["details"]["problems"]) == 2

@@ -97,9 +97,20 @@ def doctor(ctx: CliContext) -> Output:
     """Check the installation, the configuration and the store (exit 1 when a problem is found).
 
     It reads every table of the store and opens a connection to each model server the
-    configuration names.
+    configuration names. With -o json a problem is an error object on stderr whose details
+    hold the whole report.
     """
     report = ctx.client().doctor()
+    problems = report["problems"]
+    if problems and ctx.machine:  # "status": "ok" with exit 1 told a script two things
+        from openviking.errors import FailedPreconditionError
+
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise FailedPreconditionError(
+            f"doctor found a problem: {problems[0]}{more}",
+            hint="The report is in details; fix the problems and run it again",
+            details=report,
+        )
 
     def render(console: Any) -> None:
         from rich.text import Text
