@@ -117,22 +117,18 @@ def test_explain_blames_the_threshold_and_names_the_best_score(client: OpenVikin
 
 
 def test_explain_in_the_table_output(client: OpenViking, cli: Any, tmp_path: Path) -> None:
-    out = cli(
-        "find",
-        "authenticate",
-        "--explain",
-        "--after",
-        "2099-01-01",
-        "--store",
-        str(tmp_path / "store"),
-        "--config",
-        write_config(tmp_path / "ov.conf", HASH64_CONF),
-    )
+    argv = ["--store", str(tmp_path / "store"), "--config", write_config(tmp_path / "ov.conf", HASH64_CONF)]
+    out = cli("find", "authenticate", "--explain", "--after", "2099-01-01", *argv)
     assert out.code == 0
     assert out.out == ""
     assert "No results found." in out.err
     assert "time: removed" in out.err
     assert "Suggestion:" in out.err
+    # jsonl holds hits only: the explanation of none goes to stderr as in the table (it was lost)
+    lines = cli("find", "authenticate", "--explain", "--after", "2099-01-01", "-o", "jsonl", *argv)
+    assert (lines.code, lines.out, lines.err) == (0, "", out.err)
+    quiet = cli("find", "authenticate", "--after", "2099-01-01", "-o", "jsonl", *argv)
+    assert (quiet.code, quiet.out, quiet.err) == (0, "", "")  # without --explain a script's stderr stays empty
 
 
 # ----------------------------------------------------------------------------- the summary field

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
 from openviking_cli.render import hit_cards, hits_of, note
-from openviking_cli.runtime import CliContext, Output, command
+from openviking_cli.runtime import CliContext, Output, OutputFormat, command
 
 app = typer.Typer()
 
@@ -138,25 +139,37 @@ def find(
         mode=mode,
         explain=explain,
     )
-    data = result.to_dict()
-    return Output(data, table=lambda console: render_result(console, data, limit), items=hits_of(data))
+    return hits_output(ctx, result.to_dict(), lambda console, data: render_result(console, data, limit))
+
+
+def hits_output(ctx: CliContext, data: dict, render: Callable[[Any, dict], None]) -> Output:
+    """find's and search's output. jsonl holds hits only, so an --explain of no results (what
+    removed the candidates, which json keeps in ``diagnostics``) goes to stderr, as in a table."""
+    if ctx.output is OutputFormat.jsonl and data["total"] == 0 and data.get("diagnostics"):
+        note(*no_result_lines(data))
+    return Output(data, table=lambda console: render(console, data), items=hits_of(data))
+
+
+def no_result_lines(data: dict) -> list[str]:
+    """The note for no results, with what removed the candidates when --explain asked."""
+    lines = ["No results found.", "Try a broader query, lower --threshold, or search a wider --uri."]
+    diagnostics = data.get("diagnostics")
+    if diagnostics:
+        for stage in diagnostics.get("stages", []):
+            lines.append(f"  {stage['stage']}: removed {stage['removed']}, {stage['remaining']} left")
+        if diagnostics.get("threshold"):
+            info = diagnostics["threshold"]
+            lines.append(f"  threshold {info['threshold']}: best score {info['best_score']:.3f}")
+        if diagnostics.get("advice"):
+            lines.append(f"Suggestion: {diagnostics['advice']}")
+    return lines
 
 
 def render_result(console: object, data: dict, limit: int, passes: int = 1) -> None:
     """The ranked cards of a find or search result (or the no-result note)."""
     total = data["total"]
     if total == 0:
-        lines = ["No results found.", "Try a broader query, lower --threshold, or search a wider --uri."]
-        diagnostics = data.get("diagnostics")
-        if diagnostics:
-            for stage in diagnostics.get("stages", []):
-                lines.append(f"  {stage['stage']}: removed {stage['removed']}, {stage['remaining']} left")
-            if diagnostics.get("threshold"):
-                info = diagnostics["threshold"]
-                lines.append(f"  threshold {info['threshold']}: best score {info['best_score']:.3f}")
-            if diagnostics.get("advice"):
-                lines.append(f"Suggestion: {diagnostics['advice']}")
-        note(*lines)
+        note(*no_result_lines(data))
         return
     noun = "result" if total == 1 else "results"
     if passes > 1:

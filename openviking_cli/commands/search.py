@@ -20,9 +20,10 @@ from openviking_cli.commands.find import (
     ThresholdOption,
     TimeFieldOption,
     UriOption,
+    hits_output,
     render_result,
 )
-from openviking_cli.render import hits_of, note
+from openviking_cli.render import note
 from openviking_cli.runtime import CliContext, Output, command, make_console
 
 app = typer.Typer()
@@ -83,7 +84,7 @@ def search(
         explain=explain,
     )
     data = result.to_dict()
-    return Output(data, table=lambda console: render_search(console, data, limit), items=hits_of(data))
+    return hits_output(ctx, data, lambda console, data: render_search(console, data, limit))
 
 
 def render_search(console: Any, data: dict[str, Any], limit: int) -> None:
