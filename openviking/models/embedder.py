@@ -26,6 +26,8 @@ __all__ = ["Embedder", "HashEmbedder", "LocalE5Embedder", "OpenAIEmbedder", "mak
 # tokens/s on 2 cores, so a chunk's vector comes from its heading path and first lines,
 # while the full-text index covers every word (measured in bench/: see README).
 LOCAL_MAX_TOKENS = 80
+# Texts per call into the local model's C engine, which a Ctrl-C cannot stop midway.
+ENGINE_SLICE = 16
 
 
 class Embedder(Protocol):
@@ -84,7 +86,11 @@ class LocalE5Embedder:
 
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.asarray(self._engine().passage(texts), dtype=np.float32)
+        # Python sees a Ctrl-C only between calls into the engine: a batch of 192 chunks took
+        # 7 s to interrupt, a slice of 16 takes under a second, at the same throughput.
+        engine = self._engine()
+        slices = [engine.passage(texts[i : i + ENGINE_SLICE]) for i in range(0, len(texts), ENGINE_SLICE)]
+        return np.asarray(np.concatenate(slices), dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:
         return int(self._engine().token_count(text))
