@@ -56,53 +56,24 @@ def config_home() -> Path:
     return Path(home).expanduser() if home else Path.home() / ".openviking"
 
 
-# The keys upstream's config models know, section by section (reference section 7): a key
-# outside them is a typo (`treshold`), refused rather than ignored. Upstream keys this tool
-# does not use (credentials, extra_headers...) are accepted and have no effect.
-_LLM_KEYS = frozenset(
+# A key close to one this tool reads (`treshold`, `provder`) that is no upstream key is a typo:
+# refused, where it used to leave the setting at its default without a word. Any other key is
+# taken for one of upstream's many (credentials, extra_headers, failover...) and accepted.
+# These are upstream's keys (reference section 7, and upstream's config models) that sit close
+# to a key read here and must not be taken for typos.
+UPSTREAM_KEYS = frozenset(
     {
-        "provider", "model", "model_name", "api_key", "api_base", "api_version", "temperature",
-        "max_retries", "timeout", "max_tokens", "thinking", "max_concurrent", "extra_headers",
-        "extra_request_body", "stream", "credentials", "backup", "providers", "default_provider", "media",
+        "api_version", "model_name", "model_version", "backend", "version", "batch_size", "max_concurrent",
+        "max_retries", "text_source", "sparse", "hybrid", "input", "encoding_format", "extra_headers",
+        "extra_body", "extra_request_body", "credentials", "failback_timeout_seconds", "failback_request_count",
+        "forward_api_key", "model_path", "cache_dir", "thinking", "stream", "backup", "providers",
+        "default_provider", "media", "ak", "sk", "host", "region", "enable_fusion", "res_level",
+        "max_video_frames", "circuit_breaker", "allow_metadata_override", "hotness_alpha",
+        "score_propagation_alpha", "recall_intent_timeout_s", "recall_rewrite_timeout_s",
+        "default_search_mode", "default_search_limit", "memory_association", "engine",
+        "switch_to_remote_threshold", "agfs", "vectordb",
     }
 )  # fmt: skip
-SECTION_KEYS: dict[str, frozenset[str]] = {
-    "embedding": frozenset(
-        {
-            "dense", "sparse", "hybrid", "max_concurrent", "max_retries", "text_source", "max_input_tokens",
-            "circuit_breaker", "allow_metadata_override",
-        }
-    ),
-    "embedding.dense": frozenset(
-        {
-            "provider", "backend", "model", "model_name", "api_key", "api_base", "api_version", "dimension",
-            "batch_size", "input", "query_param", "document_param", "encoding_format", "extra_headers",
-            "extra_body", "credentials", "failback_timeout_seconds", "failback_request_count", "model_path",
-            "cache_dir", "timeout", "max_input_tokens",
-        }
-    ),
-    "rerank": frozenset(
-        {
-            "provider", "ak", "sk", "host", "model_name", "model_version", "api_key", "api_base", "model",
-            "extra_headers", "timeout", "threshold", "max_input_tokens",
-        }
-    ),
-    "vlm": _LLM_KEYS,
-    "query_planner": _LLM_KEYS,
-    "retrieval": frozenset(
-        {
-            "hotness_alpha", "score_propagation_alpha", "enable_intent", "recall_intent_timeout_s",
-            "recall_rewrite_timeout_s", "default_search_mode", "default_search_limit", "mode", "translate_queries",
-        }
-    ),
-}  # fmt: skip
-# Sections whose upstream keys are many and not all listed: a key close to one read here is a
-# typo; any other is taken for an upstream key and ignored.
-KEYS_READ = {
-    "storage": ("workspace",),
-    "semantic": ("abstract_max_chars", "overview_max_chars"),
-    "grep": ("engine", "switch_to_remote_threshold"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,8 +241,8 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     dense = _section(embedding, "dense", prefix="embedding.")
     semantic = _section(raw, "semantic")
     sections = {"storage": storage, "embedding": embedding, "embedding.dense": dense, "semantic": semantic}
-    for name in (*SECTION_KEYS, *KEYS_READ):
-        _known_keys_only(name, sections.get(name, _section(raw, name)))
+    for name, read in _keys_read().items():
+        _no_typos(name, sections[name] if name in sections else _section(raw, name), read)
     dense = {**dense}
     if embedding.get("max_input_tokens") is not None and not _is_int(embedding["max_input_tokens"]):
         raise ConfigError("Config key 'embedding.max_input_tokens' must be an integer")
@@ -327,24 +298,38 @@ def _section(raw: dict[str, Any], key: str, *, prefix: str = "") -> dict[str, An
     return value
 
 
-def _known_keys_only(name: str, section: dict[str, Any]) -> None:
+def _keys_read() -> dict[str, tuple[str, ...]]:
+    """The keys this tool reads, by section."""
+
+    def of(kind: type[Any], *aliases: str) -> tuple[str, ...]:
+        return (*(f.name for f in fields(kind)), *aliases)
+
+    llm = of(LLMConfig, "model_name")
+    return {
+        "storage": ("workspace",),
+        "embedding": ("dense", "max_input_tokens"),
+        "embedding.dense": of(EmbeddingConfig, "backend", "model_name"),
+        "vlm": llm,
+        "query_planner": llm,
+        "rerank": of(RerankConfig, "model_name"),
+        "retrieval": of(RetrievalConfig),
+        "semantic": ("abstract_max_chars", "overview_max_chars"),
+    }
+
+
+def _no_typos(name: str, section: dict[str, Any], read: tuple[str, ...]) -> None:
     import difflib
 
-    known = SECTION_KEYS.get(name)
-    read = KEYS_READ.get(name, ())
     for key in section:
-        if key in (known if known is not None else read):
+        if key in read or key in UPSTREAM_KEYS:
             continue
-        near = difflib.get_close_matches(key, sorted(known) if known is not None else read, n=1, cutoff=0.75)
-        if known is None and not near:
-            continue
-        raise ConfigError(
-            f"Unknown config key '{name}.{key}'",
-            hint=f"Did you mean '{name}.{near[0]}'?"
-            if near
-            else f"Known keys of {name}: {', '.join(sorted(known or ()))}",
-            details={"key": f"{name}.{key}"},
-        )
+        near = difflib.get_close_matches(key, read, n=1, cutoff=0.75)
+        if near:
+            raise ConfigError(
+                f"Unknown config key '{name}.{key}'",
+                hint=f"Did you mean '{name}.{near[0]}'?",
+                details={"key": f"{name}.{key}"},
+            )
 
 
 def _is_int(value: Any) -> bool:

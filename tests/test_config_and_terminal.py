@@ -79,7 +79,6 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
         # a misspelt key was ignored, and the setting silently kept its default
         ('{"retrieval": {"enable_intnet": false}}', ConfigError, "Unknown config key 'retrieval.enable_intnet'"),
         ('{"rerank": {"treshold": 0.5}}', ConfigError, "Unknown config key 'rerank.treshold'"),
-        ('{"rerank": {"colour": 1}}', ConfigError, "Unknown config key 'rerank.colour'"),  # upstream forbids extras
         ('{"embedding": {"dense": {"provder": "hash"}}}', ConfigError, "Unknown config key 'embedding.dense.provder'"),
         ('{"embedding": {"dens": {"provider": "hash"}}}', ConfigError, "Unknown config key 'embedding.dens'"),
         ('{"vlm": {"modle": "gpt"}}', ConfigError, "Unknown config key 'vlm.modle'"),
@@ -100,10 +99,14 @@ def test_a_bad_config_is_refused(tmp_path: Path, text: str, error: type[Exceptio
 def test_upstream_keys_this_tool_does_not_use_are_accepted(tmp_path: Path) -> None:
     raw = {
         "storage": {"workspace": str(tmp_path / "s"), "agfs": {"port": 1833}, "vectordb": {"backend": "local"}},
-        "embedding": {"dense": {"provider": "hash", "extra_headers": {"x": "y"}}, "max_concurrent": 4},
-        "vlm": {"model": "m", "api_base": "http://127.0.0.1:9/v1", "thinking": False, "stream": False},
-        "rerank": {"ak": "a", "sk": "b", "model_version": "251028"},
-        "retrieval": {"hotness_alpha": 0.2, "recall_intent_timeout_s": 5.0},
+        "embedding": {
+            "dense": {"provider": "hash", "extra_headers": {"x": "y"}, "version": "1", "region": "cn", "res_level": 1},
+            "max_concurrent": 4,
+        },
+        "vlm": {"model": "m", "api_base": "http://127.0.0.1:9/v1", "thinking": False, "backend": "openai"},
+        "query_planner": {"forward_api_key": True, "failback_timeout_seconds": 600, "failback_request_count": 50},
+        "rerank": {"ak": "a", "sk": "b", "model_version": "251028", "batch_size": 8, "colour": "any other key"},
+        "retrieval": {"hotness_alpha": 0.2, "recall_intent_timeout_s": 5.0, "memory_association": True},
         "grep": {"engine": "auto"},
         "log": {"level": "INFO"},
     }
