@@ -635,6 +635,9 @@ def test_retagging_updates_without_new_content(hash_client: OpenViking, en_tree:
     assert again.unchanged == 0  # the tags changed, so every file is rewritten
     assert hash_client.stat(f"{R}/handbook/auth.md")["tags"] == ["env=staging"]
     assert hash_client.find("auth", tags="env=prod", score_threshold=0).total == 0
+    hash_client.add_resource(en_tree, tags=["env=staging", "team=search"])
+    reordered = hash_client.add_resource(en_tree, tags=["team=search", "ENV=staging"])  # the same tags
+    assert (reordered.updated, reordered.directories) == (0, 0) and reordered.unchanged > 0
 
 
 @pytest.mark.parametrize("bad", [["env"], ["=prod"], ["env="], ["a=b=c"]])

@@ -144,6 +144,33 @@ def test_the_same_memory_again_keeps_its_tags_unless_new_ones_are_given(handbook
     assert handbook_client.find("dark mode", tags="env=prod", score_threshold=-1).memories == []
     cleared = handbook_client.add_memory(DARK, tags=[])  # the SDK can clear them
     assert cleared["tags_changed"] is True and handbook_client.stat(uri)["tags"] == []
+    handbook_client.add_memory(DARK, tags=["a=1", "b=2"])
+    stored = handbook_client.stat(uri)
+    reordered = handbook_client.add_memory(DARK, tags=["B=2", "a=1", "a=1"])  # the same tags, said otherwise
+    assert reordered["tags_changed"] is False and handbook_client.stat(uri) == stored
+
+
+def test_a_memory_said_again_finishes_a_write_stopped_before_its_folder_was_refreshed(
+    handbook_client: OpenViking,
+) -> None:
+    from openviking.ingest import pipeline
+
+    handbook_client.add_memory("The user drinks coffee in the morning", "drinks")
+    refresh = pipeline.refresh_directories
+
+    def stopped(*args: object, **kwargs: object) -> int:
+        raise KeyboardInterrupt  # Ctrl-C after the memory was written, before its folder was summed up
+
+    pipeline.refresh_directories = stopped  # type: ignore[assignment]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            handbook_client.add_memory(TEA, "drinks")
+    finally:
+        pipeline.refresh_directories = refresh  # type: ignore[assignment]
+    assert "2 files" not in handbook_client.overview(f"{MEM}/drinks")  # the folder does not know it yet
+    again = handbook_client.add_memory(TEA, "drinks")
+    assert (again["added"], again["tags_changed"]) == (False, False)
+    assert "2 files" in handbook_client.overview(f"{MEM}/drinks")
 
 
 def test_different_memories_get_different_uris(handbook_client: OpenViking) -> None:

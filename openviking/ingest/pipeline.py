@@ -282,20 +282,22 @@ def write_document(
     content_hash = hashlib.sha256(data).hexdigest()
     stored_tags = list((node or {}).get("tags") or [])
     tags = stored_tags if tags is None else list(tags)
-    if node is not None and node.get("content_hash") == content_hash and stored_tags == tags:
+    if node is not None and node.get("content_hash") == content_hash and sorted(stored_tags) == sorted(tags):
         result.unchanged = 1
-        result.seconds = time.monotonic() - started
-        return result
-    item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
-    created = node["created_at"] if node is not None and node.get("created_at") else now
-    prepared = _analysed(item, uri, text, content_hash, created, limits, tags=tags)
-    if node is None:
-        result.added = 1
     else:
-        result.updated = 1
-    _flush(store, embedder, [prepared], result)
+        item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
+        created = node["created_at"] if node is not None and node.get("created_at") else now
+        prepared = _analysed(item, uri, text, content_hash, created, limits, tags=tags)
+        if node is None:
+            result.added = 1
+        else:
+            result.updated = 1
+        _flush(store, embedder, [prepared], result)
+    # Also when unchanged: a write stopped before its folders were refreshed is finished by the
+    # same call again (refreshing writes only what is out of date).
     result.directories = refresh_directories(store, embedder, uri, limits=limits)
-    store.optimize()
+    if result.added or result.updated or result.directories:
+        store.optimize()
     result.seconds = time.monotonic() - started
     return result
 
@@ -462,7 +464,7 @@ def _safe_name(name: str) -> str:
 def _looks_unchanged(node: dict[str, Any], item: SourceFile, tags: list[str]) -> bool:
     if node.get("is_dir") or node.get("source") != item.label:
         return False
-    if list(node.get("tags") or []) != tags or node.get("size") != item.size:
+    if sorted(node.get("tags") or []) != sorted(tags) or node.get("size") != item.size:
         return False
     stored = node.get("updated_at")
     return stored is not None and abs(stored.timestamp() - item.mtime) < 0.002
@@ -493,7 +495,7 @@ def _prepare(
             dropped.append(str(uri))
         return None
     content_hash = hashlib.sha256(data).hexdigest()
-    if node is not None and node.get("content_hash") == content_hash and list(node.get("tags") or []) == tags:
+    if node is not None and node.get("content_hash") == content_hash and sorted(node.get("tags") or []) == sorted(tags):
         if node.get("source") == item.label:
             result.unchanged += 1
             return None
@@ -808,7 +810,7 @@ def refresh_directories(
             changed = (
                 force
                 or not draft.same_entries
-                or list((node or {}).get("tags") or []) != dir_tags
+                or sorted((node or {}).get("tags") or []) != sorted(dir_tags)
                 or (latest is not None and (node or {}).get("updated_at") != latest)
             )
             row = node_row(
