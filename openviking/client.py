@@ -227,9 +227,14 @@ class OpenViking:
 
         store = self._open(create=True)
         with self._writing(store, [root]) as (embedder, limits):
-            return ingest_tree(
+            new = store.get_node(str(root), columns=["uri"]) is None
+            result = ingest_tree(
                 store, embedder, source, root, tags=tag_list, limits=limits, progress=progress, walked=walked
             )
+        named_from = _named_from(source, to)
+        if new and (result.added or result.directories) and named_from not in (None, root.name):
+            result.warnings.insert(0, {"path": str(source), "warning": f"stored as {root}: {NAME_RULE}"})
+        return result
 
     def _target(self, source: Path, to: str | None, parent: str | None) -> VikingURI:
         if to and parent:
@@ -1150,6 +1155,19 @@ class SyncHTTPClient(OpenViking):
                 "and opens the local store (pass path= or set OPENVIKING_STORE)",
                 stacklevel=2,
             )
+
+
+# What resource_name keeps of a local name (naming.sanitize_segment), said when it changed one.
+NAME_RULE = "a name made from a path keeps letters, digits, '-', '_' and '.', up to 50 characters (--to names it)"
+
+
+def _named_from(source: Path, to: str | None) -> str | None:
+    """The local name a new resource's URI was made from, or None when ``to`` named it."""
+    from .oslocal import utf8_text
+
+    if to and parse(to).depth > 1:  # (checked already: it is the target)
+        return None
+    return utf8_text(source.name or source.resolve().name)
 
 
 def _no_summary_names(target: VikingURI) -> None:

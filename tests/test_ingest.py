@@ -256,7 +256,7 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
     drive = "a URI segment cannot hold \\, ? or #, control characters, or start like a drive (C:)"
     assert sorted(result.warnings, key=lambda w: w["path"]) == [  # a changed name is said, once
         {"path": "C:notes.md", "warning": f"stored as {R}/drives/C_notes.md: {drive}"},
-        {"path": "D:dir/x.md", "warning": f"stored as {R}/drives/D_dir/x.md: {drive}"},
+        {"path": "D:dir", "warning": f"stored as {R}/drives/D_dir: {drive}"},  # a folder once, not per file
         {"path": "e:f:g.md", "warning": f"stored as {R}/drives/e_f:g.md: {drive}"},
     ]
     assert hash_client.stat(f"{R}/drives/D_dir")["source"] == str(tree / "D:dir")  # the folder it mirrors
@@ -264,6 +264,14 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
     assert hash_client.add_resource(tree).warnings == []  # updated, not new: said already
     single = hash_client.add_resource(tree / "C:notes.md", to=f"{R}/single")
     assert single.root_uri == f"{R}/single" and single.added == 1 and single.warnings == []  # the name asked for
+    rule = "a name made from a path keeps letters, digits, '-', '_' and '.', up to 50 characters (--to names it)"
+    named = hash_client.add_resource(tree / "C:notes.md")  # no --to: the name comes from the path
+    assert named.warnings == [{"path": str(tree / "C:notes.md"), "warning": f"stored as {R}/C_notes.md: {rule}"}]
+    assert hash_client.add_resource(tree / "C:notes.md").warnings == []  # said once
+    (tmp_path / "n#1").mkdir()
+    (tmp_path / "n#1" / "in.md").write_text("# In\n\nin\n")
+    folder = hash_client.add_resource(tmp_path / "n#1", parent=R)
+    assert folder.warnings == [{"path": str(tmp_path / "n#1"), "warning": f"stored as {R}/n_1: {rule}"}]
 
 
 def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
@@ -282,7 +290,7 @@ def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     spelled = "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
     assert sorted(result.warnings, key=lambda w: w["path"]) == [
         {"path": "caf\\xe9.md", "warning": f"stored as {R}/latin/caf_xe9.md: {spelled}"},
-        {"path": "d\\xe9/in.md", "warning": f"stored as {R}/latin/d_xe9/in.md: {spelled}"},
+        {"path": "d\\xe9", "warning": f"stored as {R}/latin/d_xe9: {spelled}"},
     ]
     assert hash_client.read(f"{R}/latin/caf_xe9.md") == "# Cafe\n\nespresso\n"
     assert hash_client.stat(f"{R}/latin/d_xe9/in.md")["source"] == str(base) + "/d\\xe9/in.md"

@@ -230,10 +230,9 @@ def ingest_tree(
     # A file stored before that cannot be added now (it became binary, or unreadable) no longer
     # mirrors its source: it goes, as a file that grew past the size limit or vanished does.
     dropped: list[str] = []
-    prepared = (
-        _prepare(item, uri, node, tag_list, now, limits, result, dropped, renamed="" if single_file else _renamed(item))
-        for item, uri, node in changed
-    )
+    if not single_file:
+        result.warnings.extend(_renames(root, [(item, uri) for item, uri, node in changed if node is None]))
+    prepared = (_prepare(item, uri, node, tag_list, now, limits, result, dropped) for item, uri, node in changed)
     total_bytes = sum(item.size for item, _, _ in changed)
     _flush_all(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress, appender)
 
@@ -442,14 +441,24 @@ def _safe_rel(rel: str) -> str:
     return "/".join(_safe_name(part) for part in rel.split("/"))
 
 
-def _renamed(item: SourceFile) -> str:
-    """Why a file in a folder is stored under another name than its own, or ""."""
-    local = "/".join(item.path.parts[-(item.rel.count("/") + 1) :])
-    if has_undecodable(local):
-        return "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
-    if _safe_rel(item.rel) != item.rel:
-        return "a URI segment cannot hold \\, ? or #, control characters, or start like a drive (C:)"
-    return ""
+def _renames(root: VikingURI, new: list[tuple[SourceFile, VikingURI]]) -> list[dict[str, str]]:
+    """A warning for each new file, or folder of new files, whose URI spells its local name
+    otherwise (``a#b.md`` is ``a_b.md``): once for a folder, not for each file in it."""
+    said: dict[str, dict[str, str]] = {}
+    for item, uri in new:
+        local = item.path.parts[-(item.rel.count("/") + 1) :]
+        for depth, (name, segment) in enumerate(zip(local, uri.segments[-len(local) :], strict=True), start=1):
+            if has_undecodable(name):
+                reason = "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
+            elif segment != name:
+                reason = "a URI segment cannot hold \\, ? or #, control characters, or start like a drive (C:)"
+            else:
+                continue
+            path = "/".join(item.rel.split("/")[:depth])
+            named = root.join("/".join(uri.segments[-len(local) :][:depth]))
+            said.setdefault(path, {"path": path, "warning": f"stored as {named}: {reason}"})
+            break
+    return list(said.values())
 
 
 def _safe_name(name: str) -> str:
@@ -479,8 +488,6 @@ def _prepare(
     limits: IngestLimits,
     result: AddResult,
     dropped: list[str],
-    *,
-    renamed: str = "",
 ) -> _Prepared | None:
     try:
         data = item.path.read_bytes()
@@ -509,8 +516,6 @@ def _prepare(
                 "(convert it first, e.g. iconv -f latin1 -t utf-8)",
             }
         )
-    if renamed and node is None:
-        result.warnings.append({"path": item.rel, "warning": f"stored as {uri}: {renamed}"})
     created = node["created_at"] if node is not None and node.get("created_at") else now
     prepared = _analysed(item, uri, text, content_hash, created, limits, source_label=item.label, tags=tags)
     prepared.is_new = node is None
