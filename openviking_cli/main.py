@@ -55,11 +55,11 @@ def _output_asked(argv: Sequence[str]) -> str:
     for index, arg in enumerate(argv):
         if arg == "--json":
             return "json"
-        for prefix in ("-o", "--output="):
-            if arg.startswith(prefix) and arg[len(prefix) :] in ("json", "jsonl"):
-                return arg[len(prefix) :]
-        if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1] in ("json", "jsonl"):
-            return argv[index + 1]
+        for prefix in ("-o", "--output="):  # -o is not case-sensitive: -o JSON asks for JSON too
+            if arg.startswith(prefix) and arg[len(prefix) :].lower() in ("json", "jsonl"):
+                return arg[len(prefix) :].lower()
+        if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1].lower() in ("json", "jsonl"):
+            return argv[index + 1].lower()
     return ""
 
 

@@ -507,7 +507,12 @@ def test_no_command_is_a_usage_error_with_the_help_on_stderr(cli: Cli, argv: lis
 
 @pytest.mark.parametrize(
     ("argv", "path"),
-    [(["--json"], "openviking"), (["session", "--json"], "openviking session"), (["-o", "jsonl"], "openviking")],
+    [
+        (["--json"], "openviking"),
+        (["session", "--json"], "openviking session"),
+        (["-o", "jsonl"], "openviking"),
+        (["-o", "JSON"], "openviking"),  # -o is not case-sensitive, and neither is the error's format
+    ],
 )
 def test_no_command_in_json_mode_is_a_json_error(cli: Cli, argv: list[str], path: str) -> None:
     # a script that asked for JSON got the help text, or "No such option: --json"

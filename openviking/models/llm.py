@@ -100,7 +100,7 @@ class OpenAIChat:
         except openai.APITimeoutError:
             # the client asks again after a timeout: say how long was waited in all
             tries = max(0, self.config.max_retries) + 1
-            times = f", {tries} times" if tries > 1 else ""
+            times = f" ({tries} attempts)" if tries > 1 else ""
             error = DeadlineExceededError(
                 f"The {self.purpose} server at {where} did not answer within {self.config.timeout:g}s{times}",
                 hint="Set timeout and max_retries of vlm (or query_planner) in ov.conf to wait less",

@@ -97,7 +97,7 @@ def doctor(ctx: CliContext) -> Output:
     """Check the installation, the configuration and the store (exit 1 when a problem is found).
 
     It reads every table of the store and opens a connection to each model server the
-    configuration names. With -o json a problem is an error object on stderr whose details
+    configuration names. With -o json or jsonl a problem is an error object on stderr whose details
     hold the whole report.
     """
     report = ctx.client().doctor()
