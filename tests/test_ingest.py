@@ -274,6 +274,15 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
     assert folder.warnings == [{"path": str(tmp_path / "n#1"), "warning": f"stored as {R}/n_1: {rule}"}]
 
 
+def test_a_made_folder_takes_the_local_folder_it_then_mirrors_as_its_source(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    hash_client.mkdir(f"{R}/made/d_x")  # made by hand first: it has no source of its own
+    tree = make_tree(tmp_path / "n", {"d#x/in.md": "# In\n\nin\n"})
+    hash_client.add_resource(tree, to=f"{R}/made")
+    assert hash_client.stat(f"{R}/made/d_x")["source"] == str(tree / "d#x")  # not d_x spelled back from the URI
+
+
 def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     hash_client: OpenViking, tmp_path: Path
 ) -> None:

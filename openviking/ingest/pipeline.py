@@ -246,6 +246,7 @@ def ingest_tree(
         root,
         tags=tag_list,
         source=source,
+        folders=folders,
         limits=limits,
     )
     if result.added or result.updated or result.removed or result.directories:
@@ -729,13 +730,15 @@ def refresh_directories(
     *,
     tags: Sequence[str] = (),
     source: Path | None = None,
+    folders: dict[str, str] | None = None,
     limits: IngestLimits = DEFAULT_LIMITS,
     force: bool = False,
 ) -> int:
     """Regenerate L0/L1 of every directory in ``top``'s subtree (``top`` may be a file) and above it.
 
     Directories that hold files but have no node yet get one; directories left empty by
-    removed files are deleted (when they came from ``source``). Returns how many
+    removed files are deleted (when they came from ``source``). A directory without a
+    ``source`` gets its local folder from ``folders`` (``_local_folders``). Returns how many
     directories were (re)written.
     """
     with store.write_lock():
@@ -829,7 +832,8 @@ def refresh_directories(
                 updated_at=latest or (node or {}).get("updated_at") or now,
                 tags=dir_tags,
                 content_hash=draft.stored_hash,
-                source=(node or {}).get("source") or (_dir_source(source, top, uri) if within else ""),
+                source=(node or {}).get("source")
+                or ((folders or {}).get(uri_text) or _dir_source(source, top, uri) if within else ""),
             )
             # Keep this directory's fresh summary for its parent's overview.
             nodes[uri_text] = row
