@@ -96,8 +96,8 @@ def test_json_and_another_output_format_together_are_a_usage_error(ov: Cli) -> N
         error = cli_error(result, "INVALID_ARGUMENT", 2)
         assert error["message"] == f"--json and -o {other} ask for different formats: give one of them"
         assert error["hint"] == "Try 'openviking find --help'."
-    table = ov("session", "list", "-o", "jsonl", "--json")
-    assert (table.code, table.out) == (2, "")
+    grouped = ov("session", "list", "-o", "jsonl", "--json")  # a group's command too
+    assert (grouped.code, grouped.out) == (2, "")
     assert ov("ls", "viking://resources", "--json", "-o", "json").json()["status"] == "ok"  # the same format twice
 
 
