@@ -8,6 +8,7 @@
   x AlreadyExistsError                              ALREADY_EXISTS     mv/mkdir onto an existing URI
   x FailedPreconditionError                         FAILED_PRECONDITION store/embedder mismatch, rm dir without -r
     + ConfigError                                   FAILED_PRECONDITION unreadable or invalid config file
+      + ConfigFileNotFoundError (also NotFoundError) NOT_FOUND          the config file named does not exist
   x UnavailableError                                UNAVAILABLE        a model server could not be reached
   x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out
   x InternalError                                   INTERNAL
@@ -63,12 +64,24 @@ class OpenVikingError(Exception):
         self.hint = hint
         self.details: dict[str, Any] = dict(details or {})
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from what it says, not from its constructor's arguments (InvalidURIError
+        # takes a uri and a reason): an error raised in a process pool's worker reaches the
+        # parent instead of breaking the pool.
+        return (_rebuilt, (type(self), self.message, self.hint, self.details))
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON error object: ``{"code", "message", "details"}`` (plus ``hint`` when set)."""
         payload: dict[str, Any] = {"code": self.code, "message": self.message, "details": self.details}
         if self.hint:
             payload["hint"] = self.hint
         return payload
+
+
+def _rebuilt(kind: type[OpenVikingError], message: str, hint: str | None, details: dict[str, Any]) -> OpenVikingError:
+    error = kind.__new__(kind)
+    OpenVikingError.__init__(error, message, hint=hint, details=details)
+    return error
 
 
 class InvalidArgumentError(OpenVikingError, ValueError):
@@ -104,11 +117,6 @@ class NotFoundError(OpenVikingError, LookupError):
     code = "NOT_FOUND"
 
 
-class ConfigFileNotFoundError(NotFoundError):
-    """The config file named by ``--config`` or ``OPENVIKING_CONFIG_FILE`` does not exist: a
-    config load failure, which the command line reports as bad usage (exit 2), as upstream's does."""
-
-
 class AlreadyExistsError(OpenVikingError):
     """The destination of a write already exists."""
 
@@ -123,6 +131,12 @@ class FailedPreconditionError(OpenVikingError):
 
 class ConfigError(FailedPreconditionError):
     """The config file cannot be read or holds a value that can never work."""
+
+
+class ConfigFileNotFoundError(NotFoundError, ConfigError):
+    """The config file named by ``--config`` or ``OPENVIKING_CONFIG_FILE`` does not exist:
+    NOT_FOUND, and a config load failure (``except ConfigError`` catches it), which the command
+    line reports as bad usage (exit 2), as upstream's does."""
 
 
 class CancelledError(OpenVikingError):

@@ -148,6 +148,34 @@ def test_a_named_config_that_does_not_exist_is_not_found(tmp_path: Path) -> None
         with pytest.raises(NotFoundError) as info:
             load_config(not_a_file)
         assert info.value.message == f"Config path is not a file: {not_a_file}"
+    with pytest.raises(ConfigError) as info:  # a config that cannot be loaded, like a bad one
+        load_config(tmp_path / "missing.conf")
+    assert info.value.code == "NOT_FOUND"
+
+
+def test_every_error_crosses_a_process_boundary_intact() -> None:
+    # A process pool pickles a worker's exception; InvalidURIError (built from a uri and a
+    # reason) could not be rebuilt from its message, and the pool broke instead of raising it.
+    import pickle
+
+    import openviking as ov
+    from openviking import errors
+
+    for name in errors.__all__:
+        kind = getattr(errors, name)
+        if not isinstance(kind, type) or not issubclass(kind, ov.OpenVikingError):
+            continue
+        error = kind.__new__(kind)
+        ov.OpenVikingError.__init__(error, f"{name} happened", hint="do this", details={"uri": "viking://x"})
+        back = pickle.loads(pickle.dumps(error))
+        assert type(back) is kind and back.to_dict() == error.to_dict() and str(back) == str(error)
+    uri = pickle.loads(pickle.dumps(errors.InvalidURIError("viking://nope/x", "unknown scope", hint="Use resources")))
+    assert (uri.code, uri.message, uri.hint) == (
+        "INVALID_URI",
+        "Invalid URI: viking://nope/x (unknown scope)",
+        "Use resources",
+    )
+    assert uri.details == {"uri": "viking://nope/x", "reason": "unknown scope"}
 
 
 def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
