@@ -950,9 +950,8 @@ class OpenViking:
             filter_=filter, since=since, until=until, time_field=time_field, level=level,
             context_type=context_type, tags=tags, mode=mode,
         )  # fmt: skip
+        session_id = _session_id_of(session, session_id)
         store, embedder = self._retrieval_backend(request)
-        if session_id is None and session is not None:
-            session_id = getattr(session, "session_id", None)
         result = search(
             store,
             embedder,
@@ -1168,6 +1167,30 @@ def _named_from(source: Path, to: str | None) -> str | None:
     if to and parse(to).depth > 1:  # (checked already: it is the target)
         return None
     return utf8_text(source.name or source.resolve().name)
+
+
+def _session_id_of(session: Any, session_id: str | None) -> str | None:
+    """The id of the session search reads: ``session_id``, or ``session`` as a Session (from
+    ``client.session()``), create_session()'s dict, or the id itself. Anything else was
+    silently a search without a session."""
+    if session is not None:
+        named = session.get("session_id") if isinstance(session, dict) else getattr(session, "session_id", session)
+        if not isinstance(named, str):
+            raise InvalidArgumentError(
+                f"session must be a Session, a session id or create_session()'s dict (got {type(session).__name__})",
+                hint="Pass session=client.session(id), or session_id=id",
+            )
+        if session_id is not None and session_id != named:
+            raise InvalidArgumentError(
+                f"session names '{named}' and session_id '{session_id}': give one",
+                details={"session": named, "session_id": session_id},
+            )
+        session_id = named
+    if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+        raise InvalidArgumentError(
+            "session_id must be a non-empty string", hint="Leave it out to search without a session"
+        )
+    return session_id
 
 
 def _no_summary_names(target: VikingURI) -> None:

@@ -32,6 +32,7 @@ from servers import FAKE_KEY, ChatServer, Reply, RerankServer, completion, http_
 
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
+from openviking.errors import InvalidArgumentError
 from openviking.message import TextPart
 
 R = "viking://resources/handbook"
@@ -620,6 +621,28 @@ def test_brief_sdk_style_with_a_session_object(make_client: Callable[..., Client
     assert results.query_plan is not None and again.query_plan is not None
     assert "[assistant]: I can help you with OAuth implementation." in chat.prompts()[0]
     assert "## Current message\nbest practices" in chat.prompts()[0]
+
+
+def test_a_session_may_be_named_by_its_dict_or_its_id(make_client: Callable[..., Client]) -> None:
+    # create_session()'s dict and the bare id were taken for "no session": no plan, no word
+    with ChatServer(GOOD_PLAN) as chat:
+        client = make_client(chat)
+        info = client.create_session()
+        client.add_message(session_id=info["session_id"], role="user", content="We are designing the OAuth login flow.")
+        by_dict = client.search(RFC_QUERY, session=info)
+        by_id = client.search(RFC_QUERY, session=info["session_id"])
+        by_object = client.search(RFC_QUERY, session=client.session(info["session_id"]))
+    assert by_dict.query_plan is not None and by_id.query_plan is not None and by_object.query_plan is not None
+    assert by_dict.to_dict() == by_id.to_dict() == by_object.to_dict()
+    for bad, message in (
+        ({"session": 42}, "session must be a Session, a session id or create_session()'s dict (got int)"),
+        ({"session": {"id": "x"}}, "session must be a Session, a session id or create_session()'s dict (got dict)"),
+        ({"session_id": ""}, "session_id must be a non-empty string"),
+        ({"session": "a", "session_id": "b"}, "session names 'a' and session_id 'b': give one"),
+    ):
+        with pytest.raises(InvalidArgumentError) as error:
+            client.search(RFC_QUERY, **bad)
+        assert error.value.message == message
 
 
 def test_chinese_brief_example(make_client: Callable[..., Client]) -> None:
