@@ -234,6 +234,13 @@ class OpenViking:
         named_from = _named_from(source, to)
         if new and (result.added or result.directories) and named_from not in (None, root.name):
             result.warnings.insert(0, {"path": str(source), "warning": f"stored as {root}: {NAME_RULE}"})
+        return self._said(result)
+
+    def _said(self, result: AddResult) -> AddResult:
+        """Each file's caveat (not UTF-8, renamed) through the warning channel, as every
+        warning goes, and kept in ``result.warnings``."""
+        for item in result.warnings:
+            self._warn(f"{item['path']}: {item['warning']}")
         return result
 
     def _target(self, source: Path, to: str | None, parent: str | None) -> VikingURI:
@@ -380,10 +387,11 @@ class OpenViking:
             root = root.join("SKILL.md")
         store = self._open(create=True)
         with self._writing(store, [root]) as (embedder, limits):
-            return ingest_tree(
+            result = ingest_tree(
                 store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress,
                 walked=walked,
             )  # fmt: skip
+        return self._said(result)
 
     # ------------------------------------------------------------------ filesystem writes
     def mkdir(self, uri: str, description: str | None = None) -> dict[str, Any]:
@@ -1147,12 +1155,9 @@ class SyncHTTPClient(OpenViking):
         super().__init__(path, config=config, config_file=config_file, warn=warn)
         del timeout  # upstream's HTTP timeout: nothing here goes over a network
         if url:
-            import warnings
-
-            warnings.warn(
+            self._warn(
                 f"openviking runs embedded, with no server: SyncHTTPClient ignores url={url!r} "
-                "and opens the local store (pass path= or set OPENVIKING_STORE)",
-                stacklevel=2,
+                "and opens the local store (pass path= or set OPENVIKING_STORE)"
             )
 
 
@@ -1206,11 +1211,18 @@ def _no_summary_names(target: VikingURI) -> None:
 
 
 def _python_warning(message: str) -> None:
+    """An OpenVikingWarning attributed to the caller's line: the first frame outside this
+    package, however deep in it the warning was raised."""
+    import sys
     import warnings
 
     from .errors import OpenVikingWarning
 
-    warnings.warn(message, OpenVikingWarning, stacklevel=3)
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    level, frame = 1, sys._getframe(0)
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, OpenVikingWarning, stacklevel=level)
 
 
 def _check_user(config: Config) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -117,8 +118,9 @@ def test_target_uri_aliases(corpus: OpenViking) -> None:
 
 def test_target_that_does_not_exist_is_not_an_error(corpus: OpenViking) -> None:
     # The SDK says so as the CLI does: with a Python warning when no warn callback was given.
-    with pytest.warns(OpenVikingWarning, match=f"^{R}/nothing-here does not exist, so nothing was searched there"):
+    with pytest.warns(OpenVikingWarning, match=f"^{R}/nothing-here does not exist, so nothing was searched there") as w:
         result = corpus.find("docker", target_uri=f"{R}/nothing-here")
+    assert (w[0].filename, w[0].lineno) == (__file__, sys._getframe().f_lineno - 1)  # points at the call above
     assert result.total == 0
     told: list[str] = []
     told_client = OpenViking(path=corpus.store_path, config=hash_config(), warn=told.append)
@@ -570,16 +572,20 @@ def test_bad_telemetry_is_invalid_argument(corpus: OpenViking, telemetry: Any) -
 def test_the_briefs_sync_http_client_opens_the_local_store(corpus: OpenViking) -> None:
     import openviking as ov
 
-    with pytest.warns(UserWarning, match="no server"):
+    with pytest.warns(OpenVikingWarning, match="no server") as caught:
         client = ov.SyncHTTPClient(
             url="http://localhost:1933", api_key="your-key", path=corpus.store_path, config=corpus.config
         )
+    assert caught[0].filename == __file__  # the caller's line, not the library's
     client.initialize()
     try:
         got = [hit.uri for hit in client.find("deploy the server")]
         assert got and got == [hit.uri for hit in corpus.find("deploy the server")]
     finally:
         client.close()
+    told: list[str] = []  # a warn callback takes it, as it takes every other warning
+    ov.SyncHTTPClient(url="http://localhost:1933", path=corpus.store_path, config=corpus.config, warn=told.append)
+    assert len(told) == 1 and "ignores url='http://localhost:1933'" in told[0]
 
 
 def test_the_sync_http_client_refuses_an_unknown_keyword(corpus: OpenViking) -> None:

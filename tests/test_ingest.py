@@ -21,7 +21,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from openviking.client import OpenViking
-from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from openviking.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    OpenVikingWarning,
+)
 from openviking.store.lance import LanceStore
 from openviking.timefilter import format_iso8601
 
@@ -152,7 +158,8 @@ def test_binary_file_is_skipped_and_counted(hash_client: OpenViking, tmp_path: P
 
 def test_non_utf8_file_is_read_with_replacement(hash_client: OpenViking, tmp_path: Path) -> None:
     tree = make_tree(tmp_path / "enc", {"latin.md": "# Café\n\nCrème brûlée recipe.\n".encode("latin-1")})
-    result = hash_client.add_resource(tree)
+    with pytest.warns(OpenVikingWarning, match="not UTF-8"):  # the SDK says so too, as the CLI does
+        result = hash_client.add_resource(tree)
     assert result.added == 1 and result.skipped == 0
     text = hash_client.read(f"{R}/enc/latin.md")
     assert "\ufffd" in text
@@ -230,7 +237,8 @@ def test_files_whose_names_map_to_one_uri_are_not_overwritten_in_turn(hash_clien
             "x_y": "a file where a folder's URI is\n",
         },
     )
-    first = hash_client.add_resource(tree)
+    with pytest.warns(OpenVikingWarning, match="x#y: stored as"):
+        first = hash_client.add_resource(tree)
     assert files_under(hash_client, f"{R}/clash") == {f"{R}/clash/c_d.md", f"{R}/clash/x_y/inner.md"}
     assert hash_client.read(f"{R}/clash/c_d.md") == "# Under\n\nUNDER\n"  # the name that needed no change
     reasons = {item["path"]: item["reason"] for item in first.skipped_files}
@@ -247,7 +255,8 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
         tmp_path / "drives",
         {"ok.md": "# Ok\n\nok\n", "C:notes.md": "# C\n\nC\n", "D:dir/x.md": "# X\n\nx\n", "e:f:g.md": "# E\n\ne\n"},
     )
-    result = hash_client.add_resource(tree)  # one such name used to refuse the whole folder
+    with pytest.warns(OpenVikingWarning, match="stored as"):  # the SDK says so too, as the CLI does
+        result = hash_client.add_resource(tree)  # one such name used to refuse the whole folder
     assert (result.added, result.skipped) == (4, 0)
     assert files_under(hash_client, f"{R}/drives") == {
         f"{R}/drives/{name}" for name in ("ok.md", "C_notes.md", "D_dir/x.md", "e_f:g.md")
@@ -265,12 +274,14 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
     single = hash_client.add_resource(tree / "C:notes.md", to=f"{R}/single")
     assert single.root_uri == f"{R}/single" and single.added == 1 and single.warnings == []  # the name asked for
     rule = "a name made from a path keeps letters, digits, '-', '_' and '.', up to 50 characters (--to names it)"
-    named = hash_client.add_resource(tree / "C:notes.md")  # no --to: the name comes from the path
+    with pytest.warns(OpenVikingWarning, match="a name made from a path"):  # the SDK says so too, as the CLI does
+        named = hash_client.add_resource(tree / "C:notes.md")  # no --to: the name comes from the path
     assert named.warnings == [{"path": str(tree / "C:notes.md"), "warning": f"stored as {R}/C_notes.md: {rule}"}]
     assert hash_client.add_resource(tree / "C:notes.md").warnings == []  # said once
     (tmp_path / "n#1").mkdir()
     (tmp_path / "n#1" / "in.md").write_text("# In\n\nin\n")
-    folder = hash_client.add_resource(tmp_path / "n#1", parent=R)
+    with pytest.warns(OpenVikingWarning, match="a name made from a path"):  # the SDK says so too, as the CLI does
+        folder = hash_client.add_resource(tmp_path / "n#1", parent=R)
     assert folder.warnings == [{"path": str(tmp_path / "n#1"), "warning": f"stored as {R}/n_1: {rule}"}]
 
 
@@ -279,7 +290,8 @@ def test_a_made_folder_takes_the_local_folder_it_then_mirrors_as_its_source(
 ) -> None:
     hash_client.mkdir(f"{R}/made/d_x")  # made by hand first: it has no source of its own
     tree = make_tree(tmp_path / "n", {"d#x/in.md": "# In\n\nin\n"})
-    hash_client.add_resource(tree, to=f"{R}/made")
+    with pytest.warns(OpenVikingWarning, match="d#x: stored as"):
+        hash_client.add_resource(tree, to=f"{R}/made")
     assert hash_client.stat(f"{R}/made/d_x")["source"] == str(tree / "d#x")  # not d_x spelled back from the URI
 
 
@@ -293,7 +305,8 @@ def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     (base / "ok.md").write_text("# Ok\n\nok\n", encoding="utf-8")
     (base / os.fsdecode(b"caf\xe9.md")).write_text("# Cafe\n\nespresso\n", encoding="utf-8")
     (base / os.fsdecode(b"d\xe9") / "in.md").write_text("# In\n\ninside\n", encoding="utf-8")
-    result = hash_client.add_resource(base)
+    with pytest.warns(OpenVikingWarning, match="not UTF-8"):  # the SDK says so too, as the CLI does
+        result = hash_client.add_resource(base)
     assert (result.added, result.skipped) == (3, 0)
     assert files_under(hash_client, f"{R}/latin") == {f"{R}/latin/{n}" for n in ("ok.md", "caf_xe9.md", "d_xe9/in.md")}
     spelled = "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
@@ -309,7 +322,8 @@ def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     (base / os.fsdecode(b"caf\xe9.md")).unlink()
     gone = hash_client.add_resource(base)
     assert (gone.unchanged, gone.removed) == (2, 1)
-    folder = hash_client.add_resource(base / os.fsdecode(b"d\xe9"))
+    with pytest.warns(OpenVikingWarning, match="a name made from a path"):
+        folder = hash_client.add_resource(base / os.fsdecode(b"d\xe9"))
     assert folder.root_uri == f"{R}/d_xe9" and folder.added == 1
     assert hash_client.add_resource(base / os.fsdecode(b"d\xe9")).unchanged == 1
 
@@ -610,7 +624,8 @@ def test_a_file_name_with_a_control_character_is_added_under_a_clean_name(
 ) -> None:
     tree = make_tree(tmp_path / "ctl", {"ok.md": "# Ok\n\nText.\n"})
     (tree / "a\x7fb.md").write_text("# Del\n\nA name with DEL.\n")
-    result = hash_client.add_resource(tree)
+    with pytest.warns(OpenVikingWarning, match="stored as"):
+        result = hash_client.add_resource(tree)
     assert result.added == 2
     assert files_under(hash_client, f"{R}/ctl") == {f"{R}/ctl/ok.md", f"{R}/ctl/a_b.md"}
     assert [w["path"] for w in result.warnings] == ["a\x7fb.md"]

@@ -69,12 +69,10 @@ def render_add(console: Any, data: dict[str, Any], seconds: float) -> None:
 
 
 def added(ctx: CliContext, result: Any) -> Output:
-    """What an add-resource or add-skill did: the summary on stdout, each file's warning a
-    ``Warning:`` line on stderr as every warning is (JSON keeps them in ``warnings`` too)."""
+    """What an add-resource or add-skill did: the summary on stdout (each file's warning was
+    a ``Warning:`` line on stderr already, through the client; JSON keeps them in ``warnings``)."""
     data = result.to_dict()
     data["seconds"] = round(result.seconds, 3)
-    for item in data.get("warnings") or []:
-        ctx.warn(f"{item['path']}: {item['warning']}")
     return Output(data, table=lambda console: render_add(console, data, result.seconds))
 
 
