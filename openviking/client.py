@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -17,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config, load_config
+from .config import Config, config_from_dict, load_config
 from .errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -40,6 +39,7 @@ from .uri import (
     shell_word,
     sidecar_owner,
 )
+from .values import optional_limit, real_number, whole_number
 
 if TYPE_CHECKING:
     from .models.embedder import Embedder
@@ -82,6 +82,13 @@ class OpenViking:
         config_file: str | os.PathLike[str] | None = None,
         warn: WarningCallback | None = None,
     ) -> None:
+        if isinstance(config, dict):  # ov.conf's content, as parsed JSON
+            config = config_from_dict(config)
+        if config is not None and not isinstance(config, Config):
+            raise InvalidArgumentError(
+                f"config must be a Config or a dict of ov.conf's keys (got {type(config).__name__})",
+                hint="Or pass config_file='path/to/ov.conf'",
+            )
         if config is not None:
             _check_user(config)
         self._path_arg = path
@@ -783,24 +790,27 @@ class OpenViking:
         from .retrieve.retriever import MODES
         from .store.filters import Scope, filter_to_sql, levels_from, parse_filter
 
-        if isinstance(query, str):
-            require_utf8(query, "Search query", "query")
-        if not isinstance(query, str) or not query.strip():
+        if not isinstance(query, str):
+            raise InvalidArgumentError(
+                f"Search query must be a string (got {type(query).__name__})", details={"query": repr(query)}
+            )
+        require_utf8(query, "Search query", "query")
+        if not query.strip():
             raise InvalidArgumentError(
                 "Search query must not be empty.",
                 hint='Say what to look for in words, e.g. "how to authenticate users"',
                 details={"query": query},
             )
-        effective = node_limit if node_limit is not None else limit
-        if isinstance(effective, bool) or not isinstance(effective, int) or effective < 0:
-            raise InvalidArgumentError(
-                f"limit must be an integer >= 0 (got {effective})",
-                hint="Use --limit with a whole number, e.g. --limit 10",
-                details={"limit": effective},
-            )
-        threshold = self.config.rerank.threshold if score_threshold is None else score_threshold
-        if not isinstance(threshold, int | float) or not math.isfinite(threshold):
-            raise InvalidArgumentError(f"score_threshold must be a number (got {threshold})")
+        effective = whole_number(
+            node_limit if node_limit is not None else limit,
+            "node_limit" if node_limit is not None else "limit",
+            hint="Use --limit with a whole number, e.g. --limit 10",
+        )
+        threshold = real_number(
+            self.config.rerank.threshold if score_threshold is None else score_threshold,
+            "score_threshold",
+            hint="Use --threshold with a number, e.g. --threshold 0.3 (-1 keeps everything)",
+        )
         chosen_mode = mode or self.config.retrieval.mode
         if chosen_mode not in MODES:
             raise InvalidArgumentError(
@@ -831,6 +841,8 @@ class OpenViking:
         )
 
     def _targets(self, target_uri: str | Sequence[str] | None) -> tuple[VikingURI, ...]:
+        if not isinstance(target_uri, str | list | tuple | type(None)):
+            raise InvalidURIError(repr(target_uri), "target_uri must be a string or a list of strings")
         items = [target_uri] if isinstance(target_uri, str) or target_uri is None else list(target_uri)
         targets: list[VikingURI] = []
         for item in items:
@@ -912,9 +924,8 @@ class OpenViking:
     def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> dict[str, Any]:
         """URIs whose path below ``uri`` matches a glob (the brief's ``glob()``): ``{"matches", "count"}``."""
         from .retrieve.glob import compile_glob, glob
-        from .retrieve.grep import check_limit
 
-        check_limit(node_limit, "node_limit", "-n/--node-limit")
+        optional_limit(node_limit, "node_limit", "-n/--node-limit")
         compile_glob(pattern)
         target = self._uri(uri)
         if self._session_at(target) is not None:
@@ -1070,7 +1081,7 @@ class OpenViking:
         abs_limit: int = 256,
     ) -> list[Any]:
         """Entries of a directory: ``{uri, size, isDir, modTime, abstract}``; URIs only with ``simple``."""
-        _check_limit(node_limit, "node_limit")
+        optional_limit(node_limit, "node_limit")
         target = self._uri(uri)
         if self._session_at(target) is not None:
             return []  # a session is a folder of messages: 'openviking session show ID' reads them
@@ -1096,9 +1107,8 @@ class OpenViking:
         self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None
     ) -> list[dict[str, Any]]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
-        _check_limit(node_limit, "node_limit")
-        if isinstance(level_limit, bool) or not isinstance(level_limit, int) or level_limit < 0:
-            raise InvalidArgumentError(f"level_limit must be an integer >= 0 (got {level_limit})")
+        optional_limit(node_limit, "node_limit")
+        level_limit = whole_number(level_limit, "level_limit", hint="Use -L with a whole number; 0 means all levels")
         target = self._uri(uri)
         if self._session_at(target) is not None:
             return []
@@ -1359,6 +1369,11 @@ def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
     """``"memory,skill"`` or a list -> a tuple of distinct, known context types."""
     if value is None:
         return ()
+    if not isinstance(value, str | list | tuple | set | frozenset):
+        raise InvalidArgumentError(
+            f"context_type must be a string or a list of strings (got {type(value).__name__})",
+            hint="Example: context_type=['memory', 'skill']",
+        )
     items = [value] if isinstance(value, str) else list(value)
     seen: list[str] = []
     for item in items:
@@ -1375,10 +1390,3 @@ def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
             if text not in seen:
                 seen.append(text)
     return tuple(seen)
-
-
-def _check_limit(value: int | None, name: str) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidArgumentError(f"{name} must be an integer >= 0 (got {value})", details={name: value})

@@ -19,9 +19,19 @@ def normalize_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
         return ()
     if isinstance(tags, str):
         tags = split_tag_list(tags)
+    try:
+        items = list(tags)
+    except TypeError:
+        items = None
+    if items is None or not all(isinstance(raw, str) for raw in items):
+        raise InvalidArgumentError(
+            "tags must be a 'k=v,k=v' string or a list of 'k=v' strings",
+            hint="Example: tags=['env=prod', 'team=search']",
+            details={"tags": repr(tags)},
+        )
     values: dict[str, str] = {}
-    for raw in tags:
-        text = str(raw).strip().lower()
+    for raw in items:
+        text = raw.strip().lower()
         key, sep, value = text.partition("=")
         if not sep or "=" in value or not key.strip() or not value.strip():
             raise InvalidArgumentError(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from .errors import InvalidArgumentError
@@ -103,8 +103,8 @@ def parse_time_range(
             hint="Use --time-field updated_at (when the source last changed) or created_at (when first added)",
             details={"time_field": time_field},
         )
-    since = (since or "").strip() or None
-    until = (until or "").strip() or None
+    since = _bound_text(since, "since")
+    until = _bound_text(until, "until")
     if since is None and until is None:
         return None
     current = now if now is not None else datetime.now(UTC)
@@ -119,6 +119,22 @@ def parse_time_range(
             hint="Swap --after and --before, or widen the window.",
         )
     return TimeRange(field, lower, upper)
+
+
+def _bound_text(value: object, label: str) -> str | None:
+    """A bound as text: a string as given, a ``datetime`` or ``date`` in ISO 8601 (a date
+    covers its whole day, a datetime without a zone is UTC, as their text forms are)."""
+    if value is None:
+        return None
+    if isinstance(value, date):  # datetime is a date too
+        return value.isoformat()
+    if not isinstance(value, str):
+        raise InvalidArgumentError(
+            f"{label} must be a string, a date or a datetime (got {type(value).__name__})",
+            hint="Examples: '2h', '7d', '2026-01-31', '2026-01-31T12:00:00Z'",
+            details={label: repr(value)},
+        )
+    return value.strip() or None
 
 
 def _parse_bound(value: str, label: str, *, upper: bool, now: datetime) -> datetime:

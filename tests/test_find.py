@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -593,3 +594,58 @@ def test_the_sync_http_client_refuses_an_unknown_keyword(corpus: OpenViking) -> 
 
     with pytest.raises(TypeError, match="pth"):
         ov.SyncHTTPClient(pth=corpus.store_path)  # a typo must not open the default store
+
+
+def test_numpy_numbers_and_datetimes_are_taken_as_their_plain_kinds(corpus: OpenViking) -> None:
+    import numpy as np
+
+    assert len(corpus.find("deploy the server", limit=np.int64(2), score_threshold=-1).resources) == 2
+    assert (
+        corpus.find("deploy", score_threshold=np.float32(-1.0)).total == corpus.find("deploy", score_threshold=-1).total
+    )
+    since, until = datetime(2000, 1, 1), date(2999, 12, 31)  # a datetime without a zone is UTC, as its text is
+    assert (
+        corpus.find("deploy", since=since, until=until).to_dict()
+        == corpus.find("deploy", since="2000-01-01T00:00:00", until="2999-12-31").to_dict()
+    )
+    assert corpus.read(f"{H}/auth.md", offset=np.int64(0), limit=np.int64(1)) == corpus.read(f"{H}/auth.md", limit=1)
+
+
+@pytest.mark.parametrize(
+    ("call", "code", "message"),
+    [
+        ({"query": 123}, "INVALID_ARGUMENT", "Search query must be a string (got int)"),
+        ({"limit": 2.5}, "INVALID_ARGUMENT", "limit must be an integer >= 0 (got 2.5)"),
+        ({"limit": "5"}, "INVALID_ARGUMENT", "limit must be an integer >= 0 (got '5')"),
+        ({"node_limit": -1}, "INVALID_ARGUMENT", "node_limit must be an integer >= 0 (got -1)"),  # its own name
+        ({"score_threshold": float("nan")}, "INVALID_ARGUMENT", "score_threshold must be a finite number (got nan)"),
+        ({"score_threshold": True}, "INVALID_ARGUMENT", "score_threshold must be a finite number (got True)"),
+        ({"tags": 5}, "INVALID_ARGUMENT", "tags must be a 'k=v,k=v' string or a list of 'k=v' strings"),
+        ({"context_type": 5}, "INVALID_ARGUMENT", "context_type must be a string or a list of strings (got int)"),
+        ({"target_uri": 5}, "INVALID_URI", "Invalid URI: 5 (target_uri must be a string or a list of strings)"),
+        ({"since": 5}, "INVALID_ARGUMENT", "since must be a string, a date or a datetime (got int)"),
+    ],
+    ids=lambda v: str(v) if isinstance(v, dict) else None,
+)
+def test_a_python_value_of_the_wrong_kind_is_an_error_not_a_type_error(
+    corpus: OpenViking, call: dict[str, Any], code: str, message: str
+) -> None:
+    # these reached the code as AttributeError or TypeError ('int' object is not iterable)
+    arguments = {"query": "deploy", **call}
+    with pytest.raises((InvalidArgumentError, InvalidURIError)) as info:
+        corpus.find(**arguments)
+    assert (info.value.code, info.value.message) == (code, message)
+    json.dumps(info.value.to_dict())  # details go into a JSON error object as they are
+
+
+def test_read_offsets_and_the_config_argument_are_checked(corpus: OpenViking, tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^offset must be an integer >= 0 \(got 2.5\)$"):
+        corpus.read(f"{H}/auth.md", offset=2.5)
+    with pytest.raises(InvalidArgumentError, match=r"^limit must be an integer >= 0 \(or -1 for all\) \(got -2\)$"):
+        corpus.read(f"{H}/auth.md", limit=-2)
+    with pytest.raises(InvalidArgumentError, match="config must be a Config or a dict of ov.conf's keys"):
+        OpenViking(path=tmp_path / "s", config=5)  # type: ignore[arg-type]
+    from_dict = OpenViking(path=corpus.store_path, config=HASH_CONF)  # ov.conf's content, parsed
+    assert from_dict.config.embedding.provider == "hash"
+    assert [h.uri for h in from_dict.find("deploy")] == [h.uri for h in corpus.find("deploy")]
+    from_dict.close()

@@ -34,8 +34,9 @@ from openviking.errors import FailedPreconditionError, InvalidArgumentError, Not
 from openviking.store.filters import path_scope_sql
 from openviking.store.fs import VikingFS
 from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
+from openviking.values import optional_limit
 
-from .grep import check_limit, re2_escape, set_re2
+from .grep import re2_escape, set_re2
 
 if TYPE_CHECKING:
     import numpy as np
@@ -431,7 +432,7 @@ def glob(
 
     from .grep import to_bool
 
-    limit = check_limit(node_limit, "node_limit", "-n/--node-limit")
+    limit = optional_limit(node_limit, "node_limit", "-n/--node-limit")
     compiled = compile_glob(pattern)
     base = parse(uri, user=user, field="uri")
     if not base.is_root:

@@ -49,6 +49,7 @@ from openviking.errors import InvalidArgumentError
 from openviking.store.filters import path_scope_sql
 from openviking.store.fs import VikingFS, tree_key
 from openviking.uri import SCHEME, VikingURI, parse
+from openviking.values import optional_limit
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,7 +64,6 @@ __all__ = [
     "Lines",
     "blocks_of",
     "check_arguments",
-    "check_limit",
     "compile_pattern",
     "complement",
     "grep",
@@ -96,19 +96,6 @@ MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
 # arguments
 
 
-def check_limit(value: Any, name: str, flag: str) -> int | None:
-    """``None`` or an int >= 0 (0 means no limit); anything else is INVALID_ARGUMENT."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidArgumentError(
-            f"{name} must be an integer >= 0 (got {value!r})",
-            hint=f"Use {flag} with a whole number; 0 means no limit",
-            details={name: value if isinstance(value, int | float | str) else repr(value)},
-        )
-    return value or None
-
-
 def check_arguments(
     pattern: Any,
     *,
@@ -127,8 +114,8 @@ def check_arguments(
     Raises:
         InvalidArgumentError: the first bad argument.
     """
-    limit = check_limit(node_limit, "node_limit", "-n/--node-limit")
-    depth_limit = check_limit(level_limit, "level_limit", "-L/--level-limit")
+    limit = optional_limit(node_limit, "node_limit", "-n/--node-limit")
+    depth_limit = optional_limit(level_limit, "level_limit", "-L/--level-limit")
     if count and files_with_matches:
         raise InvalidArgumentError(
             "Use just one of --count or --files-with-matches", details={"count": True, "files_with_matches": True}

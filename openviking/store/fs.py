@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from openviking.errors import InvalidArgumentError, NotFoundError
+from openviking.errors import NotFoundError
 from openviking.timefilter import format_iso8601
 from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, shell_word, sidecar_owner
+from openviking.values import whole_number
 
 from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
@@ -210,11 +211,9 @@ class VikingFS:
 
 
 def check_line_range(offset: int, limit: int) -> None:
-    """``read``'s line window: ``offset`` >= 0, ``limit`` >= 0 or -1 for all."""
-    if offset < 0:
-        raise InvalidArgumentError("offset must be >= 0", details={"offset": offset})
-    if limit < -1:
-        raise InvalidArgumentError("limit must be >= 0 (or -1 for all)", details={"limit": limit})
+    """``read``'s line window: ``offset`` >= 0, ``limit`` >= 0 or -1 for all, whole numbers."""
+    whole_number(offset, "offset")
+    whole_number(limit, "limit", minimum=-1)
 
 
 def slice_lines(text: str, offset: int = 0, limit: int = -1) -> str:
