@@ -96,10 +96,12 @@ def global_options_after_the_command(args: list[str], shape: CommandShape) -> li
     options every command takes may also come before it, or between a group and its command
     (``openviking session --json list``), as in git or docker."""
     leading, index = _global_options(args, 0, shape)
-    if leading and index < len(args) and args[index] in ("--help", "-h", "--version"):
-        return args[index:]  # the app's own help or version: the global options change nothing there
+    if index < len(args) and args[index] in ("--help", "-h", "--version"):
+        return [args[index]]  # the app's own help or version: global options before or after change nothing
     if index >= len(args) or args[index].startswith("-"):
-        return args  # nothing to move them after (click reports it)
+        # nothing to move them after: the app's help, or click's error about the option that is
+        # not one of them (the JSON it asked for still applies: _output_asked reads the argv as typed)
+        return args[index:]
     command = index
     if args[command] in shape.groups:
         between, index = _global_options(args, command + 1, shape)

@@ -1087,6 +1087,11 @@ def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path
     assert sessions.code == 0 and sessions.json()["status"] == "ok"
     alone = cli("--store", store)  # no command to put them after: no command is the mistake, so the help
     assert (alone.code, alone.out) == (2, "") and "Usage: openviking [OPTIONS] COMMAND" in alone.err
+    for argv in (["-h", "--json"], ["--json", "-h"], ["--store", store, "--help", "--json"]):
+        shown = cli(*argv)  # they blamed --json ("No such option") when it came after the help
+        assert shown.code == 0 and "Usage: openviking [OPTIONS] COMMAND" in shown.out, (argv, shown.err)
+    blamed = cli("--json", "--bogus")  # the option that is wrong is named, in the JSON asked for
+    assert blamed.code == 2 and blamed.error()["message"] == "No such option: --bogus"
     group_help = cli("--store", store, "--json", "session", "--help")
     assert group_help.code == 0 and "session [OPTIONS] COMMAND" in group_help.out, group_help.err
     bad_group_option = cli("--store", store, "session", "--bogus")
