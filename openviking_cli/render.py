@@ -108,7 +108,9 @@ def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: 
             title.append(" · score ")
             title.append(f"{score:.3f}", style="green")
         console.print(title, soft_wrap=True)
-        for line in wrap_cells(str(hit.get("uri", "")), width)[:2]:
+        # A URI is never cut: it is what the reader opens next, and what a pipe's grep finds.
+        uri = str(hit.get("uri", ""))
+        for line in wrap_cells(uri, width) if console.is_terminal else [uri]:
             console.print(Text("   " + line, style="cyan"), soft_wrap=True)
         reason = hit.get("match_reason")
         if reason:

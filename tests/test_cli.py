@@ -421,6 +421,44 @@ def test_ls_table_shows_every_uri(ov: Cli) -> None:
         assert out.splitlines()[0].split()[:4] == ["type", "size", "modified", "uri"], out
 
 
+def test_ls_at_a_narrow_width_loses_no_character_of_a_uri(ov: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    # At 40 columns the URI was folded to ~20 cells and then cropped at the edge: "viking://reso",
+    # "ocs/english.m". A pipe now gets whole lines whatever COLUMNS says; a screen gets folds.
+    monkeypatch.setenv("COLUMNS", "40")
+    expected = ov("ls", H, "-s").out.split()
+    piped = ov("ls", H).out.splitlines()
+    assert [line.split()[4] for line in piped[1:]] == expected  # one entry per line, whole URIs
+    monkeypatch.setenv("TTY_COMPATIBLE", "1")  # rich takes stdout for a terminal
+    screen = ANSI.sub("", ov("ls", H).out).splitlines()[1:]
+    uris: list[str] = []
+    for line in screen:  # a URI goes on in the lines below its row
+        if line[:4] in ("dir ", "file"):
+            uris.append(line[line.index("viking://") :].strip())
+        else:
+            uris[-1] += line.strip()
+    assert uris == expected and len(screen) > len(expected) and max(len(line) for line in screen) <= 40
+
+
+def test_a_long_uri_in_a_find_card_is_never_cut(cli: Cli, hash_conf: Path, tmp_path: Path) -> None:
+    # a 200-character URI was cut after two card lines, with no ellipsis, in a pipe too
+    deep = "/".join(f"directory_level_{i:02d}" for i in range(1, 9))
+    tree = make_tree(
+        tmp_path / "long", {f"{deep}/wombat_notes_file_with_a_long_name.md": "# Wombats\n\nCube droppings.\n"}
+    )
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-resource", tree).code == 0
+    uri = f"viking://resources/long/{deep}/wombat_notes_file_with_a_long_name.md"
+    piped = ov("find", "wombat droppings", "-n", "1").out.splitlines()
+    assert f"   {uri}" in piped  # whole, on one line: `| grep viking://` finds it
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TTY_COMPATIBLE", "1")
+        mp.setenv("COLUMNS", "60")
+        screen = ANSI.sub("", ov("find", "wombat droppings", "-n", "1").out).splitlines()
+    start = next(i for i, line in enumerate(screen) if line.startswith("   viking://"))
+    folded = "".join(line.strip() for line in screen[start : start + 4])
+    assert folded.startswith(uri) and max(len(line) for line in screen) <= 60
+
+
 def test_markup_in_an_error_message_is_printed_literally(ov: Cli) -> None:
     result = ov("read", f"{H}/[bold]missing[/bold].md")
     assert result.code == 1

@@ -53,6 +53,7 @@ def overview(ctx: CliContext, uri: UriArgument) -> Output:
 
 
 def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
+    from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
 
@@ -69,23 +70,30 @@ def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
         for entry in entries
     ]
     # Fixed columns and whole URIs first; the abstract gets what is left, if it is enough.
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(("type", "size", "modified", "uri"))]
-    left = console.width - sum(widths) - 2 * 4
+    widths = [max(len(h), *(cell_len(r[i]) for r in rows)) for i, h in enumerate(("type", "size", "modified", "uri"))]
+    if not console.is_terminal:
+        # A pipe is not a screen, whatever COLUMNS says: one entry per line, nothing wrapped or cut
+        # (a URI folded to a narrow width and then cropped lost characters).
+        console.width = sum(widths) + 2 * 4 + max(cell_len(r[4]) for r in rows) + 1
+    fixed = widths[0] + widths[1] + widths[2] + 2 * 3
+    left = console.width - fixed - widths[3] - 2
     show_abstract = left >= 20
     table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, collapse_padding=True)
     table.add_column("type", no_wrap=True, min_width=widths[0])
     table.add_column("size", justify="right", no_wrap=True, min_width=widths[1])
     table.add_column("modified", no_wrap=True, min_width=widths[2])
-    table.add_column("uri", overflow="fold", style="cyan", min_width=min(widths[3], max(console.width - 40, 20)))
+    # On a narrow screen a URI folds onto more lines, in whatever room is left, rather than
+    # being cropped at the screen's edge.
+    table.add_column("uri", overflow="fold", style="cyan", min_width=min(widths[3], max(console.width - fixed, 8)))
     if show_abstract:
         table.add_column("abstract", overflow="ellipsis", no_wrap=True, max_width=left, style="dim")
     for row in rows:
         table.add_row(*(Text(cell) for cell in (row if show_abstract else row[:4])))
     if console.is_terminal:
-        console.print(table)
+        console.print(table, crop=False)
         return
-    with console.capture() as captured:  # a pipe gets the same columns without the trailing padding
-        console.print(table)
+    with console.capture() as captured:  # without the trailing padding
+        console.print(table, crop=False)
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
