@@ -1254,3 +1254,21 @@ def test_a_usage_error_in_jsonl_mode_is_one_compact_line(cli: Cli, fmt: list[str
     payload = json.loads(result.err)
     assert payload["error"]["code"] == "INVALID_ARGUMENT" and payload["error"]["message"].startswith("No such option")
     assert result.err == json.dumps(payload, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def test_control_sequences_in_content_never_reach_the_terminal_through_a_table(
+    cli: Cli, hash_conf: Path, tmp_path: Path
+) -> None:
+    # a file's "\x1b[2J" (clear screen) came through ls's abstract column and the summaries
+    tree = make_tree(tmp_path / "esc", {"esc.txt": "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"})
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-resource", tree).code == 0
+    assert ov("abstract", "viking://resources/esc/esc.txt").out == "esc: intro RED text\n"  # the summary is clean
+    assert ov("mkdir", "viking://resources/esc/made", "--description", "made \x1b[2J by hand").code == 0
+    listing = ov("ls", "viking://resources/esc").out
+    assert "\x1b" not in listing and "made by hand" in listing
+    # what an older store or an LLM may hold is shown inert in a table, not sent to the terminal
+    from openviking_cli.render import printable
+
+    assert printable("a \x1b[2J b\rc\x7f") == "a \\x1b[2J b\\x0dc\\x7f"
+    assert ov("read", "viking://resources/esc/esc.txt").out == "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"  # as cat does

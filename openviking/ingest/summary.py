@@ -37,6 +37,8 @@ _SENTENCE_END = re.compile(r"(\.(?!\d)(?=\s|$)|[!?](?=\s|$)|[。？！])")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _INLINE = re.compile(r"(\*\*|__|\*|_|`)(?=\S)(.+?)(?<=\S)\1")
 _HTML = re.compile(r"<[^>]+>")
+_ESCAPE_SEQUENCE = re.compile(r"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)?|.)")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
 README_NAMES = ("readme", "index", "overview", "_index", "skill")
 
 
@@ -50,8 +52,9 @@ class ChildSummary:
 
 
 def truncate_generated(text: str, limit: int) -> str:
-    """Shorten ``text`` to ``limit`` characters, preferring whole sentences."""
-    text = text.strip()
+    """Shorten ``text`` to ``limit`` characters, preferring whole sentences; terminal control
+    sequences in the source (``\\x1b[2J``) do not reach a summary, which tables print."""
+    text = _CONTROL.sub("", _ESCAPE_SEQUENCE.sub("", text)).strip()
     if len(text) <= limit:
         return text
     ends = [m.end() for m in _SENTENCE_END.finditer(text)]

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from openviking_cli.render import printable
 from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
@@ -65,7 +66,7 @@ def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
             "-" if entry["isDir"] else str(entry["size"]),
             (entry.get("modTime") or "")[:16].replace("T", " "),
             entry["uri"],
-            " ".join((entry.get("abstract") or "").split()),
+            printable(" ".join((entry.get("abstract") or "").split())),
         )
         for entry in entries
     ]
