@@ -1306,5 +1306,8 @@ def _result(
                 {"uri": u, "line": n, "content": t} for u, n, t in zip(owners, found.number, found.text, strict=False)
             ]
         }
-    result.update({"count": kept, "match_count": kept, "files_scanned": files_scanned})
+    # count is the length of the list returned (files with -l, files counted with -c), as glob's
+    # is; match_count is the matching lines in every mode
+    listed = next(iter(result.values()))
+    result.update({"count": len(listed), "match_count": kept, "files_scanned": files_scanned})
     return result
