@@ -384,3 +384,26 @@ def test_a_chunk_text_holds_exactly_the_lines_its_span_names() -> None:
 def test_a_huge_generated_name_does_not_make_a_huge_heading() -> None:
     chunks = chunk_text("def " + "x" * 100_000 + "():\n    pass\n", "gen.py")
     assert all(len(chunk.heading) <= 160 for chunk in chunks)
+
+
+def test_a_hybrid_hit_in_one_file_cites_the_lines_its_meaning_matched(tmp_path: Path) -> None:
+    # In a search of one file both sides rank it first; the hit showed the keyword side's best
+    # chunk (_send_output, which sends a request) where the vector side's was _read_chunked.
+    import ast
+    import http.client
+
+    from openviking.client import OpenViking
+    from openviking.config import Config
+
+    source = Path(http.client.__file__).read_text(encoding="utf-8")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "client.py").write_text(source, encoding="utf-8")
+    response = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef) and n.name == "HTTPResponse")
+    method = next(n for n in response.body if isinstance(n, ast.FunctionDef) and n.name == "_read_chunked")
+    with OpenViking(path=tmp_path / "store", config=Config()) as client:  # the local model
+        client.add_resource(tmp_path / "src", to="viking://resources/py")
+        (hit,) = client.find(
+            "where is the HTTP chunked response body read", target_uri="viking://resources/py", limit=1
+        )
+    first, last = (int(n) for n in hit.match_reason.removeprefix("lines ").split("-"))
+    assert first <= method.end_lineno and method.lineno <= last, (hit.match_reason, method.lineno)
