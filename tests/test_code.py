@@ -407,3 +407,20 @@ def test_a_hybrid_hit_in_one_file_cites_the_lines_its_meaning_matched(tmp_path: 
         )
     first, last = (int(n) for n in hit.match_reason.removeprefix("lines ").split("-"))
     assert first <= method.end_lineno and method.lineno <= last, (hit.match_reason, method.lineno)
+
+
+def test_a_markdown_heading_with_no_text_of_its_own_goes_with_the_section_below() -> None:
+    # "## How It Works" right above a full "### Write Flow" was a chunk of its own: three words,
+    # the shortest document in the index, first in keyword searches for "work"
+    write_flow = "### Write Flow\n\n" + "".join(f"Step {i}: the client encrypts block {i}.\n" for i in range(60))
+    intro = "Keys are kept apart from the data they protect, each in a store of its own. " * 8
+    text = f"# Encryption\n\n{intro}\n\n## How It Works\n\n" + write_flow
+    chunks = chunk_text(text, "encryption.md")
+    assert [(c.line_start, c.heading) for c in chunks] == [
+        (1, "Encryption"),
+        (5, "Encryption > How It Works > Write Flow"),
+    ]
+    assert chunks[1].text.startswith("## How It Works\n\n### Write Flow")
+    lines = text.split("\n")
+    for chunk in chunks:  # the spans still hold exactly their text
+        assert chunk.text == "\n".join(lines[chunk.line_start - 1 : chunk.line_end]).strip("\n")

@@ -187,11 +187,25 @@ def _merge_small(blocks: list[_Block], min_chars: int, max_chars: int) -> list[_
     merged: list[_Block] = []
     for block in blocks:
         previous = merged[-1] if merged else None
+        if previous is not None and _only_a_heading(previous):
+            # A heading with no text of its own ("## How It Works" right above "### Write Flow")
+            # goes with the section below, whatever its size: alone it was a chunk of two or
+            # three words that won keyword searches for them. The section's path names it.
+            merged[-1] = _Block(previous.line_start, previous.lines + block.lines, block.heading)
+            continue
         if previous is not None and previous.size < min_chars and previous.size + block.size <= max_chars:
             previous.lines.extend(block.lines)
             continue
         merged.append(_Block(block.line_start, list(block.lines), block.heading))
     return merged
+
+
+def _only_a_heading(block: _Block) -> bool:
+    return (
+        bool(block.lines)
+        and _HEADING.match(block.lines[0]) is not None
+        and not any(line.strip() for line in block.lines[1:])
+    )
 
 
 def _leading_blank(lines: list[str]) -> int:
