@@ -229,13 +229,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
 
 def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config:
     """Build a :class:`Config` from an already parsed ``ov.conf`` object."""
-    unknown = sorted(set(raw) - TOP_LEVEL_KEYS)
-    if unknown:
-        raise ConfigError(
-            f"Unknown config key(s): {', '.join(unknown)}",
-            hint=f"Known keys: {', '.join(sorted(TOP_LEVEL_KEYS))}",
-            details={"keys": unknown},
-        )
+    _no_typos("", raw, tuple(sorted(TOP_LEVEL_KEYS)))  # upstream's other sections (encryption, pdf...) pass
     storage = _section(raw, "storage")
     embedding = _section(raw, "embedding")
     dense = _section(embedding, "dense", prefix="embedding.")
@@ -325,10 +319,11 @@ def _no_typos(name: str, section: dict[str, Any], read: tuple[str, ...]) -> None
             continue
         near = difflib.get_close_matches(key, read, n=1, cutoff=0.75)
         if near:
+            prefix = f"{name}." if name else ""
             raise ConfigError(
-                f"Unknown config key '{name}.{key}'",
-                hint=f"Did you mean '{name}.{near[0]}'?",
-                details={"key": f"{name}.{key}"},
+                f"Unknown config key '{prefix}{key}'",
+                hint=f"Did you mean '{prefix}{near[0]}'?",
+                details={"key": f"{prefix}{key}"},
             )
 
 

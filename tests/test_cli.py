@@ -364,7 +364,7 @@ def test_default_store_is_under_openviking_home(cli: Cli, en_tree: Path, hash_co
     [
         ("{not json", "not valid JSON"),
         ('{"embedding": {"dense": {"provider": "hash"}},}', "not valid JSON"),
-        ('{"colour": 1}', "Unknown config key(s): colour"),
+        ('{"embeding": {}}', "Unknown config key 'embeding'"),
         ('{"embedding": {"dense": {"provider": "magic"}}}', "provider 'magic' is not supported"),
     ],
 )

@@ -65,7 +65,7 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
     ("text", "error", "message"),
     [
         ('{"storage": {"workspace": "x"},}', ConfigError, "not valid JSON"),
-        ('{"storag": {}}', ConfigError, "Unknown config key(s): storag"),
+        ('{"storag": {}}', ConfigError, "Unknown config key 'storag'"),
         ('{"embedding": {"dense": {"provider": "sentence-transformers"}}}', ConfigError, "is not supported"),
         ('{"retrieval": {"mode": "fuzzy"}}', ConfigError, "retrieval.mode"),
         ('{"embedding": {"dense": {"batch_size": "big"}}}', ConfigError, "must be an integer"),
@@ -109,6 +109,9 @@ def test_upstream_keys_this_tool_does_not_use_are_accepted(tmp_path: Path) -> No
         "retrieval": {"hotness_alpha": 0.2, "recall_intent_timeout_s": 5.0, "memory_association": True},
         "grep": {"engine": "auto"},
         "log": {"level": "INFO"},
+        "encryption": {"enabled": False},  # upstream's sections this tool has no use for
+        "memory": {"version": "v2"},
+        "pdf": {"strategy": "auto"},
     }
     config = load_config(write_config(tmp_path / "ov.conf", raw))
     assert (config.embedding.provider, config.vlm.model, config.store_path()) == ("hash", "m", str(tmp_path / "s"))
