@@ -26,8 +26,16 @@ ENVIRONMENT = [
 ]
 EXIT_STATUS = [
     ("0", "Success, also when nothing matched."),
-    ("1", "A runtime failure (NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE, ...)."),
-    ("2", "Bad usage or bad input: flags, URIs, regexes, globs, times, filters."),
+    (
+        "1",
+        "A runtime failure: a URI or session that is not there (NOT_FOUND), a store that does not allow it "
+        "(FAILED_PRECONDITION), a model server that failed (UNAVAILABLE), ...",
+    ),
+    (
+        "2",
+        "Bad usage or bad input: flags, URIs, regexes, globs, times, filters, and a config file that is "
+        "missing or invalid (whatever its code: NOT_FOUND, FAILED_PRECONDITION).",
+    ),
     ("130", "Interrupted (Ctrl-C)."),
 ]
 
