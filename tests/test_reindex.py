@@ -111,6 +111,51 @@ def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeyp
     assert len(set(uris(again))) == len(uris(again))
 
 
+def test_writes_between_an_interrupted_reindex_and_its_resumption_are_not_lost(
+    store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The resumed run skipped every file it had finished, so a file edited, moved or removed in
+    # between kept its old records in the new table: find returned removed files, moved ones
+    # twice, and never the edited text.
+    import openviking.ingest.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 1)
+    client = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
+    embedder = client.embedder()
+    original = embedder.embed_documents
+    calls = {"n": 0}
+
+    def interrupted(texts: list[str]) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return original(texts)
+
+    embedder.embed_documents = interrupted  # type: ignore[method-assign]
+    with pytest.raises(KeyboardInterrupt):
+        client.reindex()
+    embedder.embed_documents = original  # type: ignore[method-assign]
+    pending = client._open().pending_records_table()
+    done = sorted({row["uri"] for row in client._open().query_rows(pending, None, ["uri"])} - {ROOT})
+    client.close()
+    edited, moved, removed = (uri for uri in done if not uri.endswith("/handbook"))
+    with OpenViking(path=store, config=config_from_dict(HASH_CONF)) as old:  # the store's own embedder
+        (tmp_path / "new.md").write_text("# Quokkas\n\nThe quokka lives on Rottnest Island.\n")
+        old.add_resource(tmp_path / "new.md", to=edited)
+        old.mv(moved, f"{ROOT}/elsewhere/{moved.rsplit('/', 1)[1]}")
+        old.rm(removed)
+    again = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
+    again.reindex()
+    assert again._open().pending_records_table() is None and not (store / ".openviking.reindex").exists()
+    stored = set(again.ls("viking://resources", recursive=True, simple=True))
+    found = [raw_uri(hit.uri) for hit in again.find("the", target_uri=ROOT, limit=1000, score_threshold=-1)]
+    assert set(found) <= stored and moved not in found and removed not in found
+    assert f"{ROOT}/elsewhere/{moved.rsplit('/', 1)[1]}" in found
+    assert len(found) == len(set(found))
+    quokka = again.find("quokka rottnest", target_uri=ROOT, mode="keyword", score_threshold=-1)
+    assert [hit.uri for hit in quokka][:1] == [edited]  # its records are of what it says now
+
+
 def test_reindex_through_the_cli(cli: Any, store: Path, tmp_path: Path) -> None:
     conf = write_config(tmp_path / "new.conf", HASH64_CONF)
     refused = cli("find", "auth", "--store", str(store), "--config", str(conf))

@@ -64,6 +64,9 @@ def reindex(
             target = _new_table_name(store)
             store.create_records_table(target, embedder.dimension)
             store.set_meta({"reindex_table": target, "reindex_embedder": embedder.identity})
+        # Writes until the switch also drop what they change from the new table, so a resumed
+        # run re-embeds those files (see LanceStore.pending_records_table).
+        store.set_pending_records_table(target)
         original = store.records_table
         store.records_table = target
         try:
@@ -82,6 +85,7 @@ def reindex(
         except BaseException:
             store.records_table = original
             raise
+        store.set_pending_records_table(None)
         if original != target:
             store.drop_table(original)
     return _summary(embedder, built_with, result, started, switched=True)

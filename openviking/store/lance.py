@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 __all__ = ["LanceStore", "store_exists"]
 
 LOCK_FILE = ".openviking.lock"
+# Names the records table an unfinished model-change reindex is filling (a file, not a meta row:
+# every records write checks it, and a stat is cheaper than a query).
+PENDING_RECORDS_FILE = ".openviking.reindex"
 # Old versions are cleaned up once they are this old, not at once: a reader in another
 # process may still be using one (LanceDB warns that 0 breaks concurrent readers).
 CLEANUP_AFTER = timedelta(minutes=10)
@@ -328,6 +331,7 @@ class LanceStore:
             if uris:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
             _run(lambda: merge.execute(data))
+            self._outdate_pending(sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
 
     def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
         """Append records (an Arrow table in the records schema, or rows) with no upsert: bulk
@@ -341,10 +345,43 @@ class LanceStore:
         with self.write_lock():
             table = self._ensure_records(dimension)
             _run(lambda: table.add(data))
+            if self.pending_records_table():
+                self._outdate_pending(sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
 
     def delete_records(self, where: str) -> None:
         """Delete the records matching ``where``."""
-        self.delete_rows(self.records_table, where)
+        with self.write_lock():
+            self.delete_rows(self.records_table, where)
+            self._outdate_pending(where)
+
+    # A model-change reindex fills a new records table while finds read the old one; an
+    # interrupted one resumes with the files it finished. A file written, moved or removed in
+    # between loses its records there too, so the resumed run embeds what is there now rather
+    # than keeping records of files that moved, vanished or changed.
+    def pending_records_table(self) -> str | None:
+        """The records table an unfinished model-change reindex is filling, if any."""
+        if "://" in self.path:
+            return None
+        try:
+            name = Path(self.path, PENDING_RECORDS_FILE).read_text(encoding="utf-8").strip()
+        except OSError:
+            return None
+        return name if name and name != self.records_table and self._has_table(name) else None
+
+    def set_pending_records_table(self, name: str | None) -> None:
+        """Name the table a model-change reindex is filling, or (None) say it is done."""
+        if "://" in self.path:
+            return
+        marker = Path(self.path, PENDING_RECORDS_FILE)
+        if name:
+            marker.write_text(name + "\n", encoding="utf-8")
+        else:
+            marker.unlink(missing_ok=True)
+
+    def _outdate_pending(self, where: str) -> None:
+        pending = self.pending_records_table()
+        if pending:
+            self.delete_rows(pending, where)
 
     def query_records(
         self,
