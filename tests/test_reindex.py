@@ -57,6 +57,10 @@ def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
     assert result["records_embedded"] == 0  # nothing changed in what is embedded
     assert result["files"] == 2
     assert uris(client) == before
+    listed = client.ls("viking://", recursive=True, simple=True)
+    client.reindex()  # all of it: it stored a node for viking:// itself, which glob and ls then listed
+    assert client.ls("viking://", recursive=True, simple=True) == listed
+    assert "viking://" not in client.glob("*")["matches"] and client._open().get_node("viking://") is None
 
 
 def test_reindex_of_a_uri_that_does_not_exist_is_not_found(store: Path, cli: Any) -> None:

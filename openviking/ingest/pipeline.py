@@ -785,6 +785,12 @@ def refresh_directories(
             while parent is not None and parent.is_within(top):
                 directories.add(str(parent))
                 parent = parent.parent
+        # viking:// holds the scopes; it is no directory of the store (an earlier full reindex
+        # stored one, which glob and ls then listed: it goes at the next one)
+        directories.discard(str(VikingURI(())))
+        if top.is_root and str(VikingURI(())) in nodes:
+            store.delete_nodes(f"uri = {sql_string(str(VikingURI(())))}")
+            store.delete_records(f"uri = {sql_string(str(VikingURI(())))}")
         children: dict[str, list[dict[str, Any]]] = {}
         for row in nodes.values():
             if row.get("parent_uri"):
