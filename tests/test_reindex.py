@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -166,6 +167,10 @@ def test_reindex_through_the_cli(cli: Any, store: Path, tmp_path: Path) -> None:
     assert refused.code == 1 and "openviking reindex" in refused.err
     done = cli("reindex", "--store", str(store), "--config", str(conf))
     assert done.code == 0, done.err
-    assert done.out.startswith(f"Re-embedded {len(EN_FILES)} files") and "hash:v1-64" in done.out
+    assert done.out.startswith(f"Reindexed {len(EN_FILES)} files") and "hash:v1-64: " in done.out
+    same = cli("reindex", f"{ROOT}/auth.md", "--store", store, "--config", conf)  # nothing out of date
+    assert re.fullmatch(
+        r"Reindexed 1 file and \d+ director(y|ies) with hash:v1-64: 0 records embedded \(\d+\.\d s\)\n", same.out
+    )
     found = cli("find", "authentication", "--uri", ROOT, "--store", str(store), "--config", str(conf), "-o", "json")
     assert found.code == 0 and found.json()["result"]["resources"][0]["uri"] == f"{ROOT}/auth.md"

@@ -78,16 +78,20 @@ def reindex(
         str | None, typer.Argument(help="Only below this URI (same embedder only).", show_default=False)
     ] = None,
 ) -> Output:
-    """Embed everything again with the configured embedder (after a model change).
+    """Bring every record to the configured embedder: after a model change everything is
+    embedded again, into a new table; with the same embedder only text whose vector is out of
+    date is (after a change of embedding.max_input_tokens, say).
 
     Resumable: after Ctrl-C, run it again and it continues where it stopped.
     """
     client = ctx.client()
     with progress_bar("Re-embedding") as update:
         result = client.reindex(uri, progress=update)
+    files, directories, records = result["files"], result["directories"], result["records_embedded"]
     text = (
-        f"Re-embedded {result['files']} files and {result['directories']} directories with "
-        f"{result['embedder']} ({result['records_embedded']} records, {result['seconds']:.1f} s)"
+        f"Reindexed {files} file{'' if files == 1 else 's'} and {directories} "
+        f"director{'y' if directories == 1 else 'ies'} with {result['embedder']}: "
+        f"{records} record{'' if records == 1 else 's'} embedded ({result['seconds']:.1f} s)"
     )
     return Output(result, table=_line(text))
 
