@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import Config, config_from_dict, load_config
 from .errors import (
+    AlreadyExistsError,
     FailedPreconditionError,
     InvalidArgumentError,
     InvalidURIError,
@@ -388,16 +389,22 @@ class OpenViking:
                 hint="A skill is a folder with a SKILL.md (or a single markdown file)",
                 details={"path": str(source)},
             )
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise InvalidArgumentError("A skill's name must not be empty", hint="Leave --name out to use SKILL.md's")
         walked = self._walk_text(source, (), ())
-        root = VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
-        if source.is_file():
-            root = root.join("SKILL.md")
+        folder = VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
+        root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
         with self._writing(store, [root]) as (embedder, limits):
+            _not_another_skill(store, folder, source)
             result = ingest_tree(
                 store, embedder, source, root, tags=normalize_tags(tags), limits=limits, progress=progress,
                 walked=walked,
             )  # fmt: skip
+        if name is not None and folder.name != name and result.added:
+            result.warnings.insert(
+                0, {"path": name, "warning": f"stored as {folder}: a skill's name keeps {NAME_CHARS}"}
+            )
         return self._said(result)
 
     # ------------------------------------------------------------------ filesystem writes
@@ -1172,7 +1179,25 @@ class SyncHTTPClient(OpenViking):
 
 
 # What resource_name keeps of a local name (naming.sanitize_segment), said when it changed one.
-NAME_RULE = "a name made from a path keeps letters, digits, '-', '_' and '.', up to 50 characters (--to names it)"
+NAME_CHARS = "letters, digits, '-', '_' and '.', up to 50 characters"
+NAME_RULE = f"a name made from a path keeps {NAME_CHARS} (--to names it)"
+
+
+def _not_another_skill(store: LanceStore, folder: VikingURI, source: Path) -> None:
+    """A skill's name is taken by the skill added under it from another place: adding this one
+    there would mix the two skills' files (re-adding the same source updates it)."""
+    from .oslocal import utf8_text
+    from .store.filters import path_scope_sql
+
+    label = utf8_text(str(source))
+    for node in store.query_nodes(f"NOT is_dir AND ({path_scope_sql(folder)})", columns=["source"], limit=50):
+        known = str(node.get("source") or "")
+        if known and known != label and not known.startswith(label + os.sep):
+            raise AlreadyExistsError(
+                f"A skill named '{folder.name}' already exists, with files from elsewhere ({known})",
+                hint=f"Give this one another name with --name, or remove the other: openviking rm -r {folder}",
+                details={"uri": str(folder), "source": label},
+            )
 
 
 def _named_from(source: Path, to: str | None) -> str | None:

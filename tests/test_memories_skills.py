@@ -28,7 +28,7 @@ from helpers import (
 from helpers import unharmed as _unharmed
 
 from openviking.client import OpenViking
-from openviking.errors import OpenVikingError
+from openviking.errors import AlreadyExistsError, InvalidArgumentError, OpenVikingError, OpenVikingWarning
 from openviking.ingest.naming import memory_name, skill_name
 
 Cli = Callable[..., CliResult]
@@ -463,10 +463,34 @@ def test_skill_name_option(handbook_client: OpenViking, skill_dir: Path, tmp_pat
     assert handbook_client.add_skill(skill_dir, name="pdf-tools").root_uri == f"{SKILLS}/pdf-tools"
     path = make_tree(tmp_path / "single", {"git-commit.md": COMMIT_MD}) / "git-commit.md"
     assert handbook_client.add_skill(path, name="committer").root_uri == f"{SKILLS}/committer/SKILL.md"
-    # A name is one URI segment: it cannot climb out of viking://agent/skills.
-    root = handbook_client.add_skill(skill_dir, name="../../resources/evil").root_uri
+    # A name is one URI segment: it cannot climb out of viking://agent/skills (and says so).
+    with pytest.warns(OpenVikingWarning, match=f"^../../resources/evil: stored as {SKILLS}/resources_evil: "):
+        root = handbook_client.add_skill(skill_dir, name="../../resources/evil").root_uri
     assert root.startswith(f"{SKILLS}/") and root.count("/") == SKILLS.count("/") + 1
     assert ".." not in root.split("/")
+    with pytest.raises(InvalidArgumentError, match="A skill's name must not be empty"):
+        handbook_client.add_skill(skill_dir, name=" ")
+
+
+def test_a_skill_name_taken_by_another_skill_is_refused(handbook_client: OpenViking, tmp_path: Path) -> None:
+    # the second "report" used to land in the first one's folder: its SKILL.md beside the
+    # first one's template, under the first one's source
+    one = make_tree(
+        tmp_path / "one", {"SKILL.md": "---\nname: report\ndescription: Weekly report\n---\n# R\n", "t.md": "A\n"}
+    )
+    two = make_tree(tmp_path / "two", {"SKILL.md": "---\nname: report\ndescription: Invoices\n---\n# I\n"})
+    assert handbook_client.add_skill(one).added == 2
+    listed = handbook_client.ls(f"{SKILLS}/report", simple=True)
+    with pytest.raises(AlreadyExistsError) as info:
+        handbook_client.add_skill(two)
+    assert info.value.message == f"A skill named 'report' already exists, with files from elsewhere ({one}/SKILL.md)"
+    assert (
+        info.value.hint
+        == f"Give this one another name with --name, or remove the other: openviking rm -r {SKILLS}/report"
+    )
+    assert handbook_client.ls(f"{SKILLS}/report", simple=True) == listed  # nothing of the second one went in
+    assert handbook_client.add_skill(one).unchanged == 2  # the same source again is an update, not a clash
+    assert handbook_client.add_skill(two, name="invoice").root_uri == f"{SKILLS}/invoice"
 
 
 def test_skill_folder_without_skill_md_is_invalid(handbook_client: OpenViking, tmp_path: Path) -> None:
