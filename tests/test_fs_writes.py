@@ -622,6 +622,7 @@ def test_cli_mkdir(handbook_ov: Cli, sdk: OpenViking) -> None:
         (["link", AUTH, DOCKER, f"{H}/ghost.md", "--reason", "x"], "NOT_FOUND", 1, "ghost.md"),
         (["link", f"{H}/ghost.md", AUTH], "NOT_FOUND", 1, "ghost.md"),
         (["link", AUTH, f"{H}/../x"], "PERMISSION_DENIED", 2, "'..'"),
+        (["link", AUTH, DOCKER, AUTH], "INVALID_ARGUMENT", 2, f"{AUTH} cannot be linked to itself"),
         (["relations", f"{H}/ghost.md"], "NOT_FOUND", 1, "ghost.md"),
         (["unlink", AUTH, "viking://nowhere/x"], "INVALID_URI", 2, "nowhere"),
     ],
