@@ -82,7 +82,9 @@ def test_reindex_of_one_uri_with_a_new_embedder_is_refused(store: Path) -> None:
     assert client._open().meta()["embedder"] == "hash:v1-1024"
 
 
-def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def interrupted_reindex(store: Path, monkeypatch: pytest.MonkeyPatch, files_done: int) -> OpenViking:
+    """A client that started a model-change reindex (hash 1024 -> 64 dimensions) and was
+    stopped by a Ctrl-C once ``files_done`` files were in the new table (a file per commit)."""
     import openviking.ingest.pipeline as pipeline
 
     monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 1)  # one file per commit, to stop in between
@@ -93,21 +95,25 @@ def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeyp
 
     def interrupted(texts: list[str]) -> Any:
         calls["n"] += 1
-        if calls["n"] == 3:
+        if calls["n"] == files_done + 1:
             raise KeyboardInterrupt
         return original(texts)
 
     embedder.embed_documents = interrupted  # type: ignore[method-assign]
     with pytest.raises(KeyboardInterrupt):
         client.reindex()
-    client.close()
+    embedder.embed_documents = original  # type: ignore[method-assign]
+    return client
+
+
+def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    interrupted_reindex(store, monkeypatch, files_done=2).close()
     # Still answering with the embedder it was built with, half a new table aside.
     old = OpenViking(path=store, config=config_from_dict(HASH_CONF))
     assert uris(old)[0] == f"{ROOT}/auth.md"
     meta = old._open().meta()
     assert meta["embedder"] == "hash:v1-1024" and meta["reindex_table"]
     old.close()
-    embedder.embed_documents = original  # type: ignore[method-assign]
     again = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
     result = again.reindex()
     assert result["switched_table"] is True
@@ -122,24 +128,7 @@ def test_writes_between_an_interrupted_reindex_and_its_resumption_are_not_lost(
     # The resumed run skipped every file it had finished, so a file edited, moved or removed in
     # between kept its old records in the new table: find returned removed files, moved ones
     # twice, and never the edited text.
-    import openviking.ingest.pipeline as pipeline
-
-    monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 1)
-    client = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
-    embedder = client.embedder()
-    original = embedder.embed_documents
-    calls = {"n": 0}
-
-    def interrupted(texts: list[str]) -> Any:
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise KeyboardInterrupt
-        return original(texts)
-
-    embedder.embed_documents = interrupted  # type: ignore[method-assign]
-    with pytest.raises(KeyboardInterrupt):
-        client.reindex()
-    embedder.embed_documents = original  # type: ignore[method-assign]
+    client = interrupted_reindex(store, monkeypatch, files_done=3)
     pending = client._open().pending_records_table()
     done = sorted({row["uri"] for row in client._open().query_rows(pending, None, ["uri"])} - {ROOT})
     client.close()
