@@ -439,6 +439,13 @@ def test_ls_at_a_narrow_width_loses_no_character_of_a_uri(ov: Cli, monkeypatch: 
     assert uris == expected and len(screen) > len(expected) and max(len(line) for line in screen) <= 40
 
 
+def test_ls_in_a_pipe_shows_the_abstracts_however_short(cli: Cli, hash_conf: Path, tmp_path: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", hash_conf)
+    assert ov("add-resource", make_tree(tmp_path / "tiny", {"a.md": "# A\n"})).code == 0
+    header, row = ov("ls", "viking://resources/tiny").out.splitlines()
+    assert header.split() == ["type", "size", "modified", "uri", "abstract"] and row.endswith(" A")
+
+
 def test_a_long_uri_in_a_find_card_is_never_cut(cli: Cli, hash_conf: Path, tmp_path: Path) -> None:
     # a 200-character URI was cut after two card lines, with no ellipsis, in a pipe too
     deep = "/".join(f"directory_level_{i:02d}" for i in range(1, 9))

@@ -75,7 +75,7 @@ def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
     if not console.is_terminal:
         # A pipe is not a screen, whatever COLUMNS says: one entry per line, nothing wrapped or cut
         # (a URI folded to a narrow width and then cropped lost characters).
-        console.width = sum(widths) + 2 * 4 + max(cell_len(r[4]) for r in rows) + 1
+        console.width = sum(widths) + 2 * 4 + max(20, *(cell_len(r[4]) for r in rows)) + 1
     fixed = widths[0] + widths[1] + widths[2] + 2 * 3
     left = console.width - fixed - widths[3] - 2
     show_abstract = left >= 20
