@@ -241,7 +241,10 @@ class OpenViking:
             )
         named_from = _named_from(source, to)
         if new and (result.added or result.directories) and named_from not in (None, root.name):
-            result.warnings.insert(0, {"path": str(source), "warning": f"stored as {root}: {NAME_RULE}"})
+            from .ingest.naming import KEPT_CHARS
+
+            rule = f"a name made from a path keeps {KEPT_CHARS} (--to names it)"
+            result.warnings.insert(0, {"path": str(source), "warning": f"stored as {root}: {rule}"})
         return self._said(result)
 
     def _said(self, result: AddResult) -> AddResult:
@@ -376,7 +379,7 @@ class OpenViking:
         progress: ProgressCallback | None = None,
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under ``viking://agent/skills/{name}``."""
-        from .ingest.naming import SKILL_FILES, sanitize_segment, skill_name
+        from .ingest.naming import KEPT_CHARS, SKILL_FILES, sanitize_segment, skill_name
         from .ingest.pipeline import ingest_tree
 
         source = Path(path).expanduser()
@@ -403,7 +406,7 @@ class OpenViking:
             )  # fmt: skip
         if name is not None and folder.name != name and result.added:
             result.warnings.insert(
-                0, {"path": name, "warning": f"stored as {folder}: a skill's name keeps {NAME_CHARS}"}
+                0, {"path": name, "warning": f"stored as {folder}: a skill's name keeps {KEPT_CHARS}"}
             )
         return self._said(result)
 
@@ -1178,11 +1181,6 @@ class SyncHTTPClient(OpenViking):
                 f"openviking runs embedded, with no server: SyncHTTPClient ignores url={url!r} "
                 "and opens the local store (pass path= or set OPENVIKING_STORE)"
             )
-
-
-# What resource_name keeps of a local name (naming.sanitize_segment), said when it changed one.
-NAME_CHARS = "letters, digits, '-', '_' and '.', up to 50 characters"
-NAME_RULE = f"a name made from a path keeps {NAME_CHARS} (--to names it)"
 
 
 def _not_another_skill(store: LanceStore, folder: VikingURI, source: Path) -> None:

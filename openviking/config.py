@@ -312,11 +312,11 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
 
 
 def _no_typos(name: str, section: dict[str, Any], read: tuple[str, ...]) -> None:
-    import difflib
-
     for key in section:
         if key in read or key in UPSTREAM_KEYS:
             continue
+        import difflib  # only for a key it does not know: every command loads the config
+
         near = difflib.get_close_matches(key, read, n=1, cutoff=0.75)
         if near:
             prefix = f"{name}." if name else ""

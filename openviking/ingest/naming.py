@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["SKILL_FILES", "resource_name", "sanitize_segment"]
+__all__ = ["KEPT_CHARS", "SKILL_FILES", "resource_name", "sanitize_segment"]
 
 # The file that makes a folder a skill, in the spellings accepted.
 SKILL_FILES = ("SKILL.md", "skill.md", "Skill.md")
@@ -15,6 +15,10 @@ SKILL_FILES = ("SKILL.md", "skill.md", "Skill.md")
 _UNSAFE = re.compile(
     r"[^\w\-.\u00c0-\u024f\u0400-\u04ff\u0600-\u06ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 )
+
+
+# What sanitize_segment keeps, for the warning given when it had to change a name.
+KEPT_CHARS = "letters, digits, '-', '_' and '.', up to 50 characters"
 
 
 def sanitize_segment(name: str, max_length: int = 50) -> str:

@@ -25,7 +25,7 @@ from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS, RECORDS
 from openviking.types import AddResult
-from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
+from openviking.uri import SCHEME, VikingURI, is_control_char, looks_like_a_drive
 
 from .chunk import Chunk, chunk_text, text_lines
 from .code import definitions, is_code
@@ -448,15 +448,15 @@ def _renames(root: VikingURI, new: list[tuple[SourceFile, VikingURI]]) -> list[d
     said: dict[str, dict[str, str]] = {}
     for item, uri in new:
         local = item.path.parts[-(item.rel.count("/") + 1) :]
-        for depth, (name, segment) in enumerate(zip(local, uri.segments[-len(local) :], strict=True), start=1):
+        segments = uri.segments[-len(local) :]
+        for depth, (name, segment) in enumerate(zip(local, segments, strict=True), start=1):
             if has_undecodable(name):
                 reason = "its name is not UTF-8 (each such byte is spelled out, as \\xe9)"
             elif segment != name:
                 reason = "a URI segment cannot hold \\, ? or #, control characters, or start like a drive (C:)"
             else:
                 continue
-            path = "/".join(item.rel.split("/")[:depth])
-            named = root.join("/".join(uri.segments[-len(local) :][:depth]))
+            path, named = "/".join(item.rel.split("/")[:depth]), root.join("/".join(segments[:depth]))
             said.setdefault(path, {"path": path, "warning": f"stored as {named}: {reason}"})
             break
     return list(said.values())
@@ -787,10 +787,10 @@ def refresh_directories(
                 parent = parent.parent
         # viking:// holds the scopes; it is no directory of the store (an earlier full reindex
         # stored one, which glob and ls then listed: it goes at the next one)
-        directories.discard(str(VikingURI(())))
-        if top.is_root and str(VikingURI(())) in nodes:
-            store.delete_nodes(f"uri = {sql_string(str(VikingURI(())))}")
-            store.delete_records(f"uri = {sql_string(str(VikingURI(())))}")
+        directories.discard(SCHEME)
+        if top.is_root and SCHEME in nodes:
+            store.delete_nodes(f"uri = {sql_string(SCHEME)}")
+            store.delete_records(f"uri = {sql_string(SCHEME)}")
         children: dict[str, list[dict[str, Any]]] = {}
         for row in nodes.values():
             if row.get("parent_uri"):

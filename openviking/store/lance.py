@@ -331,7 +331,7 @@ class LanceStore:
             if uris:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
             _run(lambda: merge.execute(data))
-            self._outdate_pending(sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
+            self._outdate_pending(lambda: sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
 
     def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
         """Append records (an Arrow table in the records schema, or rows) with no upsert: bulk
@@ -345,14 +345,13 @@ class LanceStore:
         with self.write_lock():
             table = self._ensure_records(dimension)
             _run(lambda: table.add(data))
-            if self.pending_records_table():
-                self._outdate_pending(sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
+            self._outdate_pending(lambda: sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
 
     def delete_records(self, where: str) -> None:
         """Delete the records matching ``where``."""
         with self.write_lock():
             self.delete_rows(self.records_table, where)
-            self._outdate_pending(where)
+            self._outdate_pending(lambda: where)
 
     # A model-change reindex fills a new records table while finds read the old one; an
     # interrupted one resumes with the files it finished. A file written, moved or removed in
@@ -378,10 +377,10 @@ class LanceStore:
         else:
             marker.unlink(missing_ok=True)
 
-    def _outdate_pending(self, where: str) -> None:
+    def _outdate_pending(self, where: Callable[[], str]) -> None:
         pending = self.pending_records_table()
         if pending:
-            self.delete_rows(pending, where)
+            self.delete_rows(pending, where())
 
     def query_records(
         self,
