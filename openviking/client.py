@@ -491,11 +491,11 @@ class OpenViking:
         targets = [self._uri(u, "to_uri") for u in ([uris] if isinstance(uris, str) else list(uris))]
         if not targets:
             raise InvalidArgumentError("link needs at least one target URI")
-        if source in targets:  # it listed itself among its own relations
-            raise InvalidArgumentError(f"{source} cannot be linked to itself", hint="Name another URI to relate it to")
         fs = self._fs()
         for uri in (source, *targets):
             fs.node(uri, columns=["uri"])  # NOT_FOUND for a URI that does not exist
+        if source in targets:  # it listed itself among its own relations
+            raise InvalidArgumentError(f"{source} cannot be linked to itself", hint="Name another URI to relate it to")
         added = add_links(self._open(), str(source), [str(t) for t in targets], reason)
         return {"from": str(source), "to": [str(t) for t in targets], "reason": reason, "linked": added}
 

@@ -27,7 +27,7 @@ from helpers import (
     store_state,
 )
 from helpers import unharmed as _unharmed
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from openviking.client import OpenViking
@@ -842,6 +842,8 @@ class Model:
     def link(self, source: str, target: str, reason: str) -> str | None:
         if source not in self.nodes or target not in self.nodes:
             return "NOT_FOUND"
+        if source == target:
+            return "INVALID_ARGUMENT"  # nothing is its own relation
         self.links[(source, target)] = reason
         return None
 
@@ -902,6 +904,7 @@ def _check(client: OpenViking, model: Model, history: list[str]) -> None:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(ops=st.lists(OPS, min_size=1, max_size=10))
+@example(ops=[("link", 0, 0, 0)])  # a URI that does not exist, linked to itself: NOT_FOUND first
 def test_writes_keep_the_store_consistent(ops: list[tuple[Any, ...]]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
