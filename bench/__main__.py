@@ -6,6 +6,7 @@
     python -m bench all --out bench/results/latest.json
     python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
+    python -m bench golden --save /tmp/golden.json   # every README command's JSON, for a diff
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -141,6 +142,11 @@ CODE_COLUMNS = [*QUALITY_COLUMNS, "span@file", "span@3"]
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["golden"]:
+        from . import golden
+
+        return golden.main(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
