@@ -242,7 +242,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     results = collect()
     if args.save:
-        args.save.write_text(json.dumps(results, ensure_ascii=False, indent=1))
+        args.save.write_text(json.dumps(results, indent=1))  # ASCII: bad input holds lone surrogates
         print(f"{len(results)} outputs saved to {args.save}")
         return 0
     before = json.loads(args.compare.read_text())
