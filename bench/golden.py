@@ -36,6 +36,7 @@ _VOLATILE_TEXT = [
     (re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d"), "<TIME>"),
     (re.compile(r"\d{8}-\d{6}-[0-9a-f]{16}"), "<SID>"),
     (re.compile(r"tm_[0-9a-f]{32}"), "<TELEMETRY>"),
+    (re.compile(r"msg_[0-9a-f]{32}"), "<MESSAGE>"),
     (re.compile(r"\(\d+(\.\d+)? s\)"), "(<S> s)"),
 ]
 
