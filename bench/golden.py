@@ -246,7 +246,7 @@ def main(argv: Sequence[str]) -> int:
         args.save.write_text(json.dumps(results, indent=1))  # ASCII: bad input holds lone surrogates
         print(f"{len(results)} outputs saved to {args.save}")
         return 0
-    before = json.loads(args.compare.read_text())
+    before = _normalise(json.loads(args.compare.read_text()))  # placeholders added since it was saved
     differ = [key for key in sorted(set(before) | set(results)) if before.get(key) != results.get(key)]
     for key in differ:
         print(f"DIFFERS: {key}\n  before: {json.dumps(before.get(key), ensure_ascii=False)[:600]}")
