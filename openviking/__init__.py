@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .errors import (
     AlreadyExistsError,
     ConfigError,
@@ -22,13 +23,35 @@ from .errors import (
     PermissionDeniedError,
     UnavailableError,
 )
+from .interface import OpenVikingClient, Session
 from .message import TextPart
-from .types import AddResult, ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, TypedQuery
+from .results import (
+    AddResult,
+    DoctorReport,
+    Entry,
+    GlobResult,
+    GrepMatch,
+    GrepResult,
+    LinkResult,
+    MemoryResult,
+    Message,
+    MessageAdded,
+    MkdirResult,
+    MoveResult,
+    ReindexResult,
+    Relation,
+    RemoveResult,
+    SessionDeleted,
+    SessionInfo,
+    Stat,
+    UnlinkResult,
+)
+from .types import ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, RelatedContext, TypedQuery
 
 if TYPE_CHECKING:
-    from .client import OpenViking, SyncHTTPClient
+    from .client import OpenViking
+    from .compat import SyncHTTPClient
 
-__version__ = "0.1.0"
 
 __all__ = [
     "AddResult",
@@ -36,24 +59,45 @@ __all__ = [
     "ConfigError",
     "ContextType",
     "DeadlineExceededError",
+    "DoctorReport",
+    "Entry",
     "FailedPreconditionError",
     "FindResult",
+    "GlobResult",
+    "GrepMatch",
+    "GrepResult",
     "InternalError",
     "InvalidArgumentError",
     "InvalidURIError",
+    "LinkResult",
     "MatchedContext",
+    "MemoryResult",
+    "Message",
+    "MessageAdded",
+    "MkdirResult",
+    "MoveResult",
     "NotFoundError",
     "OpenViking",
+    "OpenVikingClient",
     "OpenVikingError",
     "OpenVikingWarning",
     "PermissionDeniedError",
     "QueryPlan",
     "QueryResult",
+    "ReindexResult",
+    "RelatedContext",
+    "Relation",
+    "RemoveResult",
+    "Session",
+    "SessionDeleted",
+    "SessionInfo",
+    "Stat",
     "SyncHTTPClient",
     "SyncOpenViking",
     "TextPart",
     "TypedQuery",
     "UnavailableError",
+    "UnlinkResult",
     "__version__",
 ]
 
@@ -65,7 +109,9 @@ def __getattr__(name: str) -> Any:
 
         return OpenViking
     if name == "SyncHTTPClient":
-        from .client import SyncHTTPClient
+        from .compat import SyncHTTPClient
 
         return SyncHTTPClient
+    if name == "Session":
+        return Session
     raise AttributeError(f"module 'openviking' has no attribute {name!r}")

@@ -1,21 +1,31 @@
-"""The values the library returns. Their ``to_dict()`` is the JSON contract of the CLI."""
+"""The results of find and search: hits grouped by context type, and a search's query plan.
+
+Their ``to_dict()`` is the JSON of the CLI's ``-o json`` and of the HTTP API; ``from_dict()``
+reads it back. The other results (listings, grep, glob, writes, sessions) are in
+:mod:`openviking.results`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .results import Relation
+
 __all__ = [
-    "AddResult",
     "ContextType",
     "FindResult",
     "MatchedContext",
     "QueryPlan",
     "QueryResult",
     "RelatedContext",
+    "SearchHit",
     "TypedQuery",
 ]
+
+# The brief's name for what a hit's ``relations`` hold.
+RelatedContext = Relation
 
 
 class ContextType:
@@ -25,17 +35,6 @@ class ContextType:
     RESOURCE = "resource"
     SKILL = "skill"
     ALL = ("memory", "resource", "skill")
-
-
-@dataclass(frozen=True, slots=True)
-class RelatedContext:
-    """A link from one URI to another, with the reason it was made."""
-
-    uri: str
-    reason: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"uri": self.uri, "reason": self.reason}
 
 
 @dataclass(slots=True)
@@ -76,6 +75,39 @@ class MatchedContext:
             data["explain"] = self.explain
         return data
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MatchedContext:
+        """The hit a ``to_dict()`` made; one with ``queries`` (a planned search's) is a :class:`SearchHit`."""
+        fields = {
+            "uri": data["uri"],
+            "context_type": data.get("context_type", "resource"),
+            "level": int(data.get("level", 2)),
+            "score": float(data.get("score", 0.0)),
+            "abstract": data.get("abstract") or "",
+            "overview": data.get("overview"),
+            "category": data.get("category") or "",
+            "match_reason": data.get("match_reason") or "",
+            "relations": [Relation.from_dict(r) for r in data.get("relations") or []],
+            "tags": list(data.get("tags") or data.get("search_tags") or []),
+            "explain": data.get("explain"),
+        }
+        if "queries" in data:
+            return SearchHit(**fields, queries=list(data["queries"]))
+        return cls(**fields)
+
+
+@dataclass(slots=True)
+class SearchHit(MatchedContext):
+    """A hit of a planned search: a MatchedContext plus the planned queries that found it."""
+
+    queries: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """MatchedContext's JSON plus ``queries``."""
+        data = MatchedContext.to_dict(self)
+        data["queries"] = list(self.queries)
+        return data
+
 
 @dataclass(frozen=True, slots=True)
 class TypedQuery:
@@ -94,6 +126,15 @@ class TypedQuery:
             "priority": self.priority,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TypedQuery:
+        return cls(
+            str(data.get("query", "")),
+            data.get("context_type"),
+            str(data.get("intent", "")),
+            int(data.get("priority", 3)),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
@@ -104,6 +145,10 @@ class QueryPlan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"reasoning": self.reasoning, "queries": [q.to_dict() for q in self.queries]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> QueryPlan:
+        return cls(str(data.get("reasoning", "")), tuple(TypedQuery.from_dict(q) for q in data.get("queries") or []))
 
 
 @dataclass(slots=True)
@@ -146,6 +191,8 @@ class FindResult:
     # The brief's ``include_provenance`` and ``telemetry``: what to_dict() adds.
     include_provenance: bool = False
     telemetry: dict[str, Any] | None = None
+    # The provenance a server sent (its query_results stay on the server).
+    received_provenance: list[dict[str, Any]] | None = None
 
     @classmethod
     def from_hits(cls, hits: list[MatchedContext], query_plan: QueryPlan | None = None) -> FindResult:
@@ -191,39 +238,26 @@ class FindResult:
         wanted = self.include_provenance if include_provenance is None else include_provenance
         if wanted and self.query_results is not None:
             data["provenance"] = [result.provenance() for result in self.query_results]
+        elif wanted and self.received_provenance is not None:
+            data["provenance"] = list(self.received_provenance)
         data["total"] = self.total
         if self.telemetry is not None:
             data["telemetry"] = self.telemetry
         return data
 
-
-@dataclass(slots=True)
-class AddResult:
-    """What an ``add-resource`` (or ``add-skill``) run did."""
-
-    root_uri: str
-    added: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    skipped: int = 0
-    directories: int = 0
-    records_embedded: int = 0
-    skipped_files: list[dict[str, str]] = field(default_factory=list)
-    # Files added with a caveat (bytes that are not UTF-8 were replaced): ``{path, warning}``.
-    warnings: list[dict[str, str]] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "root_uri": self.root_uri,
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "removed": self.removed,
-            "skipped": self.skipped,
-            "directories": self.directories,
-            "records_embedded": self.records_embedded,
-            "skipped_files": list(self.skipped_files),
-            "warnings": list(self.warnings),
-        }
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FindResult:
+        """The result a ``to_dict()`` made (a planned search's ``provenance`` is kept as it is)."""
+        plan = data.get("query_plan")
+        result = cls(
+            memories=[MatchedContext.from_dict(h) for h in data.get("memories") or []],
+            resources=[MatchedContext.from_dict(h) for h in data.get("resources") or []],
+            skills=[MatchedContext.from_dict(h) for h in data.get("skills") or []],
+            query_plan=QueryPlan.from_dict(plan) if isinstance(plan, Mapping) else None,
+            diagnostics=data.get("diagnostics"),
+            telemetry=data.get("telemetry"),
+        )
+        if "provenance" in data:
+            result.received_provenance = list(data["provenance"])
+            result.include_provenance = True
+        return result

@@ -116,19 +116,21 @@ def test_the_chinese_page_still_ranks_first_for_its_own_words(client: OpenViking
 
 def test_the_glosses_add_their_weighted_bm25_to_the_original_words(client: OpenViking) -> None:
     # Two searches whose scores are summed by record (one boolean query is 10x slower at scale).
+    from openviking.store.search import keyword_search
+
     store = client._open()
 
     def scores(text: str) -> dict[str, float]:
-        return {r["id"]: r["_score"] for r in store.keyword_search(text, None, 50, ["id", "uri"])}
+        return {r["id"]: r["_score"] for r in keyword_search(store, text, None, 50, ["id", "uri"])}
 
     words, glosses = scores("rebuild"), scores("conversation")
     assert set(words) - set(glosses) and set(glosses) - set(words) and set(words) & set(glosses)
-    both = store.keyword_search("rebuild", None, 50, ["id", "uri"], expansion="conversation", expansion_weight=0.3)
+    both = keyword_search(store, "rebuild", None, 50, ["id", "uri"], expansion="conversation", expansion_weight=0.3)
     assert {r["id"] for r in both} == set(words) | set(glosses)
     for row in both:
         assert row["_score"] == pytest.approx(words.get(row["id"], 0.0) + 0.3 * glosses.get(row["id"], 0.0))
     assert [r["_score"] for r in both] == sorted((r["_score"] for r in both), reverse=True)
-    assert len(store.keyword_search("rebuild", None, 1, ["id"], expansion="conversation", expansion_weight=0.3)) == 1
+    assert len(keyword_search(store, "rebuild", None, 1, ["id"], expansion="conversation", expansion_weight=0.3)) == 1
 
 
 def test_english_queries_get_no_translation(client: OpenViking) -> None:

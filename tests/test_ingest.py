@@ -30,6 +30,7 @@ from openviking.errors import (
 )
 from openviking.store.lance import LanceStore
 from openviking.timefilter import format_iso8601
+from openviking.uri import parse
 
 R = "viking://resources"
 
@@ -710,7 +711,7 @@ def test_binary_file_alone(hash_client: OpenViking, tmp_path: Path) -> None:
 def _all_records(store_path: Path | str) -> list[dict[str, Any]]:
     store = LanceStore.open(str(store_path))
     try:
-        return store.query_records(None, ["id", "uri", "level", "chunk", "text"])
+        return store.all_records(["id", "uri", "level", "chunk", "text"])
     finally:
         store.close()
 
@@ -884,7 +885,10 @@ def test_records_left_by_a_crashed_add_are_replaced_not_duplicated(
     before = sorted((r["id"], r["text"]) for r in _all_records(hash_client.store_path))
     store = LanceStore.open(hash_client.store_path)
     # A crash between a batch's records and its nodes leaves records with no node.
-    store.delete_nodes(f"uri = '{R}/pages/p003.md'" if lost == "one file's node" else f"uri LIKE '{R}/pages%'")
+    if lost == "one file's node":
+        store.delete_nodes_by_uri([f"{R}/pages/p003.md"])
+    else:
+        store.delete_nodes_below(parse(f"{R}/pages"))
     assert any(r["uri"] == f"{R}/pages/p003.md" for r in _all_records(hash_client.store_path))
     hash_client.add_resource(tree)
     after = sorted((r["id"], r["text"]) for r in _all_records(hash_client.store_path))

@@ -130,7 +130,7 @@ def test_writes_between_an_interrupted_reindex_and_its_resumption_are_not_lost(
     # twice, and never the edited text.
     client = interrupted_reindex(store, monkeypatch, files_done=3)
     pending = client._open().pending_records_table()
-    done = sorted({row["uri"] for row in client._open().query_rows(pending, None, ["uri"])} - {ROOT})
+    done = sorted({row["uri"] for row in client._open()._query_rows(pending, None, ["uri"])} - {ROOT})
     client.close()
     edited, moved, removed = (uri for uri in done if not uri.endswith("/handbook"))
     with OpenViking(path=store, config=config_from_dict(HASH_CONF)) as old:  # the store's own embedder

@@ -18,6 +18,7 @@ from helpers import HASH64_CONF, make_tree, write_config
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
 from openviking.errors import OpenVikingWarning
+from openviking.store.search import vector_search
 from openviking.types import FindResult
 
 TREE = {
@@ -239,17 +240,18 @@ def _synthetic_store(path: Path, rows: int, dimension: int = 64, seed: int = 3) 
     return store, vectors
 
 
-def _exact_ids(store: Any, vector: Any, where: str | None, k: int = 10) -> list[str]:
-    return [r["id"] for r in store.vector_search(vector, where, k, ["id"], exact=True)]
+def _exact_ids(store: Any, vector: Any, scope: Any, k: int = 10) -> list[str]:
+    return [r["id"] for r in vector_search(store, vector, scope, k, ["id"], exact=True)]
 
 
 @pytest.fixture
 def indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, Any]]:
     import openviking.store.lance as lance
+    import openviking.store.search as search
 
     # The real threshold is 50,000 records (bench/ measures why); a small store shows the same paths.
     monkeypatch.setattr(lance, "ANN_MIN_ROWS", 4000)
-    monkeypatch.setattr(lance, "EXACT_MAX_ROWS", 1000)
+    monkeypatch.setattr(search, "EXACT_MAX_ROWS", 1000)
     store, vectors = _synthetic_store(tmp_path / "store", 6000)
     store.optimize()
     assert store.has_vector_index()
@@ -262,7 +264,7 @@ def test_exact_search_is_numpy_brute_force(indexed: tuple[Any, Any]) -> None:
     import numpy as np
 
     store, vectors = indexed
-    rows = store.query_records(None, ["id", "vector"])
+    rows = store.all_records(["id", "vector"])
     ids = [r["id"] for r in rows]
     matrix = np.asarray([r["vector"] for r in rows], dtype=np.float64)
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -273,21 +275,21 @@ def test_exact_search_is_numpy_brute_force(indexed: tuple[Any, Any]) -> None:
 
 
 def test_a_narrow_prefilter_searches_exactly(indexed: tuple[Any, Any]) -> None:
-    from openviking.store.filters import path_scope_sql
+    from openviking.store.filters import Scope
     from openviking.uri import parse
 
     store, vectors = indexed
-    where = path_scope_sql(parse("viking://resources/synth/d003"))  # 500 of 6,000 records
+    scope = Scope(targets=(parse("viking://resources/synth/d003"),))  # 500 of 6,000 records
     for vector in vectors[:20]:
-        got = [r["id"] for r in store.vector_search(vector, where, 10, ["id"])]
-        assert got == _exact_ids(store, vector, where)
+        got = [r["id"] for r in vector_search(store, vector, scope, 10, ["id"])]
+        assert got == _exact_ids(store, vector, scope)
 
 
 def test_the_index_keeps_recall_unfiltered(indexed: tuple[Any, Any]) -> None:
     store, vectors = indexed
     recalls = []
     for vector in vectors[100:140]:
-        got = {r["id"] for r in store.vector_search(vector, None, 10, ["id"])}
+        got = {r["id"] for r in vector_search(store, vector, None, 10, ["id"])}
         recalls.append(len(got & set(_exact_ids(store, vector, None))) / 10)
     assert sum(recalls) / len(recalls) >= 0.95
 
@@ -308,7 +310,7 @@ def test_rows_written_after_the_index_are_found(indexed: tuple[Any, Any], tmp_pa
         "vector": fresh.tolist(), "created_at": stamp.as_py(), "updated_at": stamp.as_py(), "tags": [],
     }  # fmt: skip
     store.append_records(pa.Table.from_pylist([row], schema=records_schema(64)), 64)
-    got = [r["id"] for r in store.vector_search(fresh, None, 1, ["id"])]
+    got = [r["id"] for r in vector_search(store, fresh, None, 1, ["id"])]
     assert got == ["fresh"]
 
 
@@ -338,7 +340,7 @@ def test_an_interrupted_index_build_leaves_a_store_that_answers_exactly(tmp_path
     reopened = LanceStore.open(str(tmp_path / "store"))
     assert reopened.count_records() == 60_000
     for vector in vectors[:5]:
-        got = [r["id"] for r in reopened.vector_search(vector, None, 10, ["id"])]
+        got = [r["id"] for r in vector_search(reopened, vector, None, 10, ["id"])]
         exact = _exact_ids(reopened, vector, None)
         if reopened.has_vector_index():  # the build finished before the signal landed
             assert len(set(got) & set(exact)) >= 8

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from openviking.errors import (
     AlreadyExistsError,
@@ -22,8 +22,8 @@ from openviking.ingest.pipeline import (
     record_id,
     refresh_directories,
 )
+from openviking.results import MkdirResult, MoveResult, RemoveResult
 from openviking.store import relations
-from openviking.store.filters import path_scope_sql
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS
 from openviking.uri import VikingURI, shell_word
@@ -50,7 +50,7 @@ def make_directory(
     description: str | None = None,
     *,
     limits: IngestLimits = DEFAULT_LIMITS,
-) -> dict[str, Any]:
+) -> MkdirResult:
     """Create an empty directory (and its parents); a description becomes its L0 abstract.
 
     Raises:
@@ -88,7 +88,7 @@ def make_directory(
             ]
         )
         refresh_directories(store, embedder, uri, limits=limits)
-    return {"uri": str(uri), "created": True}
+    return MkdirResult(uri=str(uri), created=True)
 
 
 def remove(
@@ -98,7 +98,7 @@ def remove(
     *,
     recursive: bool = False,
     limits: IngestLimits = DEFAULT_LIMITS,
-) -> dict[str, Any]:
+) -> RemoveResult:
     """Delete a file, or a directory with ``recursive``, with its records and relations.
 
     Removing what does not exist succeeds and reports 0 (it also clears any record left
@@ -116,7 +116,6 @@ def remove(
             hint=f"Remove what is below it, e.g. openviking rm -r {uri}/<name> (see openviking ls {shell_word(uri)})",
             details={"uri": str(uri)},
         )
-    scope = path_scope_sql(uri)
     with store.write_lock():
         node = store.get_node(str(uri), columns=["uri", "is_dir"])
         if node is not None and node["is_dir"] and not recursive:
@@ -125,15 +124,15 @@ def remove(
                 hint=f"openviking rm -r {uri}",
                 details={"uri": str(uri)},
             )
-        count = store.count_nodes(scope)
-        store.delete_records(scope)
-        store.delete_nodes(scope)
+        count = store.count_nodes(below=uri)
+        store.delete_records_below(uri)
+        store.delete_nodes_below(uri)
         relations.remove_links_within(store, uri)
         if node is not None and uri.parent is not None and not uri.parent.is_root:
             refresh_directories(store, embedder, uri, limits=limits)
     if count:
         store.optimize()
-    return {"uri": str(uri), "removed": count}
+    return RemoveResult(uri=str(uri), removed=count)
 
 
 def move(
@@ -143,7 +142,7 @@ def move(
     target: VikingURI,
     *,
     limits: IngestLimits = DEFAULT_LIMITS,
-) -> dict[str, Any]:
+) -> MoveResult:
     """Move a file or a directory tree to ``target``; records keep their vectors.
 
     The move is written down in the store's meta before it starts and crossed out when it is
@@ -165,7 +164,7 @@ def move(
         meta = store.meta()
         if interrupted_move(store, meta) == (source, target):  # the same mv, run again to finish it
             moved = _finish_move(store, embedder, source, target, limits)
-            return {"from": str(source), "to": str(target), "moved": moved, "resumed": True}
+            return MoveResult(from_uri=str(source), to=str(target), moved=moved, resumed=True)
         refuse_while_a_move_is_unfinished(store, [None], meta)  # the store remembers one move at a time
         if store.get_node(str(source), columns=["uri"]) is None:
             raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
@@ -179,7 +178,7 @@ def move(
         store.set_meta({MOVE_IN_PROGRESS: json.dumps([str(source), str(target)])})
         moved = _finish_move(store, embedder, source, target, limits)
     store.optimize()
-    return {"from": str(source), "to": str(target), "moved": moved}
+    return MoveResult(from_uri=str(source), to=str(target), moved=moved)
 
 
 def interrupted_move(store: LanceStore, meta: dict[str, str] | None = None) -> tuple[VikingURI, VikingURI] | None:
@@ -225,9 +224,8 @@ def _finish_move(
 ) -> int:
     """Move what is still at ``source`` to ``target`` and cross the move out. Each step can be
     done again: copies are upserts keyed by URI, and the old rows go only after the copies."""
-    scope = path_scope_sql(source)
-    nodes = store.query_nodes(scope, columns=NODE_COLUMNS)
-    records = store.query_records(scope)
+    nodes = store.nodes_below(source, columns=NODE_COLUMNS)
+    records = store.records_below(source)
     for row in nodes:
         new = _moved(row["uri"], source, target)
         row.update(
@@ -249,8 +247,8 @@ def _finish_move(
         store.upsert_nodes(nodes)
     if records:
         store.replace_records(sorted({r["uri"] for r in records}), records, store.records_dimension())
-    store.delete_records(scope)
-    store.delete_nodes(scope)
+    store.delete_records_below(source)
+    store.delete_nodes_below(source)
     relations.move_links(store, source, target)
     refresh_directories(store, embedder, source, limits=limits)
     refresh_directories(store, embedder, target, limits=limits)

@@ -21,10 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
 from openviking.oslocal import has_undecodable, utf8_text
-from openviking.store.filters import path_scope_sql, sql_in, sql_string
+from openviking.results import AddResult
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS, RECORDS
-from openviking.types import AddResult
 from openviking.uri import SCHEME, VikingURI, is_control_char, looks_like_a_drive
 
 from .chunk import Chunk, chunk_text, text_lines
@@ -109,14 +108,13 @@ class _Appender:
             return
         if not existing:
             # Nothing is stored under the root: whatever records are there are leftovers.
-            scope = path_scope_sql(root)
-            if self.store.count_records(scope):
-                self.store.delete_records(scope)
+            if self.store.count_records_below(root):
+                self.store.delete_records_below(root)
         else:
             for start in range(0, len(new_uris), 500):
-                where = sql_in("uri", new_uris[start : start + 500])
-                if self.store.count_records(where):
-                    self.store.delete_records(where)
+                batch = new_uris[start : start + 500]
+                if self.store.count_records_by_uri(batch):
+                    self.store.delete_records_by_uri(batch)
         self.versions = self.store.table_versions()
 
     @property
@@ -197,9 +195,8 @@ def ingest_tree(
     with store.write_lock():
         existing = {
             row["uri"]: row
-            for row in store.query_nodes(
-                path_scope_sql(root),
-                columns=["uri", "is_dir", "content_hash", "created_at", "source", "tags", "size", "updated_at"],
+            for row in store.nodes_below(
+                root, columns=["uri", "is_dir", "content_hash", "created_at", "source", "tags", "size", "updated_at"]
             )
         }
         appender.start(root, existing, [str(uri) for _, uri in targets if str(uri) not in existing])
@@ -661,7 +658,7 @@ def _embed_rows(
     reusable: dict[str, Any] = {}
     uri_list = list(uris)
     if uri_list and store.has_records:
-        for old in store.query_records(sql_in("uri", uri_list), ["text_hash", "vector"]):
+        for old in store.records_by_uri(uri_list, ["text_hash", "vector"]):
             reusable[old["text_hash"]] = old["vector"]
     missing = [i for i, h in enumerate(hashes) if h not in reusable]
     if missing:
@@ -717,10 +714,8 @@ def _sources(existing: dict[str, dict[str, Any]], uris: list[str]) -> set[str]:
 
 
 def _delete_files(store: LanceStore, uris: list[str]) -> None:
-    for start in range(0, len(uris), 500):
-        where = sql_in("uri", uris[start : start + 500])
-        store.delete_records(where)
-        store.delete_nodes(where)
+    store.delete_records_by_uri(uris)
+    store.delete_nodes_by_uri(uris)
 
 
 def refresh_directories(
@@ -755,25 +750,21 @@ def refresh_directories(
             "content_hash",
             "source",
         ]
-        subtree = store.query_nodes(path_scope_sql(top), columns=columns)
+        subtree = store.nodes_below(top, columns=columns)
         ancestors = []
         cursor = top.parent
         while cursor is not None and not cursor.is_root:
             ancestors.append(cursor)
             cursor = cursor.parent
-        if ancestors:
-            names = [str(a) for a in ancestors]
-            where = f"{sql_in('parent_uri', names)} OR {sql_in('uri', names)}"
-            subtree.extend(store.query_nodes(where, columns=columns))
+        names = [str(a) for a in ancestors]
+        subtree.extend(store.nodes_with_children(names, columns=columns))
         nodes = {row["uri"]: row for row in subtree}
         # Descriptions live in the content column of directories: fetch only those, never
         # the content of files.
         # Descriptions of the subtree and of the ancestors and their children read above.
-        scope = f"({path_scope_sql(top)}) OR {where}" if ancestors else path_scope_sql(top)
-        described = f"is_dir AND content IS NOT NULL AND ({scope})"
-        for row in store.query_nodes(described, columns=["uri", "content"]):
-            if row["uri"] in nodes:
-                nodes[row["uri"]]["content"] = row["content"]
+        for uri_text, description in store.directory_descriptions(top, names).items():
+            if uri_text in nodes:
+                nodes[uri_text]["content"] = description
         directories: set[str] = {str(a) for a in ancestors}
         for uri_text, row in nodes.items():
             uri = _from_text(uri_text)
@@ -789,8 +780,8 @@ def refresh_directories(
         # stored one, which glob and ls then listed: it goes at the next one)
         directories.discard(SCHEME)
         if top.is_root and SCHEME in nodes:
-            store.delete_nodes(f"uri = {sql_string(SCHEME)}")
-            store.delete_records(f"uri = {sql_string(SCHEME)}")
+            store.delete_nodes_by_uri([SCHEME])
+            store.delete_records_by_uri([SCHEME])
         children: dict[str, list[dict[str, Any]]] = {}
         for row in nodes.values():
             if row.get("parent_uri"):
@@ -855,9 +846,8 @@ def refresh_directories(
                     new_records.append(record)
                     inputs.append(embed)
         if to_delete:
-            where = sql_in("uri", to_delete)
-            store.delete_records(where)
-            store.delete_nodes(where)
+            store.delete_records_by_uri(to_delete)
+            store.delete_nodes_by_uri(to_delete)
         _store_directories(store, embedder, new_nodes, new_records, inputs)
         return len(new_nodes)
 
@@ -1028,7 +1018,7 @@ def _read_draft(store: LanceStore, uri: str, limits: IngestLimits) -> _Directory
     node = store.get_node(uri, columns=NODE_COLUMNS)
     if node is None or not node["is_dir"]:
         return None
-    kids = store.query_nodes(f"parent_uri = {sql_string(uri)}", columns=["uri", "name", "is_dir", "abstract"])
+    kids = store.children_of(uri, columns=["uri", "name", "is_dir", "abstract"])
     kids.sort(key=lambda r: (not r["is_dir"], r["name"]))
     return _DirectoryDraft.of(_from_text(uri), node, kids, limits)
 

@@ -21,7 +21,7 @@ from openviking.ingest.pipeline import (
     reembed_files,
     refresh_directories,
 )
-from openviking.store.filters import path_scope_sql
+from openviking.results import ReindexResult
 from openviking.store.lance import LanceStore
 from openviking.store.schema import RECORDS
 from openviking.uri import VikingURI
@@ -41,7 +41,7 @@ def reindex(
     *,
     limits: IngestLimits = DEFAULT_LIMITS,
     progress: ProgressCallback | None = None,
-) -> dict[str, Any]:
+) -> ReindexResult:
     """Re-embed the files and directories below ``root`` (everything when None)."""
     started = time.monotonic()
     meta = store.meta()
@@ -70,7 +70,7 @@ def reindex(
         original = store.records_table
         store.records_table = target
         try:
-            done = {row["uri"] for row in store.query_records(None, ["uri"])}
+            done = {row["uri"] for row in store.all_records(["uri"])}
             result = _reembed(store, embedder, scope, done, limits, progress)
             store.optimize()
             store.set_meta(
@@ -99,8 +99,7 @@ def _reembed(
     limits: IngestLimits,
     progress: ProgressCallback | None,
 ) -> Any:
-    where = f"NOT is_dir AND ({path_scope_sql(scope)})"
-    files = [n for n in store.query_nodes(where, columns=FILE_COLUMNS) if n["uri"] not in done]
+    files = [n for n in store.nodes_below(scope, columns=FILE_COLUMNS, files_only=True) if n["uri"] not in done]
     files.sort(key=lambda n: n["uri"])
     result = reembed_files(store, embedder, files, limits=limits, progress=progress)
     result.directories = refresh_directories(store, embedder, scope, limits=limits, force=True)
@@ -115,13 +114,13 @@ def _new_table_name(store: LanceStore) -> str:
     raise FailedPreconditionError("Too many leftover records tables in the store")
 
 
-def _summary(embedder: Embedder, before: str | None, result: Any, started: float, *, switched: bool) -> dict[str, Any]:
-    return {
-        "embedder": embedder.identity,
-        "previous_embedder": before or "",
-        "switched_table": switched,
-        "files": result.updated,
-        "directories": result.directories,
-        "records_embedded": result.records_embedded,
-        "seconds": round(time.monotonic() - started, 3),
-    }
+def _summary(embedder: Embedder, before: str | None, result: Any, started: float, *, switched: bool) -> ReindexResult:
+    return ReindexResult(
+        embedder=embedder.identity,
+        previous_embedder=before or "",
+        switched_table=switched,
+        files=result.updated,
+        directories=result.directories,
+        records_embedded=result.records_embedded,
+        seconds=round(time.monotonic() - started, 3),
+    )

@@ -8,6 +8,8 @@ if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
     from openviking.store.lance import LanceStore
 
+    from .request import FindRequest
+
 __all__ = ["diagnose"]
 
 _ADVICE = {
@@ -20,7 +22,7 @@ _ADVICE = {
 }
 
 
-def diagnose(store: LanceStore, embedder: Embedder | None, request: Any) -> dict[str, Any]:
+def diagnose(store: LanceStore, embedder: Embedder | None, request: FindRequest) -> dict[str, Any]:
     """Count the records left after each restriction, in order, and say what to loosen.
 
     The counts are cumulative: ``remaining`` after a stage is what survived it and every
@@ -31,11 +33,8 @@ def diagnose(store: LanceStore, embedder: Embedder | None, request: Any) -> dict
     stages: list[dict[str, Any]] = []
     total = store.count_records()
     remaining = total
-    clauses: list[str] = []
     blocking: str | None = None
-    for name, sql in request.scope.stage_predicates():
-        clauses.append(f"({sql})")
-        left = store.count_records(" AND ".join(clauses))
+    for name, left in store.count_records_by_stage(request.scope):
         stages.append({"stage": name, "removed": remaining - left, "remaining": left})
         if left == 0 and blocking is None:
             blocking = name
@@ -45,8 +44,9 @@ def diagnose(store: LanceStore, embedder: Embedder | None, request: Any) -> dict
     if blocking is not None:
         advice = _ADVICE.get(blocking)
     elif remaining > 0:
-        where = " AND ".join(clauses) if clauses else None
-        scored = score_candidates(store, embedder, request.query, where, 20, request.mode, translate=request.translate)
+        scored = score_candidates(
+            store, embedder, request.query, request.scope, 20, request.mode, translate=request.translate
+        )
         best = max((c.score for c in scored), default=0.0)
         threshold_info = {"threshold": request.threshold, "best_score": best, "candidates": len(scored)}
         if scored:

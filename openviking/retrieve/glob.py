@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from openviking.store.filters import path_scope_sql
 from openviking.store.fs import VikingFS
 from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
 from openviking.values import optional_limit
@@ -381,8 +380,7 @@ def _listing(store: LanceStore, base: VikingURI, user: str) -> _Listing:
         if found is not None:
             _LISTINGS.move_to_end(key)
             return found
-    where = None if base.is_root else path_scope_sql(base)
-    table = store.scan_nodes(where, columns=["uri", "is_dir", "name"])
+    table = store.scan_nodes_below(base, columns=["uri", "is_dir", "name"])
     uris = table.column("uri").combine_chunks()
     is_dir = to_bool(table.column("is_dir"))
     hidden = to_bool(pc.starts_with(table.column("name"), ".")) & ~is_dir

@@ -46,7 +46,6 @@ from re import _constants as sre_constants
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import InvalidArgumentError
-from openviking.store.filters import path_scope_sql
 from openviking.store.fs import VikingFS, tree_key
 from openviking.uri import SCHEME, VikingURI, parse
 from openviking.values import optional_limit
@@ -914,12 +913,8 @@ def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Sn
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    where = ["is_dir = false"]
-    if not scope.is_root:
-        where.append(path_scope_sql(scope))
-    if max_depth is not None:
-        where.append(f"depth <= {int(max_depth)}")
-    table = store.scan_nodes(" AND ".join(f"({w})" for w in where), columns=["uri", "content"])
+    below = None if max_depth is None else int(max_depth) - scope.depth
+    table = store.scan_nodes_below(scope, columns=["uri", "content"], files_only=True, max_depth=below)
     uri_list = table.column("uri").to_pylist()
     order = sorted(range(len(uri_list)), key=lambda i: tree_key(uri_list[i], is_dir=False))
     indices = pa.array(order, pa.int64())

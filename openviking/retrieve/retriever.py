@@ -27,15 +27,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
-from openviking.store.filters import Scope, sql_in
+from openviking.store.filters import Scope
 from openviking.store.lance import LanceStore
-from openviking.types import MatchedContext
+from openviking.store.search import keyword_search, vector_search
+from openviking.types import FindResult, MatchedContext
 from openviking.uri import parse, sidecar_owner
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
-__all__ = ["MODES", "Candidate", "retrieve", "score_candidates"]
+    from .request import FindRequest
+
+__all__ = ["MODES", "Candidate", "find", "retrieve", "score_candidates"]
 
 MODES = ("hybrid", "vector", "keyword")
 # Fusion constants, chosen on the bench's five query sets (see bench/README.md).
@@ -92,6 +95,27 @@ def candidate_count(limit: int) -> int:
     return min(max(limit, NORMALIZE_DEPTH) * 3, 10_000)
 
 
+def find(store: LanceStore, embedder: Embedder | None, request: FindRequest, *, explain: bool = False) -> FindResult:
+    """A find: the request's hits grouped by context type, with their relations; for no
+    hits under ``explain``, what removed the candidates."""
+    hits = retrieve(
+        store,
+        embedder,
+        request.query,
+        request.scope,
+        limit=request.limit,
+        threshold=request.threshold,
+        mode=request.mode,
+        translate=request.translate,
+    )
+    result = FindResult.from_hits(attach_relations(store, [to_matched(h, explain=explain) for h in hits]))
+    if explain and result.total == 0:
+        from .diagnose import diagnose
+
+        result.diagnostics = diagnose(store, embedder, request)
+    return result
+
+
 def retrieve(
     store: LanceStore,
     embedder: Embedder | None,
@@ -108,8 +132,7 @@ def retrieve(
     if limit <= 0 or not store.has_records:
         return []
     fetch = candidate_count(limit)
-    where = scope.to_sql()
-    candidates = score_candidates(store, embedder, query, where, fetch, mode, query_vector, translate=translate)
+    candidates = score_candidates(store, embedder, query, scope, fetch, mode, query_vector, translate=translate)
     return finish(store, candidates, limit=limit, threshold=threshold)
 
 
@@ -118,8 +141,8 @@ def fill_texts(store: LanceStore, candidates: list[Candidate]) -> None:
     missing = [c for c in candidates if "text" not in c.row]
     if not missing:
         return
-    where = sql_in("id", (str(c.row["id"]) for c in missing))
-    texts = {row["id"]: row["text"] for row in store.query_records(where, ["id", "text"])}
+    rows = store.records_by_id((str(c.row["id"]) for c in missing), ["id", "text"])
+    texts = {row["id"]: row["text"] for row in rows}
     for candidate in missing:
         candidate.row["text"] = texts.get(candidate.row["id"]) or ""
 
@@ -128,7 +151,7 @@ def score_candidates(
     store: LanceStore,
     embedder: Embedder | None,
     query: str,
-    where: str | None,
+    scope: Scope | None,
     fetch: int,
     mode: str,
     query_vector: Any = None,
@@ -144,21 +167,28 @@ def score_candidates(
     depth = max(NORMALIZE_DEPTH, fetch // 3)
     searches: list[Any] = []
 
-    def keyword_search(column: str, columns: list[str]) -> tuple[list[dict[str, Any]], str]:
+    def keyword_side(column: str, columns: list[str]) -> tuple[list[dict[str, Any]], str]:
         expansion = ""
         if translate:
             from .crosslingual import english_terms
 
             expansion = english_terms(query)  # the dictionary loads here, off the vector side's path
         if column == "text":
-            return store.keyword_search(
-                query, where, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
+            return keyword_search(
+                store, query, scope, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
             ), expansion
         try:  # the summary part is a refinement: without it, find still answers
             if not store.has_text_index(column):
                 return [], expansion  # a store from before the summaries were indexed
-            rows = store.keyword_search(
-                query, where, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT, column=column
+            rows = keyword_search(
+                store,
+                query,
+                scope,
+                fetch,
+                columns,
+                expansion=expansion,
+                expansion_weight=TRANSLATION_WEIGHT,
+                column=column,
             )
         except OpenVikingError:
             return [], expansion
@@ -168,12 +198,12 @@ def score_candidates(
         # The records' text and their summaries are searched while the query is embedded and
         # the vector side searched.
         searches = [
-            _POOL.submit(keyword_search, "text", RECORD_COLUMNS),
-            _POOL.submit(keyword_search, "abstract", ["uri"]),
+            _POOL.submit(keyword_side, "text", RECORD_COLUMNS),
+            _POOL.submit(keyword_side, "abstract", ["uri"]),
         ]
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embed_query(embedder, query)
-        rows = _best_per_uri(store.vector_search(vector, where, fetch, RECORD_COLUMNS))[:depth]
+        rows = _best_per_uri(vector_search(store, vector, scope, fetch, RECORD_COLUMNS))[:depth]
         for rank, row in enumerate(rows, start=1):
             similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
             item = by_uri.setdefault(row["uri"], Candidate(row))
@@ -337,12 +367,11 @@ def _finite(value: float) -> float:
 def attach_relations(store: LanceStore, hits: list[MatchedContext]) -> list[MatchedContext]:
     """Fill each hit's ``relations`` with the links out of its URI (one query for all hits)."""
     from openviking.store.relations import links_of_many
-    from openviking.types import RelatedContext
 
     def raw(uri: str) -> str:
         return str(sidecar_owner(parse(uri)))
 
     links = links_of_many(store, (raw(hit.uri) for hit in hits))
     for hit in hits:
-        hit.relations = [RelatedContext(link["uri"], link["reason"]) for link in links.get(raw(hit.uri), [])]
+        hit.relations = list(links.get(raw(hit.uri), []))
     return hits

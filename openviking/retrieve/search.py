@@ -1,4 +1,4 @@
-"""search: find, plus a session, LLM intent analysis and rerank (DESIGN.md section 5).
+"""search: find, plus a session, LLM intent analysis and rerank .
 
 1. **Plan.** With a ``session_id``, ``retrieval.enable_intent`` on, a session holding a
    summary or messages, and an LLM configured (``query_planner``, else ``vlm``), the LLM
@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
 from openviking.session.sessions import SessionStore
-from openviking.types import FindResult, MatchedContext, QueryPlan, QueryResult, TypedQuery
+from openviking.types import FindResult, MatchedContext, QueryPlan, QueryResult, SearchHit, TypedQuery
 from openviking.uri import default_targets
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
@@ -47,24 +47,13 @@ if TYPE_CHECKING:
     from openviking.models.rerank import Reranker
     from openviking.store.lance import LanceStore
 
-__all__ = ["SearchHit", "load_session_context", "rerank", "rerank_text", "search"]
+    from .request import FindRequest
+
+__all__ = ["load_session_context", "rerank", "rerank_text", "search"]
 
 MAX_PARALLEL_PASSES = 5
 
 Warn = Callable[[str], None]
-
-
-@dataclass(slots=True)
-class SearchHit(MatchedContext):
-    """A hit of a planned search: a MatchedContext plus the planned queries that found it."""
-
-    queries: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        """MatchedContext's JSON plus ``queries``."""
-        data = MatchedContext.to_dict(self)
-        data["queries"] = list(self.queries)
-        return data
 
 
 def load_session_context(store: LanceStore, user: str, session_id: str) -> SessionContext | None:
@@ -94,7 +83,7 @@ class _Warnings:
 def search(
     store: LanceStore,
     embedder: Embedder | None,
-    request: Any,
+    request: FindRequest,
     config: Config,
     *,
     session_id: str | None = None,
@@ -138,7 +127,7 @@ def search(
 # ---------------------------------------------------------------------------- planning
 def _plan(
     store: LanceStore,
-    request: Any,
+    request: FindRequest,
     config: Config,
     session_id: str | None,
     user: str,
@@ -176,7 +165,7 @@ def _explicit_targets(scope: Any, user: str) -> bool:
     return set(scope.targets) != set(default_targets(user))
 
 
-def _within_types(plan: QueryPlan, request: Any) -> QueryPlan:
+def _within_types(plan: QueryPlan, request: FindRequest) -> QueryPlan:
     """Drop planned queries outside the caller's ``context_type``; fall back to the raw query."""
     allowed = request.scope.context_types
     if not allowed or not plan.queries:
@@ -217,7 +206,7 @@ class _Pass:
 def _run_all(
     store: LanceStore,
     embedder: Embedder | None,
-    request: Any,
+    request: FindRequest,
     queries: tuple[TypedQuery, ...],
     reranker: Reranker | None,
     warn: _Warnings,
@@ -251,7 +240,7 @@ def _run_all(
 def _run(
     store: LanceStore,
     embedder: Embedder | None,
-    request: Any,
+    request: FindRequest,
     typed: TypedQuery,
     vector: Any,
     reranker: Reranker | None,
@@ -265,7 +254,7 @@ def _run(
         store,
         embedder,
         typed.query,
-        scope.to_sql(),
+        scope,
         candidate_count(pool_size),
         request.mode,
         vector,

@@ -17,25 +17,22 @@ import secrets
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
 from openviking.oslocal import require_utf8
-from openviking.store.filters import sql_string
+from openviking.results import Message, MessageAdded, SessionDeleted, SessionInfo
+from openviking.store.session_rows import SessionRows
 from openviking.timefilter import format_iso8601
 from openviking.uri import sessions_folder
-
-from . import schema
 
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
 
 __all__ = [
     "ROLES",
-    "Session",
     "SessionStore",
     "check_message",
     "message_parts",
@@ -152,23 +149,15 @@ class SessionStore:
     def __init__(self, store: LanceStore, user: str) -> None:
         self.store = store
         self.user = user
+        self.rows = SessionRows(store, user)
 
     # ------------------------------------------------------------------ helpers
     def uri(self, session_id: str) -> str:
         """``viking://user/{user}/sessions/{id}``."""
         return f"{sessions_folder(self.user)}/{session_id}"
 
-    def _owner_sql(self) -> str:
-        return f"user_id = {sql_string(self.user)}"
-
-    def _session_sql(self, session_id: str) -> str:
-        return f"{self._owner_sql()} AND session_id = {sql_string(session_id)}"
-
     def _row(self, session_id: str) -> dict[str, Any] | None:
-        rows = self.store.query_rows(
-            schema.SESSIONS, f"uri = {sql_string(self.uri(session_id))}", schema.SESSION_COLUMNS, limit=1
-        )
-        return rows[0] if rows else None
+        return self.rows.session(self.uri(session_id))
 
     def _require(self, session_id: str) -> dict[str, Any]:
         row = self._row(session_id)
@@ -180,18 +169,15 @@ class SessionStore:
             )
         return row
 
-    def _write_session(self, row: dict[str, Any]) -> None:
-        self.store.upsert_rows(schema.SESSIONS, [row], "uri", schema.sessions_schema())
-
-    def _info(self, row: dict[str, Any], message_count: int) -> dict[str, Any]:
-        return {
-            "session_id": row["session_id"],
-            "uri": row["uri"],
-            "user": row["user_id"],
-            "created_at": _iso(row.get("created_at")),
-            "updated_at": _iso(row.get("updated_at")),
-            "message_count": message_count,
-        }
+    def _info(self, row: dict[str, Any], message_count: int) -> SessionInfo:
+        return SessionInfo(
+            session_id=row["session_id"],
+            uri=row["uri"],
+            user=row["user_id"],
+            created_at=_iso(row.get("created_at")),
+            updated_at=_iso(row.get("updated_at")),
+            message_count=message_count,
+        )
 
     def _new_row(self, session_id: str) -> dict[str, Any]:
         now = datetime.now(UTC)
@@ -205,7 +191,7 @@ class SessionStore:
         }
 
     # ------------------------------------------------------------------ sessions
-    def create(self, session_id: str | None = None) -> dict[str, Any]:
+    def create(self, session_id: str | None = None) -> SessionInfo:
         """Start a new session (an id is generated when none is given).
 
         Raises:
@@ -221,21 +207,21 @@ class SessionStore:
                     details={"session_id": sid},
                 )
             row = self._new_row(sid)
-            self._write_session(row)
+            self.rows.write_session(row)
         return self._info(row, 0)
 
-    def ensure(self, session_id: str) -> dict[str, Any]:
+    def ensure(self, session_id: str) -> SessionInfo:
         """The session ``session_id``, created when it does not exist yet."""
         sid = validate_session_id(session_id)
         with self.store.write_lock():
             row = self._row(sid)
             if row is None:
                 row = self._new_row(sid)
-                self._write_session(row)
+                self.rows.write_session(row)
                 return self._info(row, 0)
-        return self._info(row, self._count(sid))
+        return self._info(row, self.rows.count_messages(sid))
 
-    def get(self, session_id: str) -> dict[str, Any]:
+    def get(self, session_id: str) -> SessionInfo:
         """A session with its summary and all its messages, oldest first.
 
         Raises:
@@ -245,24 +231,22 @@ class SessionStore:
         row = self._require(sid)
         messages = self.messages(sid)
         info = self._info(row, len(messages))
-        info["summary"] = row.get("summary") or ""
-        info["messages"] = messages
+        info.summary = row.get("summary") or ""
+        info.messages = messages
         return info
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[SessionInfo]:
         """Every session of the user, most recently changed first."""
-        rows = self.store.query_rows(schema.SESSIONS, self._owner_sql(), schema.SESSION_COLUMNS)
-        counts = Counter(
-            r["session_id"] for r in self.store.query_rows(schema.MESSAGES, self._owner_sql(), ["session_id"])
-        )
+        rows = self.rows.sessions()
+        counts = Counter(r["session_id"] for r in self.rows.messages(columns=["session_id"]))
         rows.sort(key=lambda r: (r.get("updated_at") or datetime.min.replace(tzinfo=UTC), r["session_id"]))
         return [self._info(r, counts.get(r["session_id"], 0)) for r in reversed(rows)]
 
     def uris(self) -> list[str]:
         """The URI of every session of the user (one query; no message is read)."""
-        return [row["uri"] for row in self.store.query_rows(schema.SESSIONS, self._owner_sql(), ["uri"])]
+        return [row["uri"] for row in self.rows.sessions(columns=["uri"])]
 
-    def delete(self, session_id: str) -> dict[str, Any]:
+    def delete(self, session_id: str) -> SessionDeleted:
         """Delete a session and all its messages.
 
         Raises:
@@ -271,13 +255,11 @@ class SessionStore:
         sid = validate_session_id(session_id)
         with self.store.write_lock():
             row = self._require(sid)
-            count = self._count(sid)
-            # Messages first: a crash in between leaves a session without messages, never orphans.
-            self.store.delete_rows(schema.MESSAGES, self._session_sql(sid))
-            self.store.delete_rows(schema.SESSIONS, f"uri = {sql_string(row['uri'])}")
-        return {"session_id": sid, "uri": row["uri"], "deleted": True, "messages_deleted": count}
+            count = self.rows.count_messages(sid)
+            self.rows.delete(sid, row["uri"])
+        return SessionDeleted(session_id=sid, uri=row["uri"], deleted=True, messages_deleted=count)
 
-    def set_summary(self, session_id: str, summary: str) -> dict[str, Any]:
+    def set_summary(self, session_id: str, summary: str) -> SessionInfo:
         """Set the session's summary (what intent analysis reads besides the last messages)."""
         if not isinstance(summary, str):
             raise InvalidArgumentError("summary must be a string")
@@ -285,20 +267,17 @@ class SessionStore:
         with self.store.write_lock():
             row = self._row(sid) or self._new_row(sid)
             row.update(summary=summary, updated_at=datetime.now(UTC))
-            self._write_session(row)
-        return self._info(row, self._count(sid))
+            self.rows.write_session(row)
+        return self._info(row, self.rows.count_messages(sid))
 
     # ------------------------------------------------------------------ messages
-    def add_message(self, session_id: str, role: str, content: Any) -> dict[str, Any]:
+    def add_message(self, session_id: str, role: str, content: Any) -> MessageAdded:
         """Append a message; the session is created when it does not exist.
 
         Args:
             session_id: the session.
             role: ``user`` or ``assistant``.
             content: text, a :class:`~openviking.message.TextPart`, or a list of parts.
-
-        Returns:
-            ``{"session_id", "uri", "message": {id, role, parts, created_at}, "message_count"}``.
 
         Raises:
             InvalidArgumentError: bad id, role or empty content (nothing is written).
@@ -317,16 +296,16 @@ class SessionStore:
         }
         with self.store.write_lock():
             row = self._row(sid) or self._new_row(sid)
-            self.store.upsert_rows(schema.MESSAGES, [message], "id", schema.messages_schema())
+            self.rows.write_message(message)
             row["updated_at"] = now
-            self._write_session(row)
-            count = self._count(sid)
-        return {"session_id": sid, "uri": row["uri"], "message": _message(message), "message_count": count}
+            self.rows.write_session(row)
+            count = self.rows.count_messages(sid)
+        return MessageAdded(session_id=sid, uri=row["uri"], message=_message(message), message_count=count)
 
-    def messages(self, session_id: str, last: int | None = None) -> list[dict[str, Any]]:
+    def messages(self, session_id: str, last: int | None = None) -> list[Message]:
         """The session's messages, oldest first (only the ``last`` N when given)."""
         sid = validate_session_id(session_id)
-        rows = self.store.query_rows(schema.MESSAGES, self._session_sql(sid), schema.MESSAGE_COLUMNS)
+        rows = self.rows.messages(sid)
         rows.sort(key=lambda r: (r.get("seq") or 0, r["id"]))
         if last is not None:
             rows = rows[-last:] if last > 0 else []
@@ -338,76 +317,28 @@ class SessionStore:
         Search reads a session through this: an id that names no session (or could not
         name one) is not an error there, so it is not validated here.
         """
-        sql = self._session_sql(session_id)
-        rows = self.store.query_rows(schema.SESSIONS, sql, ["summary"], limit=1)
-        if not rows:
+        row = self.rows.session_by_id(session_id, ["summary"])
+        if row is None:
             return None
-        messages = self.store.query_rows(schema.MESSAGES, sql, ["id", "seq", "role", "content"])
+        messages = self.rows.messages(session_id, ["id", "seq", "role", "content"])
         messages.sort(key=lambda r: (r.get("seq") or 0, r.get("id") or ""))
         texts = [
             (str(r.get("role") or "user"), str(r.get("content") or ""))
             for r in messages
             if str(r.get("content") or "").strip()
         ]
-        return str(rows[0].get("summary") or ""), texts[-last:] if last > 0 else []
-
-    def _count(self, session_id: str) -> int:
-        return self.store.count_rows(schema.MESSAGES, self._session_sql(session_id))
+        return str(row.get("summary") or ""), texts[-last:] if last > 0 else []
 
 
-def _message(row: dict[str, Any]) -> dict[str, Any]:
+def _message(row: dict[str, Any]) -> Message:
     try:
         parts = json.loads(row.get("parts") or "[]")
     except json.JSONDecodeError:
         parts = [{"type": "text", "text": row.get("content") or ""}]
     created = row.get("created_at")
-    return {
-        "id": row["id"],
-        "role": row["role"],
-        "parts": parts,
-        "created_at": format_iso8601(created) if isinstance(created, datetime) else created,
-    }
-
-
-class Session:
-    """A handle on one session, in the brief's SDK style.
-
-    Example::
-
-        session = client.session()
-        session.add_message("user", [TextPart(text="I'm building a login page with OAuth")])
-        results = client.search("best practices", session=session)
-    """
-
-    def __init__(self, client: Any, session_id: str) -> None:
-        self._client = client
-        self.session_id = session_id
-
-    def __repr__(self) -> str:
-        return f"Session(session_id={self.session_id!r})"
-
-    @property
-    def uri(self) -> str:
-        """``viking://user/{user}/sessions/{id}``."""
-        return f"{sessions_folder(self._client.user)}/{self.session_id}"
-
-    def add_message(self, role: str, content: str | TextPart | Sequence[Any]) -> dict[str, Any]:
-        """Append a ``user``/``assistant`` message (text, a TextPart or a list of parts)."""
-        return dict(self._client.add_message(self.session_id, role, content))
-
-    def get(self) -> dict[str, Any]:
-        """The session with its messages."""
-        return dict(self._client.get_session(self.session_id))
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        """The messages, oldest first."""
-        return list(self.get()["messages"])
-
-    def search(self, query: str, **options: Any) -> Any:
-        """``client.search(query, session_id=this session, **options)``."""
-        return self._client.search(query, session_id=self.session_id, **options)
-
-    def delete(self) -> dict[str, Any]:
-        """Delete the session and its messages."""
-        return dict(self._client.delete_session(self.session_id))
+    return Message(
+        id=row["id"],
+        role=row["role"],
+        parts=parts,
+        created_at=format_iso8601(created) if isinstance(created, datetime) else created,
+    )

@@ -26,10 +26,9 @@ from .schema import FILTER_FIELDS
 __all__ = [
     "OPS",
     "Scope",
-    "filter_to_sql",
+    "check_filter",
+    "levels_from",
     "parse_filter",
-    "path_scope_sql",
-    "sql_string",
 ]
 
 OPS = ("and", "or", "must", "must_not", "range", "range_out", "time_range", "contains", "prefix")
@@ -82,6 +81,15 @@ def parse_filter(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
     if not isinstance(value, dict):
         raise InvalidArgumentError("filter must be a JSON object with an 'op'", details={"filter": value})
     return value or None
+
+
+def check_filter(node: dict[str, Any], *, user: str = "default") -> None:
+    """Validate a DSL tree before anything is opened.
+
+    Raises:
+        InvalidArgumentError: unknown op or field, or a value of the wrong kind.
+    """
+    filter_to_sql(node, user=user)
 
 
 def filter_to_sql(node: dict[str, Any], *, user: str = "default") -> str:

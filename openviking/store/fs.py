@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from openviking.errors import NotFoundError
+from openviking.results import Entry, Stat
 from openviking.timefilter import format_iso8601
 from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, shell_word, sidecar_owner
 from openviking.values import whole_number
 
-from .filters import path_scope_sql, sql_string
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS
 
@@ -88,22 +88,22 @@ class VikingFS:
         show_hidden: bool = False,
         node_limit: int | None = None,
         abs_limit: int = 256,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Entry]:
         """Entries of a directory (or the file itself), directories first, then by name."""
         if uri.name in SIDECARS and uri.parent is not None:  # a hidden file lists as itself, like any file
             owner = self.node(uri.parent, columns=[*NODE_LISTING_COLUMNS, "overview"])
             if owner["is_dir"]:
-                return [entry for entry in self._sidecar_entries(owner) if entry["uri"] == str(uri)]
+                return [entry for entry in self._sidecar_entries(owner) if entry.uri == str(uri)]
         columns = [*NODE_LISTING_COLUMNS, "overview"] if show_hidden else NODE_LISTING_COLUMNS
         row = self.node(uri, columns=columns)
         if not row["is_dir"]:
             return [self._entry(row, abs_limit)]
         if recursive:
-            where = path_scope_sql(uri) + f" AND uri != {sql_string(str(uri))}" if not uri.is_root else "TRUE"
+            found = [r for r in self.store.nodes_below(uri, columns=columns) if r["uri"] != str(uri)]
         else:
-            where = f"parent_uri = {sql_string(str(uri))}"
-        rows = self._with_layout_folders(self.store.query_nodes(where, columns=columns), uri, None if recursive else 1)
-        entries: list[dict[str, Any]] = []
+            found = self.store.children_of(str(uri), columns=columns)
+        rows = self._with_layout_folders(found, uri, None if recursive else 1)
+        entries: list[Entry] = []
         if recursive:
             rows.sort(key=lambda r: _path_key(r["uri"]))
         else:
@@ -118,13 +118,13 @@ class VikingFS:
             entries = entries[:node_limit]
         return entries
 
-    def tree(self, uri: VikingURI, *, level_limit: int = 3, node_limit: int | None = None) -> list[dict[str, Any]]:
+    def tree(self, uri: VikingURI, *, level_limit: int = 3, node_limit: int | None = None) -> list[Entry]:
         """Depth-first listing below ``uri``, each directory before its children, ``level_limit`` deep."""
         row = self.node(uri, columns=NODE_LISTING_COLUMNS)
         if not row["is_dir"]:
             return [self._entry(row, 256, rel_path="")]  # the file is the tree's root: no path below it
-        where = path_scope_sql(uri, max_depth=level_limit if level_limit > 0 else None)
-        rows = [r for r in self.store.query_nodes(where, columns=NODE_LISTING_COLUMNS) if r["uri"] != str(uri)]
+        below = self.store.nodes_below(uri, NODE_LISTING_COLUMNS, max_depth=level_limit if level_limit > 0 else None)
+        rows = [r for r in below if r["uri"] != str(uri)]
         rows = self._with_layout_folders(rows, uri, level_limit if level_limit > 0 else None)
         rows.sort(key=lambda r: tree_key(r["uri"], r["is_dir"]))
         entries = []
@@ -143,71 +143,62 @@ class VikingFS:
         stored = {r["uri"] for r in rows}
         return rows + [_empty_directory(c) for c in fixed_descendants(uri, self.user, depth) if str(c) not in stored]
 
-    def stat(self, uri: VikingURI) -> dict[str, Any]:
+    def stat(self, uri: VikingURI) -> Stat:
         """Everything known about one node, without its content."""
         if uri.name in SIDECARS and uri.parent is not None:
             text = self._sidecar(uri.parent, SIDECARS[uri.name])
-            return {
-                "uri": str(uri),
-                "name": uri.name,
-                "isDir": False,
-                "size": len(text.encode("utf-8")),
-                "context_type": uri.context_type,
-                "hidden": True,
-            }
+            size = len(text.encode("utf-8"))
+            return Stat(
+                uri=str(uri), name=uri.name, is_dir=False, size=size, context_type=uri.context_type, kind="sidecar"
+            )
         row = self.node(uri, columns=NODE_LISTING_COLUMNS)
-        info: dict[str, Any] = {
-            "uri": str(uri),
-            "name": row.get("name") or "",
-            "isDir": bool(row["is_dir"]),
-            "size": int(row.get("size") or 0),
-            "context_type": row.get("context_type") or uri.context_type,
-            "created_at": _iso(row.get("created_at")),
-            "updated_at": _iso(row.get("updated_at")),
-            "tags": list(row.get("tags") or []),
-            "abstract": row.get("abstract") or "",
-        }
+        info = Stat(
+            uri=str(uri),
+            name=row.get("name") or "",
+            is_dir=bool(row["is_dir"]),
+            size=int(row.get("size") or 0),
+            context_type=row.get("context_type") or uri.context_type,
+            created_at=_iso(row.get("created_at")),
+            updated_at=_iso(row.get("updated_at")),
+            tags=list(row.get("tags") or []),
+            abstract=row.get("abstract") or "",
+        )
         if not uri.is_root:
-            info["content_hash"] = row.get("content_hash") or ""
-            info["source"] = row.get("source") or ""
-            info["records"] = self.store.count_records(f"uri = {sql_string(str(uri))}")
+            info.content_hash = row.get("content_hash") or ""
+            info.source = row.get("source") or ""
+            info.records = self.store.count_records(at=str(uri))
         if row["is_dir"]:
-            children = self.store.count_nodes(f"parent_uri = {sql_string(str(uri))}")
+            children = self.store.count_children(str(uri))
             fixed = [str(child) for child in fixed_children(uri, self.user)]
             if fixed:  # the layout's folders count as children, as ls lists them, stored or not
                 children += len(fixed) - len(self.store.stored_uris(fixed))
-            info["children"] = children
+            info.children = children
         return info
 
-    def _entry(self, row: dict[str, Any], abs_limit: int, rel_path: str | None = None) -> dict[str, Any]:
+    def _entry(self, row: dict[str, Any], abs_limit: int, rel_path: str | None = None) -> Entry:
         abstract = row.get("abstract") or ""
         if abs_limit and len(abstract) > abs_limit:
             abstract = abstract[:abs_limit] + "..."
-        entry: dict[str, Any] = {
-            "uri": row["uri"],
-            "size": int(row.get("size") or 0),
-            "isDir": bool(row["is_dir"]),
-            "modTime": _iso(row.get("updated_at")),
-            "abstract": abstract,
-        }
-        if rel_path is not None:
-            entry["rel_path"] = rel_path
-        return entry
+        return Entry(
+            uri=row["uri"],
+            size=int(row.get("size") or 0),
+            is_dir=bool(row["is_dir"]),
+            mod_time=_iso(row.get("updated_at")),
+            abstract=abstract,
+            rel_path=rel_path,
+        )
 
-    def _sidecar_entries(self, row: dict[str, Any]) -> list[dict[str, Any]]:
-        out = []
-        for name, column in SIDECARS.items():
-            value = row.get(column)
-            out.append(
-                {
-                    "uri": f"{row['uri']}/{name}",
-                    "size": len((value or "").encode("utf-8")),
-                    "isDir": False,
-                    "modTime": _iso(row.get("updated_at")),
-                    "abstract": "",
-                }
+    def _sidecar_entries(self, row: dict[str, Any]) -> list[Entry]:
+        return [
+            Entry(
+                uri=f"{row['uri']}/{name}",
+                size=len((row.get(column) or "").encode("utf-8")),
+                is_dir=False,
+                mod_time=_iso(row.get("updated_at")),
+                abstract="",
             )
-        return out
+            for name, column in SIDECARS.items()
+        ]
 
 
 def check_line_range(offset: int, limit: int) -> None:

@@ -14,7 +14,7 @@ import errno
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,10 +28,12 @@ from openviking.errors import (
 )
 
 from . import schema
-from .filters import sql_in, sql_string
+from .filters import Scope, path_scope_sql, sql_in, sql_string
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+    from openviking.uri import VikingURI
 
 __all__ = ["LanceStore", "store_exists"]
 
@@ -50,11 +52,8 @@ FTS_COLUMNS = ("text", "abstract")
 # scan is exact and fast enough; above it IVF_FLAT: e5 vectors all sit in a narrow cone, where
 # product quantisation lost half the true neighbours (recall@10 0.57 at 100k, 0.39 at 1M with
 # IVF_PQ, refine 10) while IVF_FLAT keeps exact distances (recall 1.0, 20 ms at 1M, built in
-# 16 s against 94 s). A filter that leaves at most EXACT_MAX_ROWS records is searched exactly:
-# an index probed under a narrow prefilter misses neighbours in unprobed partitions.
+# 16 s against 94 s). How the index is searched is decided in search.py.
 ANN_MIN_ROWS = 50_000
-EXACT_MAX_ROWS = 20_000
-ANN_NPROBES = 50
 # LanceDB's metadata cache (manifests, file footers) defaults to 1 GiB and keeps the manifest
 # of every version a long add writes, each one fragment longer than the last: 234 MB of it
 # by the end of a 100k-record add, most of the growth in RSS through the batches. A compacted
@@ -164,11 +163,11 @@ class LanceStore:
 
         Counting rows reads only the manifest, so one column of every row is read here."""
         problems = []
-        for name in _run(self._db.list_tables).tables:
+        for name in run(self._db.list_tables).tables:
             try:
                 table = self._table(name)
                 column = table.schema.names[0]
-                _run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
+                run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
             except OpenVikingError as exc:
                 problems.append(f"table {name}: {exc.message}")
         return problems
@@ -229,42 +228,105 @@ class LanceStore:
     # ------------------------------------------------------------------ nodes
     def get_node(self, uri: str, columns: Sequence[str] | None = None) -> dict[str, Any] | None:
         """The node at ``uri``, or None."""
-        rows = self.query_nodes(f"uri = {sql_string(uri)}", columns=columns, limit=1)
+        rows = self._query_nodes(f"uri = {sql_string(uri)}", columns=columns, limit=1)
         return rows[0] if rows else None
 
     def stored_uris(self, uris: Sequence[str]) -> set[str]:
-        """Which of ``uris`` have a node (looked up 500 at a time)."""
-        found: set[str] = set()
-        for start in range(0, len(uris), 500):
-            where = sql_in("uri", uris[start : start + 500])
-            found.update(row["uri"] for row in self.query_nodes(where, columns=["uri"]))
+        """Which of ``uris`` have a node."""
+        return {row["uri"] for row in self.nodes_by_uri(uris, columns=["uri"])}
+
+    def nodes_by_uri(self, uris: Iterable[str], columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The nodes at ``uris`` (looked up 500 at a time; missing ones are left out)."""
+        found: list[dict[str, Any]] = []
+        for batch in _batches(uris):
+            found += self._query_nodes(sql_in("uri", batch), columns=columns)
         return found
 
-    def query_nodes(
+    def nodes_below(
+        self,
+        uri: VikingURI,
+        columns: Sequence[str] | None = None,
+        *,
+        files_only: bool = False,
+        max_depth: int | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """The node at ``uri`` and every node below it (``max_depth`` levels at most; files
+        only with ``files_only``)."""
+        return self.scan_nodes_below(uri, columns, files_only=files_only, max_depth=max_depth, limit=limit).to_pylist()
+
+    def scan_nodes_below(
+        self,
+        uri: VikingURI,
+        columns: Sequence[str] | None = None,
+        *,
+        files_only: bool = False,
+        max_depth: int | None = None,
+        limit: int | None = None,
+    ) -> pa.Table:
+        """:meth:`nodes_below` as an Arrow table (for vectorised work over a whole subtree)."""
+        where = path_scope_sql(uri, max_depth=max_depth)
+        return self._scan_nodes(f"NOT is_dir AND ({where})" if files_only else where, columns, limit)
+
+    def children_of(self, uri: str, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The nodes whose parent is ``uri``."""
+        return self._query_nodes(f"parent_uri = {sql_string(uri)}", columns=columns)
+
+    def count_children(self, uri: str) -> int:
+        """How many nodes have ``uri`` as their parent."""
+        return self._count_nodes(f"parent_uri = {sql_string(uri)}")
+
+    def nodes_with_children(self, uris: Sequence[str], columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The nodes at ``uris`` and the nodes whose parent is one of them."""
+        if not uris:
+            return []
+        return self._query_nodes(f"{sql_in('parent_uri', uris)} OR {sql_in('uri', uris)}", columns=columns)
+
+    def directory_descriptions(self, top: VikingURI, around: Sequence[str] = ()) -> dict[str, str]:
+        """``{uri: description}`` of the described directories at or below ``top``, at
+        ``around`` and among the children of ``around`` (a directory's description is the
+        text ``mkdir --description`` gave it, kept in its content column)."""
+        scope = path_scope_sql(top)
+        if around:
+            scope = f"({scope}) OR {sql_in('parent_uri', around)} OR {sql_in('uri', around)}"
+        rows = self._query_nodes(f"is_dir AND content IS NOT NULL AND ({scope})", columns=["uri", "content"])
+        return {row["uri"]: row["content"] for row in rows}
+
+    def count_nodes(self, below: VikingURI | None = None) -> int:
+        """How many nodes there are (at and below ``below`` when given)."""
+        return self._count_nodes(None if below is None else path_scope_sql(below))
+
+    def delete_nodes_below(self, uri: VikingURI) -> None:
+        """Delete the node at ``uri`` and every node below it."""
+        self._delete_nodes(path_scope_sql(uri))
+
+    def delete_nodes_by_uri(self, uris: Iterable[str]) -> None:
+        """Delete the nodes at ``uris``."""
+        for batch in _batches(uris):
+            self._delete_nodes(sql_in("uri", batch))
+
+    def _query_nodes(
         self,
         where: str | None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Nodes matching a SQL predicate, as dicts."""
-        return self.scan_nodes(where, columns, limit).to_pylist()
+        return self._scan_nodes(where, columns, limit).to_pylist()
 
-    def scan_nodes(
+    def _scan_nodes(
         self,
         where: str | None,
         columns: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> pa.Table:
-        """Nodes matching a SQL predicate, as an Arrow table (for vectorised work)."""
         query = self._table(schema.NODES).search()
-        if where:
+        if where and where != "TRUE":
             query = query.where(where)
         query = query.select(list(columns or schema.NODE_COLUMNS)).limit(limit)
-        return _run(query.to_arrow)
+        return run(query.to_arrow)
 
-    def count_nodes(self, where: str | None = None) -> int:
-        """How many nodes match ``where``."""
-        return int(_run(lambda: self._table(schema.NODES).count_rows(where)))
+    def _count_nodes(self, where: str | None = None) -> int:
+        return int(run(lambda: self._table(schema.NODES).count_rows(where if where != "TRUE" else None)))
 
     def upsert_nodes(self, rows: list[dict[str, Any]]) -> None:
         """Insert or replace nodes keyed by ``uri``."""
@@ -275,9 +337,7 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            _run(
-                lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data)
-            )
+            run(lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data))
 
     def insert_nodes(self, rows: list[dict[str, Any]]) -> None:
         """Append nodes known to be new (no merge: it scans every row written since the last
@@ -290,7 +350,7 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            _run(lambda: table.add(data))
+            run(lambda: table.add(data))
 
     def table_versions(self) -> tuple[int, int]:
         """The nodes and records tables' current versions on disk (-1: no records table yet).
@@ -299,14 +359,13 @@ class LanceStore:
         last write knows that nobody else wrote in between."""
 
         def version(name: str) -> int:
-            return int(_run(lambda: self._table(name).version)) if self._has_table(name) else -1
+            return int(run(lambda: self._table(name).version)) if self._has_table(name) else -1
 
         return version(schema.NODES), version(self.records_table)
 
-    def delete_nodes(self, where: str) -> None:
-        """Delete the nodes matching ``where``."""
+    def _delete_nodes(self, where: str) -> None:
         with self.write_lock():
-            _run(lambda: self._table(schema.NODES).delete(where))
+            run(lambda: self._table(schema.NODES).delete(where))
 
     # ------------------------------------------------------------------ records
     @property
@@ -330,7 +389,7 @@ class LanceStore:
             merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             if uris:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
-            _run(lambda: merge.execute(data))
+            run(lambda: merge.execute(data))
             self._outdate_pending(lambda: sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
 
     def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
@@ -344,13 +403,21 @@ class LanceStore:
             return
         with self.write_lock():
             table = self._ensure_records(dimension)
-            _run(lambda: table.add(data))
+            run(lambda: table.add(data))
             self._outdate_pending(lambda: sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
 
-    def delete_records(self, where: str) -> None:
-        """Delete the records matching ``where``."""
+    def delete_records_below(self, uri: VikingURI) -> None:
+        """Delete the records of ``uri`` and of everything below it."""
+        self._delete_records(path_scope_sql(uri))
+
+    def delete_records_by_uri(self, uris: Iterable[str]) -> None:
+        """Delete the records of ``uris``."""
+        for batch in _batches(uris):
+            self._delete_records(sql_in("uri", batch))
+
+    def _delete_records(self, where: str) -> None:
         with self.write_lock():
-            self.delete_rows(self.records_table, where)
+            self._delete_rows(self.records_table, where)
             self._outdate_pending(lambda: where)
 
     # A model-change reindex fills a new records table while finds read the old one; an
@@ -380,20 +447,51 @@ class LanceStore:
     def _outdate_pending(self, where: Callable[[], str]) -> None:
         pending = self.pending_records_table()
         if pending:
-            self.delete_rows(pending, where())
+            self._delete_rows(pending, where())
 
-    def query_records(
-        self,
-        where: str | None,
-        columns: Sequence[str] | None = None,
-        limit: int | None = None,
-    ) -> list[dict[str, Any]]:
-        """Records matching a SQL predicate, as dicts (no scoring; every column by default)."""
-        return self.query_rows(self.records_table, where, columns, limit)
+    def all_records(self, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """Every record, as dicts (every column by default)."""
+        return self._query_rows(self.records_table, None, columns)
 
-    def count_records(self, where: str | None = None) -> int:
-        """How many records match ``where``."""
-        return self.count_rows(self.records_table, where)
+    def records_by_id(self, ids: Iterable[str], columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The records with these ids."""
+        return [
+            row for batch in _batches(ids) for row in self._query_rows(self.records_table, sql_in("id", batch), columns)
+        ]
+
+    def records_by_uri(self, uris: Iterable[str], columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The records of ``uris`` (every column by default)."""
+        return [
+            row
+            for batch in _batches(uris)
+            for row in self._query_rows(self.records_table, sql_in("uri", batch), columns)
+        ]
+
+    def records_below(self, uri: VikingURI, columns: Sequence[str] | None = None) -> list[dict[str, Any]]:
+        """The records of ``uri`` and of everything below it."""
+        return self._query_rows(self.records_table, path_scope_sql(uri), columns)
+
+    def count_records(self, at: str | None = None) -> int:
+        """How many records there are (of the URI ``at`` when given)."""
+        return self._count_rows(self.records_table, None if at is None else f"uri = {sql_string(at)}")
+
+    def count_records_below(self, uri: VikingURI) -> int:
+        """How many records ``uri`` and everything below it have."""
+        return self._count_rows(self.records_table, path_scope_sql(uri))
+
+    def count_records_by_uri(self, uris: Iterable[str]) -> int:
+        """How many records ``uris`` have."""
+        return sum(self._count_rows(self.records_table, sql_in("uri", batch)) for batch in _batches(uris))
+
+    def count_records_by_stage(self, scope: Scope) -> list[tuple[str, int]]:
+        """``(stage, records left)`` after each restriction of ``scope``, cumulatively, in the
+        order they apply (what a find that returned nothing lost at each stage)."""
+        clauses: list[str] = []
+        counts = []
+        for name, sql in scope.stage_predicates():
+            clauses.append(f"({sql})")
+            counts.append((name, self._count_rows(self.records_table, " AND ".join(clauses))))
+        return counts
 
     def records_dimension(self) -> int | None:
         """The vector width of the records table, or None before any record exists."""
@@ -415,43 +513,19 @@ class LanceStore:
         self._tables[self.records_table] = table
         return table
 
-    # ------------------------------------------------------------------ search
-    def vector_search(
-        self,
-        vector: Sequence[float],
-        where: str | None,
-        limit: int,
-        columns: Sequence[str],
-        *,
-        exact: bool = False,
-    ) -> list[dict[str, Any]]:
-        """Nearest records by cosine distance, with ``_distance`` on each row.
+    # ------------------------------------------------------------------ indexes
+    def records(self) -> Any:
+        """The LanceDB table of the records in use (for the scoring queries of ``search.py``)."""
+        return self._table(self.records_table)
 
-        ``exact``: compare with every record even where an index exists (the reference the
-        index's recall is measured against).
-        """
-        if not self.has_records or limit <= 0:
-            return []
-        table = self._table(self.records_table)
-        query = table.search(list(vector), vector_column_name="vector").distance_type("cosine")
-        if where:
-            query = query.where(where, prefilter=True)
-        if exact:
-            query = query.bypass_vector_index()
-        elif self.has_vector_index():
-            if where and self._filtered_count(where) <= EXACT_MAX_ROWS:
-                query = query.bypass_vector_index()
-            else:
-                query = query.nprobes(ANN_NPROBES)
-        query = query.select([*columns, "_distance"]).limit(limit)
-        return _run(query.to_list)
+    def filtered_count(self, where: str) -> int:
+        """How many records a compiled scope leaves, cached until this process writes.
 
-    def _filtered_count(self, where: str) -> int:
-        # Only chooses exact or indexed search, so a count made before another process wrote
-        # is good enough; this process's own writes clear the cache.
+        It only chooses exact or indexed search, so a count made before another process
+        wrote is good enough."""
         key = (self.records_table, where)
         if key not in self._counts:
-            self._counts[key] = self.count_records(where)
+            self._counts[key] = self._count_rows(self.records_table, where)
         return self._counts[key]
 
     def has_vector_index(self) -> bool:
@@ -468,7 +542,7 @@ class LanceStore:
         key = (self.records_table, column)
         if key not in self._indexed:
             self._indexed[key] = self._has_table(key[0]) and any(
-                tuple(ix.columns) == (column,) for ix in _run(self._tables[key[0]].list_indices)
+                tuple(ix.columns) == (column,) for ix in run(self._tables[key[0]].list_indices)
             )
         return self._indexed[key]
 
@@ -476,60 +550,12 @@ class LanceStore:
         """After indexes of table ``name`` were made (or the table was), look again."""
         self._indexed = {key: known for key, known in self._indexed.items() if key[0] != name}
 
-    def keyword_search(
-        self,
-        text: str,
-        where: str | None,
-        limit: int,
-        columns: Sequence[str],
-        *,
-        expansion: str = "",
-        expansion_weight: float = 1.0,
-        column: str = "text",
-    ) -> list[dict[str, Any]]:
-        """Best BM25 matches of ``text`` on the records' ``column`` (``text``, or ``abstract``
-        where :meth:`has_text_index` says it is indexed), with ``_score`` on each row.
-
-        ``expansion``: more words that may match (e.g. a query's translation), whose BM25
-        counts ``expansion_weight`` times. It is a second search whose scores are added to the
-        first's by record: one boolean query of both clauses takes 10-30 times as long on a
-        large store (209 against 19 ms at 1M records, bench/README.md), as it scores every
-        record matching any word. A record outside one search's top ``limit`` gets nothing from it.
-        """
-        if not self.has_records or limit <= 0 or not text.strip():
-            return []
-        rows = self._match(text, where, limit, columns, column)
-        if not expansion.strip():
-            return rows
-        merged = {row["id"]: row for row in rows}
-        for row in self._match(expansion, where, limit, columns, column):
-            extra = expansion_weight * float(row["_score"])
-            kept = merged.get(row["id"])
-            if kept is None:
-                row["_score"] = extra
-                merged[row["id"]] = row
-            else:
-                kept["_score"] = float(kept["_score"]) + extra
-        return sorted(merged.values(), key=lambda row: -float(row["_score"]))[:limit]
-
-    def _match(
-        self, text: str, where: str | None, limit: int, columns: Sequence[str], column: str
-    ) -> list[dict[str, Any]]:
-        from lancedb.query import MatchQuery
-
-        query = self._table(self.records_table).search(MatchQuery(text, column), query_type="fts")
-        if where:
-            query = query.where(where, prefilter=True)
-        # Rows not yet in the full-text index (written before optimize()) are scanned as well.
-        wanted = list(dict.fromkeys([*columns, "id", "_score"]))
-        return _run(query.select(wanted).limit(limit).to_list)
-
     # ------------------------------------------------------------------ other tables
     def has_table(self, name: str) -> bool:
         """True when the store holds table ``name``."""
         return self._has_table(name)
 
-    def upsert_rows(self, name: str, rows: list[dict[str, Any]], key: str, table_schema: pa.Schema) -> None:
+    def _upsert_rows(self, name: str, rows: list[dict[str, Any]], key: str, table_schema: pa.Schema) -> None:
         """Insert or replace rows of table ``name`` keyed by ``key`` (the table is made on first use)."""
         if not rows:
             return
@@ -540,9 +566,9 @@ class LanceStore:
             if not self._has_table(name):
                 self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
             table = self._tables[name]
-            _run(lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data))
+            run(lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data))
 
-    def query_rows(
+    def _query_rows(
         self,
         name: str,
         where: str | None = None,
@@ -557,13 +583,13 @@ class LanceStore:
             query = query.where(where)
         if columns:
             query = query.select(list(columns))
-        return _run(query.limit(limit).to_list)
+        return run(query.limit(limit).to_list)
 
-    def count_rows(self, name: str, where: str | None = None) -> int:
+    def _count_rows(self, name: str, where: str | None = None) -> int:
         """How many rows of table ``name`` match ``where``."""
         if not self._has_table(name):
             return 0
-        return int(_run(lambda: self._tables[name].count_rows(where)))
+        return int(run(lambda: self._tables[name].count_rows(where)))
 
     def drop_table(self, name: str) -> None:
         """Remove table ``name`` and its files (nothing happens when it does not exist)."""
@@ -581,12 +607,12 @@ class LanceStore:
             self._tables[name] = self._db.create_table(name, schema=schema.records_schema(dimension))
             self._forget_indexes(name)
 
-    def delete_rows(self, name: str, where: str) -> None:
+    def _delete_rows(self, name: str, where: str) -> None:
         """Delete the rows of table ``name`` matching ``where``."""
         if not self._has_table(name):
             return
         with self.write_lock():
-            _run(lambda: self._tables[name].delete(where))
+            run(lambda: self._tables[name].delete(where))
 
     # ------------------------------------------------------------------ maintenance
     def optimize(self) -> None:
@@ -597,7 +623,7 @@ class LanceStore:
                     continue
                 table = self._tables[name]
                 self._ensure_indexes(name, table)
-                _run(lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
+                run(lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
 
     def ensure_indexes(self) -> None:
         """Create the indexes a store written by an older version lacks (cheap when none is missing)."""
@@ -612,24 +638,36 @@ class LanceStore:
             from lancedb.index import IvfFlat
 
             # Built once; later optimize() calls fold new rows into it without retraining.
-            _run(lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
+            run(lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
             self._forget_indexes(name)
         for column in FTS_COLUMNS if name == self.records_table and rows > 0 else ():
             if (column,) not in existing:
                 from lancedb.index import FTS
 
                 config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
-                _run(lambda c=column, f=config: table.create_index(c, config=f))
+                run(lambda c=column, f=config: table.create_index(c, config=f))
                 self._forget_indexes(name)
         if ("uri",) not in existing and rows > 0:
             from lancedb.index import BTree
 
-            _run(lambda: table.create_index("uri", config=BTree()))
+            run(lambda: table.create_index("uri", config=BTree()))
 
     # ------------------------------------------------------------------ read caches
     def nodes_version(self) -> int:
         """The nodes table's version: every write changes it, so it keys read caches (grep, glob)."""
-        return int(_run(lambda: self._table(schema.NODES).version))
+        return int(run(lambda: self._table(schema.NODES).version))
+
+
+def _batches(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
+    """``values`` in lists of at most ``size``: an IN list of thousands of literals is slow to plan."""
+    batch: list[str] = []
+    for value in values:
+        batch.append(value)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _dedupe(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
@@ -640,7 +678,8 @@ def _dedupe(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return list(latest.values())
 
 
-def _run(call: Any) -> Any:
+def run(call: Any) -> Any:
+    """Call LanceDB, with its errors as OpenVikingErrors."""
     try:
         return call()
     except OpenVikingError:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
+from openviking.results import Relation
 from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.store.schema import RELATIONS, relations_schema
@@ -27,34 +27,34 @@ def add_links(store: LanceStore, source: str, targets: Sequence[str], reason: st
         {"id": _link_id(source, target), "from_uri": source, "to_uri": target, "reason": reason, "created_at": now}
         for target in targets
     ]
-    store.upsert_rows(RELATIONS, rows, "id", relations_schema())
+    store._upsert_rows(RELATIONS, rows, "id", relations_schema())
     return len(rows)
 
 
 def remove_links(store: LanceStore, source: str, target: str) -> int:
     """Remove the link from ``source`` to ``target``; returns how many were removed (0 or 1)."""
     where = f"id = {sql_string(_link_id(source, target))}"
-    count = store.count_rows(RELATIONS, where)
+    count = store._count_rows(RELATIONS, where)
     if count:
-        store.delete_rows(RELATIONS, where)
+        store._delete_rows(RELATIONS, where)
     return count
 
 
-def links_from(store: LanceStore, source: str) -> list[dict[str, Any]]:
-    """``[{"uri", "reason"}]`` of the links out of ``source``, oldest first."""
+def links_from(store: LanceStore, source: str) -> list[Relation]:
+    """The links out of ``source``, oldest first."""
     return links_of_many(store, [source]).get(source, [])
 
 
-def links_of_many(store: LanceStore, sources: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+def links_of_many(store: LanceStore, sources: Iterable[str]) -> dict[str, list[Relation]]:
     """Links out of each of ``sources`` in one query (for filling hits' ``relations``)."""
     wanted = sorted(set(sources))
     if not wanted:
         return {}
     where = sql_in("from_uri", wanted)
-    out: dict[str, list[dict[str, Any]]] = {}
-    rows = store.query_rows(RELATIONS, where, ["from_uri", "to_uri", "reason", "created_at"])
+    out: dict[str, list[Relation]] = {}
+    rows = store._query_rows(RELATIONS, where, ["from_uri", "to_uri", "reason", "created_at"])
     for row in sorted(rows, key=lambda r: (r["created_at"], r["to_uri"])):
-        out.setdefault(row["from_uri"], []).append({"uri": row["to_uri"], "reason": row["reason"] or ""})
+        out.setdefault(row["from_uri"], []).append(Relation(row["to_uri"], row["reason"] or ""))
     return out
 
 
@@ -62,13 +62,13 @@ def remove_links_within(store: LanceStore, uri: VikingURI) -> None:
     """Drop every link from or to ``uri`` or anything below it."""
     scope_from = path_scope_sql(uri, column="from_uri")
     scope_to = path_scope_sql(uri, column="to_uri")
-    store.delete_rows(RELATIONS, f"({scope_from}) OR ({scope_to})")
+    store._delete_rows(RELATIONS, f"({scope_from}) OR ({scope_to})")
 
 
 def move_links(store: LanceStore, old: VikingURI, new: VikingURI) -> None:
     """Rewrite links from or to ``old``'s subtree so that they follow it to ``new``."""
     scope = f"({path_scope_sql(old, column='from_uri')}) OR ({path_scope_sql(old, column='to_uri')})"
-    rows = store.query_rows(RELATIONS, scope)
+    rows = store._query_rows(RELATIONS, scope)
     if not rows:
         return
     prefix_old, prefix_new = str(old), str(new)
@@ -83,5 +83,5 @@ def move_links(store: LanceStore, old: VikingURI, new: VikingURI) -> None:
         source, target = moved(row["from_uri"]), moved(row["to_uri"])
         rewritten.append({**row, "id": _link_id(source, target), "from_uri": source, "to_uri": target})
     with store.write_lock():
-        store.delete_rows(RELATIONS, scope)
-        store.upsert_rows(RELATIONS, rewritten, "id", relations_schema())
+        store._delete_rows(RELATIONS, scope)
+        store._upsert_rows(RELATIONS, rewritten, "id", relations_schema())

@@ -1,0 +1,105 @@
+"""Whose space a URI is in, and which URIs a user may search and write.
+
+A user searches and writes their own space (``viking://user/<them>``), the resources and
+the agent's skills. Another user's space is theirs: nothing is searched there, and nothing
+is written there, so nothing lands where its owner's find could not look (what is already
+there can still be read, moved out or removed). The sessions folder holds sessions, made
+by the session commands, not files; and no entry may take the name a directory's summaries
+read as.
+"""
+
+from __future__ import annotations
+
+from .errors import ConfigError, InvalidArgumentError, InvalidURIError, PermissionDeniedError
+from .uri import SIDECAR_FILES, VikingURI, is_valid_user_id, sessions_folder
+
+__all__ = ["Access", "check_user", "no_summary_names"]
+
+
+def check_user(user: str) -> None:
+    """The configured user becomes a URI segment (``viking://user/<id>``): refuse one that cannot be.
+
+    Raises:
+        ConfigError: it is not a valid user id.
+    """
+    if not is_valid_user_id(user):
+        raise ConfigError(
+            f"default_user '{user}' is not a valid user id",
+            hint="Use letters, digits and _ . @ - (it becomes a segment of viking://user/<id>); "
+            "a $VARIABLE in it must be set in the environment",
+        )
+
+
+class Access:
+    """The rules for one user."""
+
+    def __init__(self, user: str) -> None:
+        self.user = user
+
+    def searchable(self, target: VikingURI) -> VikingURI:
+        """``target`` as a find scope: ``viking://user`` means the user's own space.
+
+        Raises:
+            PermissionDeniedError: ``target`` is in another user's space.
+        """
+        if target.segments == ("user",):
+            return VikingURI(("user", self.user))
+        self.not_in_another_space(target, "Search your own")
+        return target
+
+    def writable(self, target: VikingURI, *, sessions: str = "made with 'openviking session new'") -> VikingURI:
+        """``target`` as the place of a new file or folder.
+
+        Raises:
+            InvalidArgumentError: ``target`` is in the sessions folder (``sessions`` says how
+                sessions are made).
+            PermissionDeniedError: ``target`` is in another user's space.
+            InvalidURIError: a segment is a summary file's name.
+        """
+        self.not_in_sessions(target, sessions)
+        self.not_in_another_space(target)
+        no_summary_names(target)
+        return target
+
+    def not_in_another_space(self, target: VikingURI, own: str = "Write to your own") -> None:
+        """Refuse ``target`` when it is in another user's space.
+
+        Raises:
+            PermissionDeniedError: it is.
+        """
+        segments = target.segments
+        if len(segments) >= 2 and segments[0] == "user" and segments[1] != self.user:
+            raise PermissionDeniedError(
+                f"Access denied: {target} is in another user's space",
+                hint=f"{own}: viking://user/{self.user} (default_user in the config)",
+                details={"uri": str(target), "user": self.user},
+            )
+
+    def not_in_sessions(self, target: VikingURI, how: str) -> None:
+        """Refuse to write below the sessions folder: what is there is sessions, not files.
+
+        Raises:
+            InvalidArgumentError: ``target`` is there.
+        """
+        if target.is_within(sessions_folder(self.user)):
+            raise InvalidArgumentError(
+                f"{target} is in the sessions folder: sessions are {how}",
+                hint="openviking session --help",
+                details={"uri": str(target)},
+            )
+
+
+def no_summary_names(target: VikingURI) -> None:
+    """``.abstract.md`` and ``.overview.md`` are where a directory's summaries read: an entry
+    of that name would be hidden behind them (read, grep and rm would reach the summary).
+
+    Raises:
+        InvalidURIError: a segment of ``target`` is one of those names.
+    """
+    for name in target.segments:
+        if name in SIDECAR_FILES:
+            raise InvalidURIError(
+                str(target),
+                f"'{name}' is the name a directory's {SIDECAR_FILES[name]} reads as; it cannot name a file or folder",
+                hint="Choose another name",
+            )

