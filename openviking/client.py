@@ -138,6 +138,21 @@ class OpenViking:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def as_user(self, user: str) -> OpenViking:
+        """A client for ``user`` over this one's store and embedder (a server answers many
+        users from one open store and one loaded model).
+
+        Raises:
+            ConfigError: ``user`` is not a valid user id.
+        """
+        import dataclasses
+
+        check_user(user)
+        other = OpenViking(self._path_arg, config=dataclasses.replace(self.config, user=user), warn=self._warn)
+        other._store = self._open(create=True)
+        other._embedder = self.embedder()
+        return other
+
     def embedder(self) -> Embedder:
         """The configured embedder (built once)."""
         if self._embedder is None:

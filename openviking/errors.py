@@ -3,7 +3,8 @@
 * OpenVikingError                                   INTERNAL
   x InvalidArgumentError(..., ValueError)           INVALID_ARGUMENT   bad query, limit, time, filter, regex...
   x InvalidURIError(..., ValueError)                INVALID_URI        bad scheme or scope
-  x PermissionDeniedError                           PERMISSION_DENIED  `.`/`..`/backslash segments
+  x UnauthenticatedError                            UNAUTHENTICATED    no API key, or one the server does not know
+  x PermissionDeniedError                           PERMISSION_DENIED  `.`/`..`/backslash segments, another user's space
   x NotFoundError(..., LookupError)                 NOT_FOUND          missing store, URI, session, path
   x AlreadyExistsError                              ALREADY_EXISTS     mv/mkdir onto an existing URI
   x FailedPreconditionError                         FAILED_PRECONDITION store/embedder mismatch, rm dir without -r
@@ -36,7 +37,9 @@ __all__ = [
     "OpenVikingWarning",
     "PermissionDeniedError",
     "StoreNotWritableError",
+    "UnauthenticatedError",
     "UnavailableError",
+    "error_from_dict",
 ]
 
 
@@ -97,6 +100,12 @@ class InvalidURIError(OpenVikingError, ValueError):
 
     def __init__(self, uri: str, reason: str, *, hint: str | None = None) -> None:
         super().__init__(f"Invalid URI: {uri} ({reason})", hint=hint, details={"uri": uri, "reason": reason})
+
+
+class UnauthenticatedError(OpenVikingError):
+    """A server was called without an API key, or with one it does not know."""
+
+    code = "UNAUTHENTICATED"
 
 
 class PermissionDeniedError(OpenVikingError):
@@ -161,3 +170,33 @@ class InternalError(OpenVikingError):
     """Something that should not happen; please report it."""
 
     code = "INTERNAL"
+
+
+def error_from_dict(payload: dict[str, Any]) -> OpenVikingError:
+    """The error a ``to_dict()`` describes (the HTTP client rebuilds a server's errors so):
+    the class of its code, its message, hint and details; an unknown code is an
+    :class:`OpenVikingError` that keeps the code."""
+    code = str(payload.get("code") or "INTERNAL")
+    kind = _BY_CODE.get(code, OpenVikingError)
+    error = _rebuilt(kind, str(payload.get("message") or code), payload.get("hint"), dict(payload.get("details") or {}))
+    if kind is OpenVikingError:
+        error.code = code
+    return error
+
+
+_BY_CODE: dict[str, type[OpenVikingError]] = {
+    kind.code: kind
+    for kind in (
+        InvalidArgumentError,
+        InvalidURIError,
+        UnauthenticatedError,
+        PermissionDeniedError,
+        NotFoundError,
+        AlreadyExistsError,
+        FailedPreconditionError,
+        CancelledError,
+        UnavailableError,
+        DeadlineExceededError,
+        InternalError,
+    )
+}
