@@ -775,19 +775,19 @@ def test_two_processes_adding_different_trees_both_land(
 def test_an_add_stopped_midway_leaves_its_files_listable(
     hash_client: OpenViking, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from openviking.ingest import pipeline
+    from openviking.ingest import files as ingest_files
 
     files = {f"deep/er/f{n:03d}.md": f"# Page {n}\n\nText of page {n}.\n" for n in range(400)}
     tree = make_tree(tmp_path / "stopped", files)
-    real_flush, calls = pipeline._flush, []
+    real_write_batch, calls = ingest_files.write_batch, []
 
-    def flush_then_stop(*args: Any, **kwargs: Any) -> int:
+    def write_batch_then_stop(*args: Any, **kwargs: Any) -> int:
         if calls:
             raise KeyboardInterrupt  # Ctrl-C after the first batch
         calls.append(1)
-        return real_flush(*args, **kwargs)
+        return real_write_batch(*args, **kwargs)
 
-    monkeypatch.setattr(pipeline, "_flush", flush_then_stop)
+    monkeypatch.setattr(ingest_files, "write_batch", write_batch_then_stop)
     with pytest.raises(KeyboardInterrupt):
         hash_client.add_resource(tree, to=f"{R}/a/b/stopped")
     stored = files_under(hash_client, f"{R}/a")
@@ -796,7 +796,7 @@ def test_an_add_stopped_midway_leaves_its_files_listable(
         assert hash_client.stat(folder)["isDir"]
     assert {e["uri"] for e in hash_client.ls(f"{R}/a/b/stopped/deep/er")} == stored
     assert set(hash_client.glob("**/*.md", uri=f"{R}/a")["matches"]) == stored
-    monkeypatch.setattr(pipeline, "_flush", real_flush)
+    monkeypatch.setattr(ingest_files, "write_batch", real_write_batch)
     hash_client.add_resource(tree, to=f"{R}/a/b/stopped")
     assert len(files_under(hash_client, f"{R}/a")) == len(files)
     assert "f000.md" in hash_client.overview(f"{R}/a/b/stopped/deep/er")

@@ -13,7 +13,7 @@ from servers import ChatServer, Reply, Request, completion
 
 from openviking.client import OpenViking
 from openviking.config import config_from_dict
-from openviking.ingest.pipeline import SUMMARY_WRITERS
+from openviking.ingest.llm_summary import SUMMARY_WRITERS
 
 R = "viking://resources"
 H = f"{R}/handbook"
@@ -212,14 +212,14 @@ def test_a_reindex_meanwhile_leaves_the_summaries_to_the_next_write(tmp_path: Pa
 
 
 def test_ctrl_c_while_the_model_writes_keeps_the_write(tmp_path: Path, monkeypatch: Any) -> None:
-    from openviking.ingest import pipeline
+    from openviking.ingest import llm_summary
 
     def interrupted(*args: Any) -> Any:
         raise KeyboardInterrupt  # Ctrl-C reaches the main thread while it waits for the model
 
     tree = make_tree(tmp_path / "handbook", EN_FILES)
     warnings: list[str] = []
-    monkeypatch.setattr(pipeline, "_ask_writer", interrupted)
+    monkeypatch.setattr(llm_summary, "_ask_writer", interrupted)
     with ChatServer(summary_reply) as chat, llm_client(tmp_path / "store", chat, warnings) as client:
         assert client.add_resource(tree).added == len(EN_FILES)
         assert warnings == [

@@ -85,9 +85,9 @@ def test_reindex_of_one_uri_with_a_new_embedder_is_refused(store: Path) -> None:
 def interrupted_reindex(store: Path, monkeypatch: pytest.MonkeyPatch, files_done: int) -> OpenViking:
     """A client that started a model-change reindex (hash 1024 -> 64 dimensions) and was
     stopped by a Ctrl-C once ``files_done`` files were in the new table (a file per commit)."""
-    import openviking.ingest.pipeline as pipeline
+    import openviking.ingest.files as ingest_files
 
-    monkeypatch.setattr(pipeline, "BATCH_CHUNKS", 1)  # one file per commit, to stop in between
+    monkeypatch.setattr(ingest_files, "BATCH_CHUNKS", 1)  # one file per commit, to stop in between
     client = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
     embedder = client.embedder()
     original = embedder.embed_documents

@@ -14,14 +14,10 @@ from openviking.errors import (
     InvalidArgumentError,
     NotFoundError,
 )
-from openviking.ingest.pipeline import (
-    DEFAULT_LIMITS,
-    IngestLimits,
-    check_parents_are_directories,
-    node_row,
-    record_id,
-    refresh_directories,
-)
+from openviking.ingest.directories import refresh_directories
+from openviking.ingest.limits import DEFAULT_LIMITS, IngestLimits
+from openviking.ingest.pipeline import check_parents_are_directories
+from openviking.ingest.rows import node_row, record_id
 from openviking.results import MkdirResult, MoveResult, RemoveResult
 from openviking.store import relations
 from openviking.store.lance import LanceStore

@@ -14,13 +14,9 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import FailedPreconditionError
-from openviking.ingest.pipeline import (
-    DEFAULT_LIMITS,
-    IngestLimits,
-    ProgressCallback,
-    reembed_files,
-    refresh_directories,
-)
+from openviking.ingest.directories import refresh_directories
+from openviking.ingest.files import ProgressCallback, reembed_files
+from openviking.ingest.limits import DEFAULT_LIMITS, IngestLimits
 from openviking.results import ReindexResult
 from openviking.store.lance import LanceStore
 from openviking.store.schema import RECORDS

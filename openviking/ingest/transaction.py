@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
     from openviking.uri import VikingURI
 
-    from .pipeline import IngestLimits
+    from .limits import IngestLimits
 
 __all__ = ["Write", "check_embedder", "limits_of", "writing"]
 
@@ -78,7 +78,7 @@ def _bind(store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | 
 def limits_of(config: Config, warn: Warn) -> IngestLimits:
     """How one write makes generated text: the ``semantic.*`` sizes, and the LLM (``vlm``)
     that writes directories' summaries when one is configured."""
-    from .pipeline import IngestLimits
+    from .limits import IngestLimits
 
     writer = None
     if config.vlm.is_configured:
@@ -103,7 +103,7 @@ def writing(
 ) -> Iterator[Write]:
     """One write of ``store`` with ``embedder``: the checks at each lock (``guard``; a reindex
     changes the binding itself), then, once the write succeeded, the LLM's summaries."""
-    from .pipeline import write_llm_summaries
+    from .llm_summary import write_llm_summaries
 
     checks = [functools.partial(_bind, store, embedder, touching)] if guard else []
     store.write_checks.extend(checks)

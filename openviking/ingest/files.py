@@ -1,0 +1,319 @@
+"""Files: read, chunk and embed each file, and write its node and records.
+
+A file whose bytes did not change is not analysed nor embedded again, and a record whose text
+did not change keeps its stored vector. A batch's records are written before the nodes that
+carry its files' content hashes, so a crash or Ctrl-C between the two only makes the next run
+redo those files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from openviking.results import AddResult
+from openviking.store.lance import LanceStore
+from openviking.uri import VikingURI
+
+from .chunk import Chunk, chunk_text, text_lines
+from .code import definitions, is_code
+from .limits import DEFAULT_LIMITS, IngestLimits
+from .rows import embed_rows, file_node, file_records, stored_uri
+from .summary import file_summary, file_title
+from .walk import SourceFile, decode_text, looks_binary
+
+if TYPE_CHECKING:
+    from openviking.models.embedder import Embedder
+
+__all__ = [
+    "Appender",
+    "PreparedFile",
+    "ProgressCallback",
+    "looks_unchanged",
+    "prepare_file",
+    "prepare_text",
+    "reembed_files",
+    "write_batch",
+    "write_files",
+]
+
+ProgressCallback = Callable[[int, int], None]
+# Chunks embedded per commit: large enough to keep the model busy, small enough that an
+# interrupted run keeps most of its work.
+BATCH_CHUNKS = 192
+SNIFF_BYTES = 8192  # what is read of a file to tell whether it is binary
+
+
+@dataclass(slots=True)
+class PreparedFile:
+    """A file read and analysed, ready to embed: what its node and records are made of."""
+
+    source: SourceFile
+    uri: VikingURI
+    text: str
+    content_hash: str
+    created_at: datetime
+    chunks: list[Chunk] = field(default_factory=list)
+    summary: str = ""
+    title: str = ""
+    source_label: str = ""
+    tags: list[str] = field(default_factory=list)
+    is_new: bool = False  # no node existed at its URI when the add began
+    is_code: bool = False  # source code: chunks start at definitions, a first "#" line is a comment
+
+    @property
+    def updated_at(self) -> datetime:
+        """The source's modification time, stored as the file's."""
+        return datetime.fromtimestamp(self.source.mtime, UTC)
+
+
+class Appender:
+    """Lets the batches of one add append the records and nodes of new files instead of
+    merging them: a merge scans every row written since the last ``optimize()``, so merging
+    makes a large first add quadratic (163 ms a batch near 100k records against 30 ms at the
+    start; bench/README.md).
+
+    Appending is right only while no record or node exists at those URIs. That holds from
+    ``start`` (under the write lock: the nodes were read, leftovers of a crashed add cleared)
+    for as long as nobody else writes: each batch, under the lock, finds the tables at the
+    versions its own last write left, or else merges from then on.
+    """
+
+    def __init__(self, store: LanceStore) -> None:
+        self.store = store
+        self.versions: tuple[int, int] | None = None
+
+    def start(self, root: VikingURI, existing: dict[str, Any], new_uris: list[str]) -> None:
+        """Clear records left at ``new_uris`` (a crash between a batch's records and its nodes)."""
+        if not new_uris or not self.store.has_records:
+            self.versions = self.store.table_versions()
+            return
+        if not existing:
+            # Nothing is stored under the root: whatever records are there are leftovers.
+            if self.store.count_records_below(root):
+                self.store.delete_records_below(root)
+        else:
+            for start in range(0, len(new_uris), 500):
+                batch = new_uris[start : start + 500]
+                if self.store.count_records_by_uri(batch):
+                    self.store.delete_records_by_uri(batch)
+        self.versions = self.store.table_versions()
+
+    @property
+    def active(self) -> bool:
+        return self.versions is not None
+
+    def nobody_else_wrote(self) -> bool:
+        """Under the write lock: the tables are as this add's last write left them."""
+        if self.versions is not None and self.store.table_versions() != self.versions:
+            self.versions = None
+        return self.versions is not None
+
+    def wrote(self) -> None:
+        """Under the write lock, after this add's own write."""
+        if self.versions is not None:
+            self.versions = self.store.table_versions()
+
+
+def looks_unchanged(node: dict[str, Any], item: SourceFile, tags: list[str]) -> bool:
+    """True when the stored ``node`` came from ``item`` as it is now (same source, tags, size
+    and modification time): the file is not even read."""
+    if node.get("is_dir") or node.get("source") != item.label:
+        return False
+    if sorted(node.get("tags") or []) != sorted(tags) or node.get("size") != item.size:
+        return False
+    stored = node.get("updated_at")
+    return stored is not None and abs(stored.timestamp() - item.mtime) < 0.002
+
+
+def prepare_file(
+    item: SourceFile,
+    uri: VikingURI,
+    node: dict[str, Any] | None,
+    tags: list[str],
+    now: datetime,
+    limits: IngestLimits,
+    result: AddResult,
+    dropped: list[str],
+) -> PreparedFile | None:
+    """Read ``item`` (stored as ``node``, None when new) and analyse it; None when it is
+    skipped (binary, unreadable: its URI goes into ``dropped`` if it was stored) or its bytes
+    did not change. ``result`` counts it either way."""
+    data, reason = _read(item)
+    if reason:
+        result.skipped += 1
+        result.skipped_files.append({"path": item.rel, "reason": reason})
+        if node is not None:
+            dropped.append(str(uri))
+        return None
+    content_hash = hashlib.sha256(data).hexdigest()
+    if (
+        node is not None
+        and node.get("content_hash") == content_hash
+        and sorted(node.get("tags") or []) == sorted(tags)
+        and node.get("source") == item.label
+    ):
+        result.unchanged += 1
+        return None
+    text = decode_text(data)
+    if "\ufffd" in text and "\ufffd".encode() not in data:
+        bad = text.count("\ufffd")
+        result.warnings.append(
+            {
+                "path": item.rel,
+                "warning": f"not UTF-8: {bad} undecodable byte sequence(s) replaced by U+FFFD "
+                "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+            }
+        )
+    created = node["created_at"] if node is not None and node.get("created_at") else now
+    prepared = prepare_text(item, uri, text, content_hash, created, limits, source_label=item.label, tags=tags)
+    prepared.is_new = node is None
+    if node is None:
+        result.added += 1
+    else:
+        result.updated += 1
+    return prepared
+
+
+def _read(item: SourceFile) -> tuple[bytes, str]:
+    """The bytes of ``item``, and why it cannot be added ("" when it can)."""
+    try:
+        data = item.path.read_bytes()
+    except OSError as exc:
+        return b"", f"cannot read: {exc.strerror}"
+    return data, "binary" if looks_binary(data[:SNIFF_BYTES]) else ""
+
+
+def prepare_text(
+    item: SourceFile,
+    uri: VikingURI,
+    text: str,
+    content_hash: str,
+    created: datetime,
+    limits: IngestLimits,
+    *,
+    source_label: str = "",
+    tags: Sequence[str] = (),
+) -> PreparedFile:
+    """A file ready to embed: its title, summary and chunks."""
+    prepared = PreparedFile(item, uri, text, content_hash, created, source_label=source_label, tags=list(tags))
+    prepared.is_code = is_code(uri.name)  # its first line may be a comment, not a heading
+    defined = definitions(text_lines(text), uri.name) if prepared.is_code else None  # read once, used twice
+    prepared.title = file_title(text, uri.name)
+    prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars, title=prepared.title, defined=defined)
+    prepared.chunks = chunk_text(text, uri.name, defined=defined)
+    return prepared
+
+
+def write_files(
+    store: LanceStore,
+    embedder: Embedder,
+    files: Iterable[PreparedFile],
+    result: AddResult,
+    total_bytes: int,
+    progress: ProgressCallback | None,
+    appender: Appender | None = None,
+) -> None:
+    """Embed and write ``files`` in batches of about ``BATCH_CHUNKS`` chunks, reporting progress."""
+    total = total_bytes or 1
+    done = 0
+    if progress:
+        progress(0, total)
+    batch: list[PreparedFile] = []
+    chunks = 0
+    for prepared in files:
+        batch.append(prepared)
+        chunks += len(prepared.chunks)
+        if chunks >= BATCH_CHUNKS:
+            done += write_batch(store, embedder, batch, result, appender)
+            if progress:
+                progress(done, total)
+            batch, chunks = [], 0
+    if batch:
+        write_batch(store, embedder, batch, result, appender)
+    if progress:
+        progress(total, total)
+
+
+def write_batch(
+    store: LanceStore,
+    embedder: Embedder,
+    batch: list[PreparedFile],
+    result: AddResult,
+    appender: Appender | None = None,
+) -> int:
+    """Embed and write one batch of files; returns the bytes it covered."""
+    uris = [str(p.uri) for p in batch]
+    rows: list[dict[str, Any]] = []
+    inputs: list[str] = []
+    for p in batch:
+        records, embedded = file_records(
+            p.uri,
+            p.chunks,
+            title=p.title,
+            summary=p.summary,
+            is_code=p.is_code,
+            created_at=p.created_at,
+            updated_at=p.updated_at,
+            tags=p.tags,
+        )
+        rows.extend(records)
+        inputs.extend(embedded)
+    # New files have no stored vectors to reuse: no lookup (it too scans the unoptimized rows).
+    all_new = appender is not None and appender.active and all(p.is_new for p in batch)
+    result.records_embedded += embed_rows(store, embedder, rows, inputs, [] if all_new else uris)
+    nodes = [
+        file_node(
+            p.uri,
+            text=p.text,
+            summary=p.summary,
+            size=p.source.size,
+            created_at=p.created_at,
+            updated_at=p.updated_at,
+            tags=p.tags,
+            content_hash=p.content_hash,
+            source=p.source_label,
+        )
+        for p in batch
+    ]
+    with store.write_lock():  # records, then nodes: a crash in between leaves records that start() clears
+        undisturbed = appender is not None and appender.nobody_else_wrote()
+        if all_new and undisturbed:
+            store.append_records(rows, embedder.dimension)
+            store.insert_nodes(nodes)
+        else:
+            store.replace_records(uris, rows, embedder.dimension)
+            store.upsert_nodes(nodes)
+        if appender is not None:
+            appender.wrote()
+    return sum(p.source.size for p in batch)
+
+
+def reembed_files(
+    store: LanceStore,
+    embedder: Embedder,
+    nodes: list[dict[str, Any]],
+    *,
+    limits: IngestLimits = DEFAULT_LIMITS,
+    progress: ProgressCallback | None = None,
+) -> AddResult:
+    """Chunk and embed stored files again from their stored content (``reindex``)."""
+    result = AddResult(root_uri="")
+
+    def prepared() -> Iterator[PreparedFile]:
+        for node in nodes:
+            uri = stored_uri(node["uri"])
+            updated = node.get("updated_at") or datetime.now(UTC)
+            item = SourceFile(Path(uri.name), uri.name, int(node.get("size") or 0), updated.timestamp())
+            result.updated += 1
+            yield prepare_text(
+                item, uri, node.get("content") or "", node.get("content_hash") or "", node.get("created_at") or updated,
+                limits, source_label=node.get("source") or "", tags=node.get("tags") or [],
+            )  # fmt: skip
+
+    write_files(store, embedder, prepared(), result, sum(int(n.get("size") or 0) for n in nodes), progress)
+    return result

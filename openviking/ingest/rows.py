@@ -1,0 +1,217 @@
+"""Rows of the nodes and records tables: what a file or a directory becomes in them.
+
+A record's id follows from its URI, level and chunk, so writing a file again replaces its
+records rather than adding to them. The vector of a record is filled in last
+(``embed_rows``), from the stored vector of the same text when there is one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from openviking.store.lance import LanceStore
+from openviking.uri import SCHEME, VikingURI
+
+from .chunk import Chunk
+from .summary import ChildSummary, navigation_text
+
+if TYPE_CHECKING:
+    from openviking.models.embedder import Embedder
+
+__all__ = [
+    "SUMMARY_CHUNK",
+    "directory_records",
+    "embed_rows",
+    "file_node",
+    "file_records",
+    "node_row",
+    "record_id",
+    "record_row",
+    "stored_uri",
+]
+
+SUMMARY_CHUNK = -1  # chunk number of a file's summary record
+
+
+def record_id(uri: str, level: int, chunk: int = 0) -> str:
+    """Deterministic id of a record: the same URI, level and chunk always get the same id."""
+    return hashlib.md5(f"{uri}#{level}#{chunk}".encode()).hexdigest()
+
+
+def node_row(uri: VikingURI, *, is_dir: bool, **fields: Any) -> dict[str, Any]:
+    """A nodes row: the columns the URI decides, then ``fields``."""
+    return {
+        "uri": str(uri),
+        "parent_uri": str(uri.parent) if uri.parent else None,
+        "name": uri.name,
+        "is_dir": is_dir,
+        "context_type": uri.context_type,
+        "depth": uri.depth,
+        **fields,
+    }
+
+
+def record_row(uri: VikingURI, level: int, chunk: int, **fields: Any) -> dict[str, Any]:
+    """A records row (without its vector): the columns the URI, level and chunk decide, then ``fields``."""
+    return {
+        "id": record_id(str(uri), level, chunk),
+        "uri": str(uri),
+        "depth": uri.depth,
+        "level": level,
+        "chunk": chunk,
+        "context_type": uri.context_type,
+        **fields,
+    }
+
+
+def stored_uri(uri: str) -> VikingURI:
+    """The URI of a stored row's ``uri`` column, split without the checks a user's URI needs
+    (a stored URI passed them when it was written)."""
+    return VikingURI(tuple(part for part in uri[len(SCHEME) :].split("/") if part))
+
+
+def file_node(
+    uri: VikingURI,
+    *,
+    text: str,
+    summary: str,
+    size: int,
+    created_at: datetime,
+    updated_at: datetime,
+    tags: Sequence[str],
+    content_hash: str,
+    source: str,
+) -> dict[str, Any]:
+    """The node of a file: its whole text, its summary as abstract, no overview."""
+    return node_row(
+        uri,
+        is_dir=False,
+        content=text,
+        abstract=summary,
+        overview=None,
+        size=size,
+        created_at=created_at,
+        updated_at=updated_at,
+        tags=list(tags),
+        content_hash=content_hash,
+        source=source,
+    )
+
+
+def file_records(
+    uri: VikingURI,
+    chunks: Sequence[Chunk],
+    *,
+    title: str,
+    summary: str,
+    is_code: bool,
+    created_at: datetime,
+    updated_at: datetime,
+    tags: Sequence[str],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The L2 records of a file (without their vectors), and the text each one embeds: one a
+    chunk (an empty file gets one of its summary or title), under its heading path."""
+    pieces = list(chunks) or [Chunk(0, 1, 1, "", summary or title)]
+    if len(pieces) > 1 and summary:
+        # A file of several chunks also gets a record of its title and first sentences: the
+        # vector that best says what the whole page is about (and the one a question in
+        # another language meets best). A one-chunk file's chunk already starts that way.
+        pieces.insert(0, Chunk(SUMMARY_CHUNK, 0, 0, "", summary))
+    rows: list[dict[str, Any]] = []
+    inputs: list[str] = []
+    for chunk in pieces:
+        heading = _chunk_heading(title, chunk.heading)
+        body = chunk.text.strip() if is_code else _without_heading_line(chunk.text)
+        if chunk.index == SUMMARY_CHUNK:
+            inputs.append(chunk.text)
+        else:
+            inputs.append("\n".join(part for part in (heading, body) if part))
+        rows.append(
+            record_row(
+                uri,
+                2,
+                chunk.index,
+                line_start=chunk.line_start,
+                line_end=chunk.line_end,
+                text=chunk.text if chunk.index == SUMMARY_CHUNK or not heading else heading + "\n" + chunk.text,
+                abstract=summary,
+                created_at=created_at,
+                updated_at=updated_at,
+                tags=list(tags),
+            )
+        )
+    return rows, inputs
+
+
+def directory_records(
+    uri: VikingURI, summaries: Sequence[ChildSummary], row: dict[str, Any]
+) -> list[tuple[dict[str, Any], str]]:
+    """The L0 and L1 records of a directory (``row`` is its node, ``summaries`` its entries'),
+    each with the text it embeds."""
+    return [
+        (
+            record_row(
+                uri,
+                level,
+                0,
+                line_start=0,
+                line_end=0,
+                text=text,
+                abstract=row["abstract"],
+                created_at=row["created_at"],
+                updated_at=row["updated_at"],
+                tags=list(row.get("tags") or []),
+            ),
+            embed,
+        )
+        for level, text, embed in (
+            (0, row["abstract"], f"{uri.name}\n{row['abstract']}"),
+            (1, row["overview"], navigation_text(uri.name, summaries)),
+        )
+    ]
+
+
+def embed_rows(
+    store: LanceStore,
+    embedder: Embedder,
+    rows: list[dict[str, Any]],
+    inputs: list[str],
+    uris: Iterable[str],
+) -> int:
+    """Fill ``vector``/``text_hash`` on each row, reusing the vectors stored at ``uris`` for
+    identical inputs; returns how many inputs the embedder read."""
+    limit = embedder.max_tokens
+    texts = [embedder.truncate(text, limit) if limit else text for text in inputs]
+    hashes = [hashlib.sha1(text.encode("utf-8")).hexdigest() for text in texts]
+    reusable: dict[str, Any] = {}
+    uri_list = list(uris)
+    if uri_list and store.has_records:
+        for old in store.records_by_uri(uri_list, ["text_hash", "vector"]):
+            reusable[old["text_hash"]] = old["vector"]
+    missing = [i for i, h in enumerate(hashes) if h not in reusable]
+    if missing:
+        vectors = embedder.embed_documents([texts[i] for i in missing])
+        for i, vector in zip(missing, vectors, strict=True):
+            reusable[hashes[i]] = vector
+    for row, text_hash in zip(rows, hashes, strict=True):
+        row["text_hash"] = text_hash
+        row["vector"] = [float(x) for x in reusable[text_hash]]
+    return len(missing)
+
+
+def _chunk_heading(title: str, heading: str) -> str:
+    if not title:
+        return heading
+    if not heading or heading == title:
+        return title
+    if heading.startswith(title + " > "):
+        return heading
+    return f"{title} > {heading}"
+
+
+def _without_heading_line(text: str) -> str:
+    first, _, rest = text.partition("\n")
+    return rest.strip() if first.lstrip().startswith("#") else text.strip()
