@@ -25,13 +25,9 @@ from hypothesis import strategies as st
 
 from openviking.client import OpenViking
 from openviking.errors import InvalidArgumentError, InvalidURIError, NotFoundError
-from openviking.retrieve.grep import (
-    blocks_of,
-    compile_pattern,
-    lines_of,
-    search_content,
-    set_re2,
-)
+from openviking.retrieve.charset import set_re2
+from openviking.retrieve.grep import compile_pattern, search_content
+from openviking.retrieve.lines import blocks_of, lines_of
 
 R = "viking://resources"
 FX = f"{R}/fixture"
