@@ -8,8 +8,8 @@ The pattern language and its meaning are Python's ``re`` (Unicode ``\\w``/``\\d`
    sets of :mod:`.charset`). Constructs RE2 has no equivalent for (back-references,
    look-around, conditionals, atomic groups and possessive repeats, counts above 1000) become
    a looser RE2 pattern that selects candidate lines, and Python's ``re`` decides on those
-   lines only; so does it on every line when this Python's ``re`` internals are not the ones
-   the translator knows.
+   lines only (on every line, when this Python's ``re`` internals are not the ones the
+   translator knows).
 2. Strings every match must contain (``TODO|FIXME`` -> ``TODO``, ``FIXME``), which RE2 finds
    at memchr speed, pick candidate files; the multi-line form of the pattern, run over blocks
    of 8 lines (zero-copy slices of the content), picks candidate blocks; only their lines are
