@@ -13,6 +13,7 @@ import io
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,13 +26,10 @@ from hypothesis import strategies as st
 
 from openviking.client import OpenViking
 from openviking.errors import InvalidArgumentError, InvalidURIError, NotFoundError
-from openviking.retrieve.grep import (
-    blocks_of,
-    compile_pattern,
-    lines_of,
-    search_content,
-    set_re2,
-)
+from openviking.retrieve import re2translate
+from openviking.retrieve.charset import set_re2
+from openviking.retrieve.grep import compile_pattern, search_content
+from openviking.retrieve.lines import blocks_of, lines_of
 
 R = "viking://resources"
 FX = f"{R}/fixture"
@@ -104,6 +102,23 @@ RG_PATTERNS: list[tuple[str, list[str]]] = [
     (r"\Bser", []),
     (r"[^\x00-\x7f]+", []),
     ("needle", []),
+]
+
+# Patterns RE2 cannot run as they are: Python decides (on the lines RE2 selects).
+PYTHON_ONLY = [
+    r"(\w+) = \1",
+    r"(?<=user_)id",
+    r"(?<!get_)user",
+    r"user(?=_id)",
+    r"user(?!_id)",
+    "0{1001}",
+    "0{2,1500}",
+    r"(?>de)f",
+    r"de++f",
+    r"(a)?(?(1)b|c)",
+    r"(?i)(E)rror \1",
+    r"\b\w+\b",
+    r"(?i:é)\B",
 ]
 
 
@@ -590,6 +605,66 @@ def test_empty_and_full_sets() -> None:
     assert set_re2([(0, 0x10FFFF)]) == "(?s:.)"
 
 
+# ----------------------------------------------------------------------------- Python's re internals
+
+
+def test_the_translator_knows_this_pythons_re_internals() -> None:
+    """Fails when this Python's ``re`` internals are not those the RE2 translator reads: grep
+    would still be right, through Python's ``re`` alone, but slow on large stores."""
+    problem = re2translate.check_internals()
+    assert problem is None, f"Python {sys.version.split()[0]}: grep's RE2 translation is off: {problem}"
+    assert re2translate.internals_problem() is None
+
+
+def test_the_guard_says_what_differs(monkeypatch: pytest.MonkeyPatch) -> None:
+    with monkeypatch.context() as patch:
+        patch.setattr(re2translate, "CONSTANTS", (*re2translate.CONSTANTS, "NO_SUCH_OPCODE"))
+        assert re2translate.check_internals() == "re's internals lack NO_SUCH_OPCODE"
+    with monkeypatch.context() as patch:
+        patch.setitem(re2translate.PROBES, "(?>p)", (("LITERAL", 112),))
+        assert re2translate.check_internals() == (
+            "re._parser.parse('(?>p)') gives (('ATOMIC_GROUP', (('LITERAL', 112),)),), expected (('LITERAL', 112),)"
+        )
+
+
+def test_only_the_translator_imports_re_internals() -> None:
+    import ast
+
+    private = {"_sre", "sre_compile", "sre_constants", "sre_parse"}
+    private |= {"re._casefix", "re._compiler", "re._constants", "re._parser"}
+    root = Path(re2translate.__file__).parents[1]
+    found = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            if private & set(names):
+                found.add(path.relative_to(root.parent).as_posix())
+    assert found == {"openviking/retrieve/re2translate.py"}
+
+
+GUARD_CASES = [(p, "-i" in f) for p, f in RG_PATTERNS] + [(p, False) for p in PYTHON_ONLY]
+
+
+def test_with_the_guard_off_grep_finds_the_same_through_python_re(
+    client: OpenViking, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def run(pattern: str, ignore_case: bool) -> list[dict[str, Any]]:
+        return [client.grep(FX, pattern, case_insensitive=ignore_case, level_limit=0, spans=s) for s in (False, True)]
+
+    translated = {case: run(*case) for case in GUARD_CASES}
+    texts = [text for _rel, text in sorted(FIXTURE.items())]
+    in_memory = {case: engine(texts, *case) for case in GUARD_CASES}
+    assert compile_pattern("TODO|FIXME").literals  # translated while the guard lets it
+    monkeypatch.setattr(re2translate, "internals_problem", lambda: "turned off by a test")
+    for case in GUARD_CASES:
+        compiled = compile_pattern(case[0], case_insensitive=case[1])
+        assert compiled == re2translate.LinePattern(compiled.python, None, None, None, None, compiled.empty_line)
+        assert run(*case) == translated[case], case
+        assert engine(texts, *case) == in_memory[case], case
+
+
 # ----------------------------------------------------------------------------- property tests
 
 SUBSTRING_FILES = {
@@ -692,24 +767,7 @@ def test_bad_input_in_the_sdk(client: OpenViking) -> None:
         client.grep(f"{R}/missing", "x")
 
 
-@pytest.mark.parametrize(
-    "pattern",
-    [
-        r"(\w+) = \1",
-        r"(?<=user_)id",
-        r"(?<!get_)user",
-        r"user(?=_id)",
-        r"user(?!_id)",
-        "0{1001}",
-        "0{2,1500}",
-        r"(?>de)f",
-        r"de++f",
-        r"(a)?(?(1)b|c)",
-        r"(?i)(E)rror \1",
-        r"\b\w+\b",
-        r"(?i:é)\B",
-    ],
-)
+@pytest.mark.parametrize("pattern", PYTHON_ONLY)
 def test_patterns_re2_cannot_run_give_pythons_answer(client: OpenViking, pattern: str) -> None:
     python = re.compile(pattern)
     expected = {

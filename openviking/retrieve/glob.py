@@ -24,8 +24,6 @@ ones included. Results are ordered by path segments (code point order), cut to `
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,7 +33,9 @@ from openviking.store.fs import VikingFS
 from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
 from openviking.values import optional_limit
 
-from .grep import re2_escape, set_re2
+from .arrays import to_bool
+from .cache import CACHE
+from .charset import complement, minus_points, normalize, re2_escape, set_re2
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
 
 __all__ = ["GlobPattern", "compile_glob", "glob", "glob_match"]
 
-CACHE_MAX_ENTRIES = 4
 HINT = "Quote the pattern so the shell leaves it alone; match a literal [, ], {, } or , with a backslash before it"
 
 
@@ -314,8 +313,6 @@ class _Parser:
 
 def _regex(tokens: list[tuple[Any, ...]] | tuple[tuple[Any, ...], ...]) -> str:
     """RE2 text for a token list (globset's ``tokens_to_regex``, code points instead of bytes)."""
-    from .grep import complement, normalize
-
     out: list[str] = []
     slash = ord("/")
     for token in tokens:
@@ -335,8 +332,7 @@ def _regex(tokens: list[tuple[Any, ...]] | tuple[tuple[Any, ...], ...]) -> str:
         elif kind == "class":
             ranges = normalize(token[2])
             chosen = complement(ranges) if token[1] else ranges
-            chosen = [r for low, high in chosen for r in _without(low, high, slash)]
-            out.append(set_re2(chosen))
+            out.append(set_re2(minus_points(chosen, [slash])))
         else:  # alternates
             parts = [_regex(alt) for alt in token[1]]
             parts = [p for p in parts if p]
@@ -345,41 +341,31 @@ def _regex(tokens: list[tuple[Any, ...]] | tuple[tuple[Any, ...], ...]) -> str:
     return "".join(out)
 
 
-def _without(low: int, high: int, point: int) -> list[tuple[int, int]]:
-    if not low <= point <= high:
-        return [(low, high)]
-    return [(a, b) for a, b in ((low, point - 1), (point + 1, high)) if a <= b]
-
-
 # ---------------------------------------------------------------------------------------------
 # the listing, cached per store version
 
 
 @dataclass
 class _Listing:
+    """The URIs below ``base`` (as ``user`` sees them), with which are directories and hidden files."""
+
+    base: str
+    user: str
     uris: pa.Array
     is_dir: np.ndarray
     hidden_file: np.ndarray
 
 
-_LISTINGS: OrderedDict[tuple[str, int, str, str], _Listing] = OrderedDict()
-_LISTINGS_LOCK = threading.Lock()
-
-
 def _listing(store: LanceStore, base: VikingURI, user: str) -> _Listing:
+    """The listing below ``base``: from the cache while the store is unchanged, else read."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .grep import to_bool
-
     version = store.nodes_version()
-    key = (store.path, version, str(base), user)
-    with _LISTINGS_LOCK:
-        found = _LISTINGS.get(key)
-        if found is not None:
-            _LISTINGS.move_to_end(key)
-            return found
+    found = CACHE.find(store.path, version, _Listing, lambda listing: (listing.base, listing.user) == (str(base), user))
+    if found is not None:
+        return found
     table = store.scan_nodes_below(base, columns=["uri", "is_dir", "name"])
     uris = table.column("uri").combine_chunks()
     is_dir = to_bool(table.column("is_dir"))
@@ -391,13 +377,8 @@ def _listing(store: LanceStore, base: VikingURI, user: str) -> _Listing:
         uris = pa.concat_arrays([uris, layout])
         is_dir = np.concatenate([is_dir, np.ones(len(layout), dtype=bool)])
         hidden = np.concatenate([hidden, np.zeros(len(layout), dtype=bool)])
-    listing = _Listing(uris, is_dir, hidden)
-    with _LISTINGS_LOCK:
-        for old in [k for k in _LISTINGS if k[0] == store.path and k[1] != version]:
-            del _LISTINGS[old]
-        _LISTINGS[key] = listing
-        while len(_LISTINGS) > CACHE_MAX_ENTRIES:
-            _LISTINGS.popitem(last=False)
+    listing = _Listing(str(base), user, uris, is_dir, hidden)
+    CACHE.put(store.path, version, listing, uris.nbytes + is_dir.nbytes + hidden.nbytes)
     return listing
 
 
@@ -427,8 +408,6 @@ def glob(
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-
-    from .grep import to_bool
 
     limit = optional_limit(node_limit, "node_limit", "-n/--node-limit")
     compiled = compile_glob(pattern)

@@ -4,19 +4,18 @@ The pattern language and its meaning are Python's ``re`` (Unicode ``\\w``/``\\d`
 ``-i`` with Python's case rules). The speed comes from RE2, through pyarrow's
 ``match_substring_regex``, run over whole Arrow columns at once:
 
-1. Python's own parser reads the pattern; it is written out again in RE2 syntax, with every
-   character class spelled out as the code point ranges Python itself gives it (RE2's ``\\w`` is
-   ASCII; Python's is not). Constructs RE2 has no equivalent for (back-references, look-around,
-   conditionals, atomic groups and possessive repeats, counts above 1000) become a looser RE2
-   pattern that selects candidate lines, and Python's ``re`` decides on those lines only.
-   Python's Unicode ``\\b``/``\\B`` equal RE2's on ASCII-only lines, so only the other lines of
-   such a pattern go through Python.
+1. The pattern is written out again in RE2 syntax (:mod:`.re2translate`, over the character
+   sets of :mod:`.charset`). Constructs RE2 has no equivalent for (back-references,
+   look-around, conditionals, atomic groups and possessive repeats, counts above 1000) become
+   a looser RE2 pattern that selects candidate lines, and Python's ``re`` decides on those
+   lines only (on every line, when this Python's ``re`` internals are not the ones the
+   translator knows).
 2. Strings every match must contain (``TODO|FIXME`` -> ``TODO``, ``FIXME``), which RE2 finds
    at memchr speed, pick candidate files; the multi-line form of the pattern, run over blocks
    of 8 lines (zero-copy slices of the content), picks candidate blocks; only their lines are
-   cut out (numpy over the Arrow buffers) and tested with the line pattern, in one call per
-   array, on two threads for large inputs. Files, their line table and blocks are kept for the
-   next call in the same process while the store's version is unchanged.
+   cut out (:mod:`.lines`) and tested with the line pattern, in one call per array, on two
+   threads for large inputs. Files, their line table and blocks are kept for the next call in
+   the same process while the store's version is unchanged (:mod:`.cache`).
 
 RE2 runs in linear time, so a pattern such as ``(a+)+$`` on a long line finishes in
 milliseconds; Python's backtracking engine only ever sees lines RE2 already selected, and only
@@ -39,16 +38,20 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from re import _constants as sre_constants
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import InvalidArgumentError
 from openviking.store.fs import VikingFS, tree_key
 from openviking.uri import SCHEME, VikingURI, parse
 from openviking.values import optional_limit
+
+from .arrays import string_offsets, take, to_bool
+from .cache import CACHE
+from .charset import re2_escape
+from .lines import Blocks, Lines, blocks_of, lines_of
+from .re2translate import LinePattern, line_pattern
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,34 +60,16 @@ if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
 
 __all__ = [
-    "Blocks",
     "Found",
     "LinePattern",
-    "Lines",
-    "blocks_of",
     "check_arguments",
     "compile_pattern",
-    "complement",
+    "excluded_uris",
     "grep",
-    "lines_of",
-    "normalize",
-    "re2_escape",
+    "no_matches",
     "search_content",
-    "set_re2",
-    "to_bool",
 ]
 
-MAX_CODE = 0x10FFFF
-SURROGATES = (0xD800, 0xDFFF)
-RE2_MAX_REPEAT = 1000
-# Required strings: at most this many are searched one by one (each is a fast plain-string
-# scan in RE2; a pattern of several alternatives runs many times slower).
-MAX_LITERALS = 8
-MAX_LITERAL_SET = 64
-# Snapshots of file content kept between calls in one process (a warm SDK client); keyed by
-# the store and its nodes table version, so any write makes them stale.
-CACHE_MAX_BYTES = 512 * 1024 * 1024
-CACHE_MAX_ENTRIES = 4
 # Below this many bytes one thread is faster than two.
 PARALLEL_MIN_BYTES = 4 * 1024 * 1024
 # Marks a match inside a line when RE2 reports where the matches are (private-use characters).
@@ -146,35 +131,7 @@ def _python_pattern(pattern: str, case_insensitive: bool, fixed_strings: bool) -
 
 
 # ---------------------------------------------------------------------------------------------
-# the pattern: Python's re, written out as RE2
-
-
-@dataclass(frozen=True)
-class LinePattern:
-    """A grep pattern compiled for Python and, as far as it can be, for RE2.
-
-    Attributes:
-        python: the pattern compiled by Python's ``re``: the reference semantics.
-        exact: RE2 text matching exactly the lines ``python`` matches, or None.
-        ascii: RE2 text matching exactly the ASCII-only lines ``python`` matches, or None
-            (differs from ``exact`` for Unicode ``\\b``/``\\B``, which RE2 only has for ASCII).
-        candidates: RE2 text matching at least every line ``python`` matches, or None (then
-            every line is a candidate).
-        content: RE2 text that matches a file's whole content when one of its lines matches,
-            or None (every file is a candidate).
-        literals: strings one of which every match contains (RE2 finds a plain string many
-            times faster than it runs a pattern), or () when there are none worth it.
-        empty_line: Python's answer for an empty line where RE2's may differ (``\\B``: Python
-            before 3.14 finds no non-boundary in an empty string, RE2 does), else None.
-    """
-
-    python: re.Pattern[str]
-    exact: str | None
-    ascii: str | None
-    candidates: str | None
-    content: str | None
-    empty_line: bool | None = None
-    literals: tuple[str, ...] = ()
+# the pattern
 
 
 def compile_pattern(pattern: str, *, case_insensitive: bool = False, fixed_strings: bool = False) -> LinePattern:
@@ -183,662 +140,32 @@ def compile_pattern(pattern: str, *, case_insensitive: bool = False, fixed_strin
     Raises:
         InvalidArgumentError: not a string, or not a valid Python regular expression.
     """
-    return _compile_pattern(_string(pattern), bool(case_insensitive), bool(fixed_strings))
-
-
-@functools.lru_cache(maxsize=64)
-def _compile_pattern(pattern: str, case_insensitive: bool, fixed_strings: bool) -> LinePattern:
-    compiled = _python_pattern(pattern, case_insensitive, fixed_strings)
-    source = compiled.pattern
-    exact = ascii_ = candidates = content = None
-    empty_line = compiled.search("") is not None if re.search(r"\\B", source) else None
-    try:
-        translator = _Translator(source, compiled.flags)
-        line, inexact, boundary = translator.emit("line")
-        if not inexact and not boundary:
-            exact = _re2_or_none(line)
-        ascii_text, inexact, _ = translator.emit("ascii")
-        if not inexact:
-            ascii_ = _re2_or_none(ascii_text)
-        candidates = exact or _re2_or_none(translator.emit("loose")[0])
-        candidates = candidates or _re2_or_none(translator.emit("loose", crude=True)[0])
-        content = _re2_or_none(translator.emit("content")[0]) or _re2_or_none(translator.emit("content", crude=True)[0])
-        literals = translator.literals()
-    except (_Untranslatable, RecursionError):
-        literals = ()
-    return LinePattern(compiled, exact, ascii_, candidates, content, empty_line, literals)
-
-
-class _Untranslatable(Exception):
-    """A construct the translator does not know: RE2 cannot help with this pattern."""
-
-
-def _re2_or_none(text: str) -> str | None:
-    """``text`` when RE2 (as pyarrow builds it) accepts it, else None."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        pc.match_substring_regex(pa.array([""], pa.large_string()), text)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return None
-    return text
-
-
-class _Translator:
-    """Writes a parsed Python pattern out as RE2 text, in one of four modes.
-
-    ``line``: exact on any line, except where it reports ``inexact`` (no RE2 equivalent) or a
-    Unicode ``boundary`` (``\\b``/``\\B``, written as RE2's ASCII ones).
-    ``ascii``: exact on ASCII-only lines (every character set cut down to ASCII).
-    ``loose``: matches a superset of the lines (what has no equivalent is widened or dropped).
-    ``content``: a superset for a whole file: anchors match at line ends, where a ``\\r`` may
-    precede the ``\\n``.
-    """
-
-    def __init__(self, source: str, flags: int) -> None:
-        import re._parser as sre_parse
-
-        self.c = sre_constants
-        self.tree = sre_parse.parse(source, flags)
-        self.flags = self.tree.state.flags | flags
-        self.groups: dict[int, tuple[Any, int]] = {}
-        self._collect_groups(self.tree.data, self.flags)
-        self.inexact = False
-        self.boundary = False
-        self.mode = "line"
-        self.crude = False
-        self.in_reference = False
-
-    def emit(self, mode: str, *, crude: bool = False) -> tuple[str, bool, bool]:
-        """``(RE2 text, inexact, Unicode boundary)`` of the whole pattern in ``mode``."""
-        self.mode, self.crude, self.inexact, self.boundary = mode, crude, False, False
-        text = self._seq(self.tree.data, self.flags)
-        return text, self.inexact, self.boundary
-
-    def _collect_groups(self, nodes: Iterable[Any], flags: int) -> None:
-        c = self.c
-        for op, av in nodes:
-            if op is c.SUBPATTERN:
-                group, add, delete, sub = av
-                inner = _combine_flags(flags, add, delete)
-                if group:
-                    self.groups[group] = (sub, inner)
-                self._collect_groups(sub, inner)
-            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-                self._collect_groups(av[2], flags)
-            elif op is c.BRANCH:
-                for alt in av[1]:
-                    self._collect_groups(alt, flags)
-            elif op is c.ATOMIC_GROUP:
-                self._collect_groups(av, flags)
-            elif op in (c.ASSERT, c.ASSERT_NOT):
-                self._collect_groups(av[1], flags)
-            elif op is c.GROUPREF_EXISTS:
-                self._collect_groups(av[1], flags)
-                if av[2]:
-                    self._collect_groups(av[2], flags)
-
-    def _seq(self, nodes: Iterable[Any], flags: int) -> str:
-        return "".join(self._node(op, av, flags) for op, av in nodes)
-
-    def _set(self, ranges: Ranges) -> str:
-        if self.mode == "ascii":
-            ranges = [(low, min(high, 0x7F)) for low, high in ranges if low <= 0x7F]
-        return set_re2(ranges)
-
-    def _node(self, op: Any, av: Any, flags: int) -> str:
-        c = self.c
-        if op is c.LITERAL:
-            return self._set(_literal_set(av, flags))
-        if op is c.NOT_LITERAL:
-            return self._set(complement(_literal_set(av, flags)))
-        if op is c.ANY:
-            return self._set([(0, MAX_CODE)] if flags & c.SRE_FLAG_DOTALL else [(0, 9), (11, MAX_CODE)])
-        if op is c.IN:
-            return self._set(_class_set(av, flags))
-        if op is c.CATEGORY:
-            return self._set(_class_set([(op, av)], flags))
-        if op is c.BRANCH:
-            return "(?:" + "|".join(self._seq(alt, flags) for alt in av[1]) + ")"
-        if op is c.SUBPATTERN:
-            _group, add, delete, sub = av
-            return "(?:" + self._seq(sub, _combine_flags(flags, add, delete)) + ")"
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            if op is c.POSSESSIVE_REPEAT:
-                self.inexact = True  # a possessive match is also a match of the greedy form
-            low, high, sub = av
-            body = "(?:" + self._seq(sub, flags) + ")"
-            return body + self._quantifier(low, high) + ("?" if op is c.MIN_REPEAT else "")
-        if op is c.ATOMIC_GROUP:
-            self.inexact = True  # likewise: an atomic match is a match of the plain group
-            return "(?:" + self._seq(av, flags) + ")"
-        if op is c.AT:
-            return self._at(av, flags)
-        if op is c.GROUPREF:
-            self.inexact = True
-            sub, group_flags = self.groups.get(av, (None, flags))
-            if sub is None:
-                return r"(?s:.*)"
-            # The reference matches the text the group matched (ignoring case if the reference
-            # does): the group's pattern without its zero-width tests, which held where the
-            # group matched, not necessarily here.
-            saved, self.in_reference = self.in_reference, True
-            try:
-                return "(?:" + self._seq(sub, group_flags | (flags & c.SRE_FLAG_IGNORECASE)) + ")"
-            finally:
-                self.in_reference = saved
-        if op is c.GROUPREF_EXISTS:
-            self.inexact = True
-            _group, yes, no = av
-            return "(?:" + self._seq(yes, flags) + "|" + (self._seq(no, flags) if no else "") + ")"
-        if op in (c.ASSERT, c.ASSERT_NOT):
-            self.inexact = True  # a look-around only removes matches: without it, more match
-            return ""
-        raise _Untranslatable(str(op))
-
-    def _quantifier(self, low: int, high: int) -> str:
-        unbounded = high >= int(self.c.MAXREPEAT)
-        if self.crude:
-            return "*" if low == 0 else "+"
-        if low > RE2_MAX_REPEAT or (not unbounded and high > RE2_MAX_REPEAT):
-            self.inexact = True  # RE2 counts to 1000: {n,} with n <= 1000 is the nearest it can say
-            return _count(min(low, RE2_MAX_REPEAT), None)
-        if unbounded:
-            return {0: "*", 1: "+"}.get(low) or _count(low, None)
-        if low == high:
-            return _count(low, low)
-        return "?" if (low, high) == (0, 1) else _count(low, high)
-
-    # ------------------------------------------------------------------ required literals
-
-    def literals(self) -> tuple[str, ...]:
-        """Plain strings one of which every match contains (at least 2 characters each, at most 8)."""
-        required = self._literal_seq(self.tree.data, self.flags)[1]
-        if not required or len(required) > MAX_LITERALS or min(map(len, required)) < 2:
-            return ()
-        return tuple(sorted(required))
-
-    def _literal_seq(self, nodes: Iterable[Any], flags: int) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-        """``(exact, required)`` of a sequence: every string it matches when they are few; strings
-        one of which each match contains. Runs of exact parts are joined; the best run or
-        part's required set wins."""
-        options: list[frozenset[str]] = []
-        whole: frozenset[str] | None = frozenset({""})
-        run: frozenset[str] = frozenset({""})
-        for op, av in nodes:
-            exact, required = self._literal_node(op, av, flags)
-            if exact is not None and len(run) * len(exact) <= MAX_LITERAL_SET:
-                run = frozenset(a + b for a in run for b in exact)
-            else:
-                options.append(run)
-                run = exact if exact is not None else frozenset({""})
-                if required:
-                    options.append(required)
-            if whole is not None:
-                whole = (
-                    frozenset(a + b for a in whole for b in exact)
-                    if exact is not None and len(whole) * len(exact) <= MAX_LITERAL_SET
-                    else None
-                )
-        options.append(run)
-        return whole, max(options, key=_literal_score)
-
-    def _literal_node(self, op: Any, av: Any, flags: int) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-        c = self.c
-        if op is c.LITERAL:
-            if flags & c.SRE_FLAG_IGNORECASE and _literal_set(av, flags) != [(av, av)]:
-                return None, None  # a character with other cases is no plain string
-            return frozenset({chr(av)}), frozenset({chr(av)})
-        if op is c.IN and not flags & c.SRE_FLAG_IGNORECASE:
-            ranges = _class_set(av, flags)
-            if sum(high - low + 1 for low, high in ranges) <= 4:
-                chars = frozenset(chr(x) for low, high in ranges for x in range(low, high + 1))
-                return chars, chars
-            return None, None
-        if op is c.SUBPATTERN:
-            _group, add, delete, sub = av
-            return self._literal_seq(sub, _combine_flags(flags, add, delete))
-        if op is c.BRANCH:
-            parts = [self._literal_seq(alt, flags) for alt in av[1]]
-            exact = frozenset().union(*(p[0] for p in parts)) if all(p[0] is not None for p in parts) else None
-            required = frozenset().union(*(p[1] for p in parts)) if all(p[1] for p in parts) else None
-            if exact is not None and len(exact) > MAX_LITERAL_SET:
-                exact = None
-            return exact, required
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            low, high, sub = av
-            if low == 0:
-                return None, None
-            exact, required = self._literal_seq(sub, flags)
-            return (exact if low == high == 1 else None), required
-        if op is c.ATOMIC_GROUP:
-            return self._literal_seq(av, flags)
-        if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
-            return frozenset({""}), None  # zero width
-        return None, None
-
-    def _at(self, code: Any, flags: int) -> str:
-        c = self.c
-        if self.in_reference:
-            return ""
-        if code in (c.AT_BEGINNING, c.AT_BEGINNING_STRING):
-            return r"(?m:^)" if self.mode == "content" else "^"
-        if code in (c.AT_END, c.AT_END_STRING):
-            return r"(?:\r?(?m:$))" if self.mode == "content" else "$"
-        if code in (c.AT_BOUNDARY, c.AT_NON_BOUNDARY):
-            if self.mode in ("loose", "content"):
-                return ""  # a zero-width test only removes matches
-            if not flags & c.SRE_FLAG_ASCII:
-                self.boundary = True
-            return r"\b" if code == c.AT_BOUNDARY else r"\B"
-        raise _Untranslatable(str(code))
-
-
-def _literal_score(option: frozenset[str]) -> tuple[int, int]:
-    if not option or len(option) > MAX_LITERALS:
-        return (-1, 0)
-    return (min(map(len, option)), -len(option))
-
-
-def _count(low: int, high: int | None) -> str:
-    """An RE2 counted repeat: ``{low}``, ``{low,}`` or ``{low,high}``."""
-    if high is None:
-        return "{" + str(low) + ",}"
-    return "{" + str(low) + "}" if low == high else "{" + str(low) + "," + str(high) + "}"
-
-
-def _hex(code: int) -> str:
-    return "\\x{" + format(code, "X") + "}"
-
-
-def _combine_flags(flags: int, add: int, delete: int) -> int:
-    # As re._compiler._combine_flags: a scoped (?a:...) or (?u:...) replaces the type flag.
-    type_flags = re.ASCII | re.UNICODE | re.LOCALE
-    if add & type_flags:
-        flags &= ~type_flags
-    return (flags | add) & ~delete
-
-
-# ----------------------------------------------------------------------- character sets
-# A set of characters is a sorted list of disjoint, non-adjacent (low, high) code point ranges.
-
-Ranges = list[tuple[int, int]]
-
-
-def normalize(ranges: Iterable[tuple[int, int]]) -> Ranges:
-    out: Ranges = []
-    for low, high in sorted(ranges):
-        if out and low <= out[-1][1] + 1:
-            if high > out[-1][1]:
-                out[-1] = (out[-1][0], high)
-        else:
-            out.append((low, high))
-    return out
-
-
-def complement(ranges: Ranges) -> Ranges:
-    out: Ranges = []
-    start = 0
-    for low, high in ranges:
-        if low > start:
-            out.append((start, low - 1))
-        start = high + 1
-    if start <= MAX_CODE:
-        out.append((start, MAX_CODE))
-    return out
-
-
-def _minus_points(ranges: Ranges, points: Sequence[int]) -> Ranges:
-    """``ranges`` without the sorted code points ``points``."""
-    import bisect
-
-    out: Ranges = []
-    for low, high in ranges:
-        start = low
-        index = bisect.bisect_left(points, low)
-        while index < len(points) and points[index] <= high:
-            point = points[index]
-            if point > start:
-                out.append((start, point - 1))
-            start = point + 1
-            index += 1
-        if start <= high:
-            out.append((start, high))
-    return out
-
-
-def _char_re2(code: int) -> str:
-    if SURROGATES[0] <= code <= SURROGATES[1]:
-        return r"[^\x{0}-\x{10FFFF}]"  # text never holds a lone surrogate
-    char = chr(code)
-    if char.isascii() and (char.isalnum() or char == "_"):
-        return char
-    return _hex(code)
-
-
-def set_re2(ranges: Ranges) -> str:
-    ranges = _minus_surrogates(ranges)
-    if not ranges:
-        return r"[^\x{0}-\x{10FFFF}]"
-    if ranges == [(0, SURROGATES[0] - 1), (SURROGATES[1] + 1, MAX_CODE)]:
-        return r"(?s:.)"
-    if len(ranges) == 1 and ranges[0][0] == ranges[0][1]:
-        return _char_re2(ranges[0][0])
-    parts = []
-    for low, high in ranges:
-        parts.append(_hex(low) if low == high else _hex(low) + "-" + _hex(high))
-    return "[" + "".join(parts) + "]"
-
-
-def _minus_surrogates(ranges: Ranges) -> Ranges:
-    out: Ranges = []
-    for low, high in ranges:
-        if high < SURROGATES[0] or low > SURROGATES[1]:
-            out.append((low, high))
-            continue
-        if low < SURROGATES[0]:
-            out.append((low, SURROGATES[0] - 1))
-        if high > SURROGATES[1]:
-            out.append((SURROGATES[1] + 1, high))
-    return out
-
-
-@functools.cache
-def _all_characters() -> str:
-    """Every code point, in order, as one string (index == code point)."""
-    import array
-
-    return array.array("I", range(MAX_CODE + 1)).tobytes().decode("utf-32-le", "surrogatepass")
-
-
-@functools.cache
-def _category_ranges(category: str, ascii_only: bool) -> tuple[tuple[int, int], ...]:
-    """Python's own ``\\w``, ``\\d`` or ``\\s`` as code point ranges (asked of ``re`` itself)."""
-    if ascii_only:
-        fixed = {
-            "word": ((48, 57), (65, 90), (95, 95), (97, 122)),
-            "digit": ((48, 57),),
-            "space": ((9, 13), (32, 32)),
-        }
-        return fixed[category]
-    regex = {"word": r"\w+", "digit": r"\d+", "space": r"\s+"}[category]
-    return tuple((m.start(), m.end() - 1) for m in re.finditer(regex, _all_characters()))
-
-
-# The class escapes the parser emits (it never emits the CATEGORY_UNI_* forms: the compiler
-# adds those; anything else is left to Python's re).
-_CATEGORIES = {
-    sre_constants.CATEGORY_DIGIT: ("digit", False),
-    sre_constants.CATEGORY_NOT_DIGIT: ("digit", True),
-    sre_constants.CATEGORY_SPACE: ("space", False),
-    sre_constants.CATEGORY_NOT_SPACE: ("space", True),
-    sre_constants.CATEGORY_WORD: ("word", False),
-    sre_constants.CATEGORY_NOT_WORD: ("word", True),
-}
-
-
-def _category_set(code: Any, flags: int) -> Ranges:
-    ascii_only = bool(flags & sre_constants.SRE_FLAG_ASCII)
-    if code not in _CATEGORIES:
-        raise _Untranslatable(str(code))
-    name, negated = _CATEGORIES[code]
-    ranges = list(_category_ranges(name, ascii_only))
-    return complement(ranges) if negated else ranges
-
-
-@dataclass(frozen=True)
-class _CaseTables:
-    """What Python's case-insensitive matching needs: which characters take part, and how."""
-
-    candidates: tuple[int, ...]  # every character whose case-insensitive set may differ from itself
-    by_lower: dict[int, tuple[int, ...]]  # lower-case form -> characters that lower to it
-    extra: dict[int, tuple[int, ...]]  # re's _EXTRA_CASES (e.g. s <-> long s)
-
-
-@functools.cache
-def _case_tables() -> _CaseTables:
-    import _sre
-    from re._casefix import _EXTRA_CASES
-
-    # Cased characters end below U+20000 (the last are Adlam, U+1E900..1E943); a test checks it.
-    cased = [x for x in range(0x20000) if _sre.unicode_iscased(x)]
-    points = set(cased)
-    points.update(_sre.unicode_tolower(x) for x in cased)
-    for key, values in _EXTRA_CASES.items():
-        points.add(key)
-        points.update(values)
-    by_lower: dict[int, list[int]] = {}
-    for x in points:
-        by_lower.setdefault(_sre.unicode_tolower(x), []).append(x)
-    return _CaseTables(tuple(sorted(points)), {k: tuple(sorted(v)) for k, v in by_lower.items()}, dict(_EXTRA_CASES))
-
-
-def _literal_set(code: int, flags: int) -> Ranges:
-    """The characters one pattern character matches (re._compiler's rules for IGNORECASE)."""
-    import _sre
-
-    if not flags & re.IGNORECASE:
-        return [(code, code)]
-    if flags & re.ASCII:
-        if not _sre.ascii_iscased(code):
-            return [(code, code)]
-        low = _sre.ascii_tolower(code)
-        return normalize([(low, low), (low - 32, low - 32)])
-    if not _sre.unicode_iscased(code):
-        return [(code, code)]
-    tables = _case_tables()
-    low = _sre.unicode_tolower(code)
-    targets = (low, *tables.extra.get(low, ()))
-    points = {x for t in targets for x in tables.by_lower.get(t, ())}
-    points.update(t for t in targets if _sre.unicode_tolower(t) == t)
-    return normalize((p, p) for p in points)
-
-
-def _class_set(items: Sequence[tuple[Any, Any]], flags: int) -> Ranges:
-    """The characters a ``[...]`` class (or ``\\w``-like escape) matches under ``flags``."""
-    import re._constants as sre
-
-    negated = bool(items) and items[0][0] is sre.NEGATE
-    positive = list(items[1:] if negated else items)
-    ranges: Ranges = []
-    for op, av in positive:
-        if op is sre.LITERAL:
-            ranges.append((av, av))
-        elif op is sre.RANGE:
-            ranges.append((av[0], av[1]))
-        elif op is sre.CATEGORY:
-            ranges.extend(_category_set(av, flags))
-        else:
-            raise _Untranslatable(str(op))
-    ranges = normalize(ranges)
-    if flags & re.IGNORECASE and positive:
-        # Under IGNORECASE Python tests the lower-cased character against a case-folded set.
-        # Characters outside the case tables are unaffected; those inside are asked directly.
-        if flags & re.ASCII:
-            candidates: Sequence[int] = sorted([*range(65, 91), *range(97, 123)])
-        else:
-            candidates = _case_tables().candidates
-        probe = re.compile(_python_class(positive), flags & (re.IGNORECASE | re.ASCII | re.UNICODE))
-        accepted = [x for x in candidates if probe.fullmatch(chr(x))]
-        ranges = normalize([*_minus_points(ranges, candidates), *((x, x) for x in accepted)])
-    return complement(ranges) if negated else ranges
-
-
-def _python_class(items: Sequence[tuple[Any, Any]]) -> str:
-    import re._constants as sre
-
-    escapes = {
-        sre.CATEGORY_DIGIT: r"\d",
-        sre.CATEGORY_NOT_DIGIT: r"\D",
-        sre.CATEGORY_SPACE: r"\s",
-        sre.CATEGORY_NOT_SPACE: r"\S",
-        sre.CATEGORY_WORD: r"\w",
-        sre.CATEGORY_NOT_WORD: r"\W",
-    }
-    parts = []
-    for op, av in items:
-        if op is sre.LITERAL:
-            parts.append(f"\\U{av:08x}")
-        elif op is sre.RANGE:
-            parts.append(f"\\U{av[0]:08x}-\\U{av[1]:08x}")
-        else:
-            parts.append(escapes[av])
-    return "[" + "".join(parts) + "]"
+    return line_pattern(_python_pattern(_string(pattern), bool(case_insensitive), bool(fixed_strings)))
 
 
 # ---------------------------------------------------------------------------------------------
-# files, lines and the snapshot cache
-
-
-@dataclass(frozen=True)
-class Lines:
-    """All lines of some files, without their terminators, as one Arrow string array.
-
-    ``file[i]`` is the index of line ``i``'s file (in the content array it was cut from),
-    ``number[i]`` its 1-based number there, ``start[i]`` the byte offset where it starts in that
-    content, ``first[f]`` the index of file ``f``'s first line (``first[f + 1]`` is one past
-    its last).
-    """
-
-    text: pa.LargeStringArray
-    file: np.ndarray
-    number: np.ndarray
-    start: np.ndarray
-    first: np.ndarray
-
-
-@dataclass(frozen=True)
-class Blocks:
-    """Runs of up to ``BLOCK_LINES`` lines of one file, as zero-copy slices of the content.
-
-    A pattern's multi-line form over blocks skips most lines of a file that matches a few
-    times: only the lines of the blocks it matches are tested one by one. ``file[b]`` and
-    ``first_number[b]`` are block ``b``'s file and the number of its first line; ``of_line``
-    (with a line table) gives each line's block.
-    """
-
-    text: pa.LargeStringArray
-    file: np.ndarray
-    first_number: np.ndarray
-    of_line: np.ndarray | None = None
-
-
-BLOCK_LINES = 8
-
-
-def blocks_of(content: pa.LargeStringArray, lines: Lines | None = None) -> Blocks:
-    """Group the lines of ``content`` into blocks (the content's own buffer, re-cut)."""
-    import numpy as np
-    import pyarrow as pa
-
-    if lines is not None:
-        start, file, number = lines.start, lines.file, lines.number
-    else:
-        cut = _line_starts(content)
-        start, file, number = cut.starts, cut.file, cut.number
-    heads = (number - 1) % BLOCK_LINES == 0
-    first_lines = np.flatnonzero(heads)
-    offsets = _offsets(content)
-    base, end = int(offsets[0]), int(offsets[-1])
-    cuts = np.append(start[first_lines], end - base) + base
-    if len(first_lines):
-        cuts[0] = base
-    text = pa.LargeStringArray.from_buffers(len(first_lines), pa.py_buffer(cuts.astype(np.int64)), content.buffers()[2])
-    of_line = np.cumsum(heads) - 1 if lines is not None else None
-    return Blocks(text, file[first_lines], number[first_lines], of_line)
-
-
-@dataclass(frozen=True)
-class _Cut:
-    """Where the lines of a content array start (byte offsets relative to its first string)."""
-
-    buf: np.ndarray
-    offsets: np.ndarray
-    newlines: np.ndarray
-    starts: np.ndarray
-    file: np.ndarray
-    number: np.ndarray
-    first: np.ndarray
-
-
-def _offsets(content: pa.LargeStringArray) -> np.ndarray:
-    import numpy as np
-
-    return np.frombuffer(content.buffers()[1], dtype=np.int64, count=len(content) + 1, offset=content.offset * 8)
-
-
-def _line_starts(content: pa.LargeStringArray) -> _Cut:
-    import numpy as np
-
-    offsets = _offsets(content)
-    base, end = int(offsets[0]), int(offsets[-1])
-    data = content.buffers()[2]
-    buf = np.frombuffer(data, dtype=np.uint8, count=end - base, offset=base) if end > base else np.zeros(0, np.uint8)
-    offsets = offsets - base
-    file_start, file_end = offsets[:-1], offsets[1:]
-    nonempty = file_end > file_start
-    newlines = np.flatnonzero(buf == 10)
-    after = newlines + 1
-    file_of_newline = np.searchsorted(offsets, newlines, side="right") - 1
-    starts = np.concatenate([file_start[nonempty], after[after < file_end[file_of_newline]]])
-    starts.sort(kind="stable")
-    file_of_line = np.searchsorted(offsets, starts, side="right") - 1
-    first = np.searchsorted(starts, offsets)
-    first[-1] = len(starts)
-    number = np.arange(len(starts), dtype=np.int64) - first[file_of_line] + 1
-    return _Cut(buf, offsets, newlines, starts, file_of_line, number, first)
-
-
-def lines_of(content: pa.LargeStringArray) -> Lines:
-    """Cut every string of ``content`` into lines (``\\n`` or ``\\r\\n`` ends a line), in numpy."""
-    import numpy as np
-    import pyarrow as pa
-
-    cut = _line_starts(content)
-    buf, offsets, newlines, starts = cut.buf, cut.offsets, cut.newlines, cut.starts
-    file_start, file_end = offsets[:-1], offsets[1:]
-    nonempty = file_end > file_start
-    open_end = nonempty.copy()
-    open_end[nonempty] = buf[file_end[nonempty] - 1] != 10
-    ends = np.concatenate([newlines, file_end[open_end]])
-    ends.sort(kind="stable")
-    # a "\r" just before the "\n" belongs to the terminator
-    at_newline = ends < len(buf)
-    at_newline[at_newline] = buf[ends[at_newline]] == 10
-    carriage = at_newline & (ends > starts)
-    carriage[carriage] = buf[ends[carriage] - 1] == 13
-    ends = ends - carriage
-    new_offsets = np.zeros(len(starts) + 1, dtype=np.int64)
-    np.cumsum(ends - starts, out=new_offsets[1:])
-    # every byte is either in a line or in a terminator ("\n", or the "\r" of "\r\n")
-    keep = buf != 10
-    keep[ends[carriage]] = False
-    text = pa.LargeStringArray.from_buffers(len(starts), pa.py_buffer(new_offsets), pa.py_buffer(buf[keep]))
-    return Lines(text, cut.file, cut.number, starts, cut.first)
+# the files, cached per store version
 
 
 @dataclass
 class _Snapshot:
     """The files below ``scope`` (every depth, or at most ``max_depth``), in traversal order."""
 
-    path: str
-    version: int
     scope: VikingURI
     max_depth: int | None
     uris: pa.Array
     uri_list: list[str]
     depth: np.ndarray
     content: pa.LargeStringArray
-    nbytes: int
     uses: int = 1
     _lines: Lines | None = field(default=None, repr=False)
     _blocks: Blocks | None = field(default=None, repr=False)
     _ascii: np.ndarray | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def covers(self, path: str, version: int, scope: VikingURI, max_depth: int | None) -> bool:
-        if path != self.path or version != self.version or not scope.is_within(self.scope):
+    def covers(self, scope: VikingURI, max_depth: int | None) -> bool:
+        """Whether it holds every file below ``scope`` down to depth ``max_depth`` (None: all)."""
+        if not scope.is_within(self.scope):
             return False
         return self.max_depth is None or (max_depth is not None and max_depth <= self.max_depth)
 
@@ -867,45 +194,10 @@ class _Snapshot:
             return self._ascii
 
 
-class _SnapshotCache:
-    """The last few snapshots read, newest last, within a byte budget."""
-
-    def __init__(self, max_bytes: int, max_entries: int) -> None:
-        self.max_bytes = max_bytes
-        self.max_entries = max_entries
-        self._items: OrderedDict[int, _Snapshot] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def find(self, path: str, version: int, scope: VikingURI, max_depth: int | None) -> _Snapshot | None:
-        with self._lock:
-            for key, snap in reversed(self._items.items()):
-                if snap.covers(path, version, scope, max_depth):
-                    self._items.move_to_end(key)
-                    return snap
-            return None
-
-    def put(self, snap: _Snapshot) -> None:
-        with self._lock:
-            for key in [k for k, s in self._items.items() if s.path == snap.path and s.version != snap.version]:
-                del self._items[key]  # an older version of the same store is dead
-            if snap.nbytes > self.max_bytes:
-                return
-            self._items[id(snap)] = snap
-            while len(self._items) > self.max_entries or sum(s.nbytes for s in self._items.values()) > self.max_bytes:
-                self._items.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-
-
-_CACHE = _SnapshotCache(CACHE_MAX_BYTES, CACHE_MAX_ENTRIES)
-
-
 def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Snapshot:
     """The files below ``scope``: from the cache while the store is unchanged, else read."""
     version = store.nodes_version()
-    cached = _CACHE.find(store.path, version, scope, max_depth)
+    cached = CACHE.find(store.path, version, _Snapshot, lambda snap: snap.covers(scope, max_depth))
     if cached is not None:
         cached.uses += 1
         return cached
@@ -923,11 +215,9 @@ def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Sn
     if content.type != pa.large_string():
         content = content.cast(pa.large_string())
     depth = np.asarray(pc.subtract(pc.count_substring(uris, "/"), 1), dtype=np.int64)
+    snap = _Snapshot(scope, max_depth, uris, [uri_list[i] for i in order], depth, content)
     # the budget counts the line table too, which a second search of the snapshot builds
-    snap = _Snapshot(
-        store.path, version, scope, max_depth, uris, [uri_list[i] for i in order], depth, content, 2 * content.nbytes
-    )
-    _CACHE.put(snap)
+    CACHE.put(store.path, version, snap, 2 * content.nbytes)
     return snap
 
 
@@ -951,26 +241,6 @@ def _regex_mask(values: pa.Array, regex: str) -> np.ndarray:
             )
         return np.concatenate(parts)
     return to_bool(pc.match_substring_regex(values, regex))
-
-
-def to_bool(mask: Any) -> np.ndarray:
-    import numpy as np
-    import pyarrow as pa
-
-    if isinstance(mask, pa.ChunkedArray):
-        mask = mask.combine_chunks()
-    return np.asarray(mask.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _take(values: pa.Array, index: np.ndarray) -> pa.Array:
-    import pyarrow as pa
-
-    return values if len(index) == len(values) else values.take(pa.array(index, pa.int64()))
-
-
-def re2_escape(text: str) -> str:
-    """RE2 text matching exactly ``text``."""
-    return "".join(_char_re2(ord(char)) for char in text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1132,16 +402,16 @@ def search_content(
         else:
             line_index = np.flatnonzero(line_mask)
             text, line_file, line_number = (
-                _take(lines.text, line_index),
+                take(lines.text, line_index),
                 lines.file[line_index],
                 lines.number[line_index],
             )
     else:
         # the candidate files, cut into blocks of lines; only the lines of matching blocks are cut
         files = _keep_matching(content, files, compiled, regex=False)
-        blocks = blocks_of(_take(content, files))
+        blocks = blocks_of(take(content, files))
         chosen = _keep_matching(blocks.text, np.arange(len(blocks.file)), compiled)
-        part = lines_of(_take(blocks.text, chosen))
+        part = lines_of(take(blocks.text, chosen))
         owner = chosen[part.file]
         text, line_file, line_number = (
             part.text,
@@ -1154,16 +424,16 @@ def search_content(
         flags = per_file[line_file]
         other = np.flatnonzero(~flags)
         if len(other):
-            flags[other] = to_bool(pc.string_is_ascii(_take(text, other)))
+            flags[other] = to_bool(pc.string_is_ascii(take(text, other)))
         return flags
 
     hit, by_re2 = _decide(text, compiled, ascii_lines, restrict)
     if compiled.empty_line is not None and len(text):
-        hit[np.diff(_offsets(text)) == 0] = compiled.empty_line
+        hit[np.diff(string_offsets(text)) == 0] = compiled.empty_line
     hits = np.flatnonzero(hit)
     if not len(hits):
         return Found([], [], [])
-    hit_text = _take(text, hits)
+    hit_text = take(text, hits)
     found = Found(line_file[hits].tolist(), line_number[hits].tolist(), hit_text.to_pylist())
     if spans:
         found.spans = _spans(found.text, hit_text, compiled, by_re2[hits])
@@ -1190,7 +460,7 @@ def _mask_of(texts: pa.Array, index: np.ndarray, regex: str) -> np.ndarray:
     that is cheaper than copying most of them)."""
     if len(index) * 2 > len(texts):
         return _regex_mask(texts, regex)[index]
-    return _regex_mask(_take(texts, index), regex)
+    return _regex_mask(take(texts, index), regex)
 
 
 def _decide(
@@ -1219,7 +489,7 @@ def _decide(
         if compiled.candidates is not None:
             rest = rest[_mask_of(text, rest, compiled.candidates)]
         search = compiled.python.search
-        strings = _take(text, rest).to_pylist()
+        strings = take(text, rest).to_pylist()
         hit[rest] = np.fromiter((search(line) is not None for line in strings), dtype=bool, count=len(strings))
     return hit, by_re2
 
