@@ -31,10 +31,32 @@ def check_user(user: str) -> None:
 
 
 class Access:
-    """The rules for one user."""
+    """The rules for one user.
 
-    def __init__(self, user: str) -> None:
+    ``isolated``: the user may not even read another user's space (a server's user keys);
+    listings of ``viking://`` and ``viking://user`` leave the other users' folders out.
+    """
+
+    def __init__(self, user: str, *, isolated: bool = False) -> None:
         self.user = user
+        self.isolated = isolated
+
+    def reachable(self, target: VikingURI) -> VikingURI:
+        """``target`` when this user may name it at all.
+
+        Raises:
+            PermissionDeniedError: it is in another user's space and the user is isolated.
+        """
+        if self.isolated:
+            self.not_in_another_space(target, "Use your own")
+        return target
+
+    def hides(self, uri: str) -> bool:
+        """True when a listing must leave ``uri`` out: another user's, for an isolated user."""
+        if not self.isolated or not uri.startswith("viking://user/"):
+            return False
+        owner = uri[len("viking://user/") :].split("/", 1)[0]
+        return owner != self.user
 
     def searchable(self, target: VikingURI) -> VikingURI:
         """``target`` as a find scope: ``viking://user`` means the user's own space.

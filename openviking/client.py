@@ -100,6 +100,7 @@ class OpenViking:
         self._warn: WarningCallback = warn if warn is not None else python_warning
         self._store: LanceStore | None = None
         self._embedder: Embedder | None = None
+        self._isolated = False
 
     # ------------------------------------------------------------------ lifecycle
     def initialize(self) -> None:
@@ -138,9 +139,10 @@ class OpenViking:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def as_user(self, user: str) -> OpenViking:
+    def as_user(self, user: str, *, isolated: bool = False) -> OpenViking:
         """A client for ``user`` over this one's store and embedder (a server answers many
-        users from one open store and one loaded model).
+        users from one open store and one loaded model). ``isolated``: ``user`` may not read
+        other users' spaces either, and listings leave them out.
 
         Raises:
             ConfigError: ``user`` is not a valid user id.
@@ -151,7 +153,12 @@ class OpenViking:
         other = OpenViking(self._path_arg, config=dataclasses.replace(self.config, user=user), warn=self._warn)
         other._store = self._open(create=True)
         other._embedder = self.embedder()
+        other._isolated = isolated
         return other
+
+    @property
+    def _access(self) -> Access:
+        return Access(self.user, isolated=self._isolated)
 
     def embedder(self) -> Embedder:
         """The configured embedder (built once)."""
@@ -177,7 +184,7 @@ class OpenViking:
     def _namespace(self) -> Namespace:
         from .namespace import Namespace
 
-        return Namespace(self._open(), self.user)
+        return Namespace(self._open(), self._access)
 
     def _sessions(self, *, create: bool = False) -> SessionStore:
         from .session.sessions import SessionStore
@@ -185,7 +192,7 @@ class OpenViking:
         return SessionStore(self._open(create=create), self.user)
 
     def _uri(self, text: str, field: str = "uri") -> VikingURI:
-        return parse(text, user=self.user, field=field)
+        return self._access.reachable(parse(text, user=self.user, field=field))
 
     @contextmanager
     def _writing(
@@ -361,10 +368,11 @@ class OpenViking:
         for item in excluded_uris(exclude_uri):
             self._uri(item, "exclude_uri")
 
-        def search() -> GrepResult:
+        def search(hidden: Sequence[str]) -> GrepResult:
+            excluded = [*excluded_uris(exclude_uri), *hidden]
             found = grep(
                 self._open(), uri, pattern, user=self.user, case_insensitive=case_insensitive,
-                exclude_uri=exclude_uri, node_limit=node_limit, level_limit=level_limit,
+                exclude_uri=excluded or None, node_limit=node_limit, level_limit=level_limit,
                 fixed_strings=fixed_strings, count=count, files_with_matches=files_with_matches, spans=spans,
             )  # fmt: skip
             return GrepResult.from_dict(found)
@@ -379,11 +387,11 @@ class OpenViking:
         compile_glob(pattern)
         target = self._uri(uri)
 
-        def search(sessions: Sequence[str]) -> GlobResult:
-            found = glob(self._open(), pattern, uri, user=self.user, node_limit=node_limit, extra_folders=sessions)
+        def search(sessions: Sequence[str], limit: int | None) -> GlobResult:
+            found = glob(self._open(), pattern, uri, user=self.user, node_limit=limit, extra_folders=sessions)
             return GlobResult.from_dict(found)
 
-        return self._namespace().glob(target, search)
+        return self._namespace().glob(target, search, node_limit)
 
     # ------------------------------------------------------------------ reading
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
@@ -515,7 +523,7 @@ class OpenViking:
         """Create a directory (parents too); ``description`` becomes its L0 abstract."""
         from .ingest.fsops import make_directory
 
-        target = Access(self.user).writable(self._uri(uri))
+        target = self._access.writable(self._uri(uri))
         store = self._open(create=True)
         with self._writing(store, [target]) as w:
             return make_directory(store, w.embedder, target, description, limits=w.limits)
@@ -538,7 +546,7 @@ class OpenViking:
         from .ingest.fsops import move
 
         source, target = self._uri(from_uri, "from_uri"), self._uri(to_uri, "to_uri")
-        access = Access(self.user)
+        access = self._access
         for uri in (source, target):
             access.not_in_sessions(uri, "named by their id; they cannot be moved")
         access.not_in_another_space(target)

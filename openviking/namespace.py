@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from .access import Access
 from .errors import FailedPreconditionError
 from .results import Entry, GlobResult, GrepResult, RemoveResult, Stat
 from .session.folders import SessionFolders, session_abstract, session_overview, stat_of
@@ -26,11 +27,14 @@ NodeRemoval = Callable[[VikingURI, bool, Callable[[RemoveResult], None]], Remove
 
 
 class Namespace:
-    """The files, folders and sessions of ``user`` in an open store."""
+    """The files, folders and sessions one user sees in an open store (``access`` says
+    whether other users' spaces are left out)."""
 
-    def __init__(self, store: LanceStore, user: str) -> None:
+    def __init__(self, store: LanceStore, access: Access) -> None:
+        user = access.user
         self.store = store
         self.user = user
+        self.access = access
         self.fs = VikingFS(store, user)
         self.sessions = SessionStore(store, user)
         self.folders = SessionFolders(self.sessions)
@@ -63,6 +67,7 @@ class Namespace:
             self.fs.ls(target, recursive=recursive, show_hidden=show_hidden, abs_limit=abs_limit),
             self.folders.entries_below(target, None if recursive else 1),
         )
+        entries = [e for e in entries if not self.access.hides(e.uri)]
         return entries[:node_limit] if node_limit else entries
 
     def tree(self, target: VikingURI, *, level_limit: int, node_limit: int | None) -> list[Entry]:
@@ -74,7 +79,7 @@ class Namespace:
         prefix = len(str(target)) if not target.is_root else len("viking://") - 1
         for entry in sessions:
             entry.rel_path = entry.uri[prefix:].lstrip("/")
-        entries = self.folders.with_entries(entries, sessions)
+        entries = [e for e in self.folders.with_entries(entries, sessions) if not self.access.hides(e.uri)]
         return entries[:node_limit] if node_limit else entries
 
     def stat(self, target: VikingURI) -> Stat:
@@ -88,19 +93,36 @@ class Namespace:
         return info
 
     # ------------------------------------------------------------------ searching the tree
-    def grep(self, target: VikingURI, search: Callable[[], GrepResult], *, count: bool, files: bool) -> GrepResult:
-        """``search()``'s matches, or none in a session (it holds messages, not files)."""
+    def grep(
+        self, target: VikingURI, search: Callable[[Sequence[str]], GrepResult], *, count: bool, files: bool
+    ) -> GrepResult:
+        """``search(hidden folders)``'s matches, or none in a session (it holds messages, not
+        files); the folders of users this one may not see are searched by no one."""
         if self.folders.at(target) is not None:
             return GrepResult(
                 matches=None if count or files else [], counts=[] if count else None, files=[] if files else None
             )
-        return search()
+        return search(self._hidden_below(target))
 
-    def glob(self, target: VikingURI, search: Callable[[Sequence[str]], GlobResult]) -> GlobResult:
-        """``search(session folders)``: the sessions below ``target`` match like folders."""
+    def glob(
+        self, target: VikingURI, search: Callable[[Sequence[str], int | None], GlobResult], node_limit: int | None
+    ) -> GlobResult:
+        """``search(session folders, limit)``: the sessions below ``target`` match like folders;
+        what this user may not see is left out before the limit applies."""
         if self.folders.at(target) is not None:
             return GlobResult()
-        return search(self.folders.uris_below(target))
+        if not self.access.isolated:
+            return search(self.folders.uris_below(target), node_limit)
+        found = [m for m in search(self.folders.uris_below(target), None).matches if not self.access.hides(m)]
+        found = found[:node_limit] if node_limit else found
+        return GlobResult(matches=found, count=len(found))
+
+    def _hidden_below(self, target: VikingURI) -> list[str]:
+        """The other users' folders below ``target`` that this user may not see."""
+        users = VikingURI(("user",))
+        if not self.access.isolated or not users.is_within(target):
+            return []
+        return [row["uri"] for row in self.store.children_of(str(users), ["uri"]) if self.access.hides(row["uri"])]
 
     def missing_targets(self, targets: Sequence[VikingURI]) -> list[str]:
         """A warning for each find target that names nothing find can search."""
