@@ -619,7 +619,7 @@ class OpenViking:
 
     def list_sessions(self) -> list[SessionInfo]:
         """Every session of the user, newest first."""
-        return self._sessions().list()
+        return self._sessions().all()
 
     def delete_session(self, session_id: str) -> SessionDeleted:
         """Delete a session and its messages."""

@@ -9,7 +9,7 @@ from .errors import InvalidArgumentError
 __all__ = ["normalize_tags", "split_tag_list"]
 
 
-def normalize_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
+def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
     """Lower-case, stripped ``key=value`` tags; a repeated key keeps its last value.
 
     Raises:

@@ -84,8 +84,8 @@ def format_iso8601(moment: datetime) -> str:
 
 
 def parse_time_range(
-    since: str | None = None,
-    until: str | None = None,
+    since: str | date | None = None,
+    until: str | date | None = None,
     time_field: str | None = None,
     *,
     now: datetime | None = None,

@@ -76,7 +76,7 @@ def chunk_text(
     for block in blocks:
         pieces.extend(_split_large(block, max_chars, fences=markdown))
     merged = _pack(pieces, max_chars, min_chars) if code else _merge_small(pieces, min_chars, max_chars)
-    chunks = []
+    chunks: list[Chunk] = []
     for block in merged:
         lead, trail = _leading_blank(block.lines), _leading_blank(list(reversed(block.lines)))
         body = "\n".join(block.lines[lead : len(block.lines) - trail])  # the lines its span names, no more

@@ -242,7 +242,9 @@ def _finish_move(
     if nodes:
         store.upsert_nodes(nodes)
     if records:
-        store.replace_records(sorted({r["uri"] for r in records}), records, store.records_dimension())
+        dimension = store.records_dimension()
+        assert dimension is not None  # the records just read are in a records table
+        store.replace_records(sorted({r["uri"] for r in records}), records, dimension)
     store.delete_records_below(source)
     store.delete_nodes_below(source)
     relations.move_links(store, source, target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -219,7 +219,7 @@ def directory_overview(name: str, abstract: str, children: list[ChildSummary], l
     return head + "\n".join(lines) + "\n"
 
 
-def navigation_text(name: str, children: list[ChildSummary]) -> str:
+def navigation_text(name: str, children: Sequence[ChildSummary]) -> str:
     """What a directory's L1 record embeds: its name and the titles of its children."""
     titles = [_topic(child) for child in children]
     return f"{name}: " + "; ".join(t for t in titles if t)

@@ -111,7 +111,7 @@ def _user_spec(patterns: Sequence[str], flag: str) -> object | None:
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         try:
-            valid = pathspec.GitIgnoreSpec.from_lines([line]).patterns[0].regex is not None  # type: ignore[attr-defined]
+            valid = pathspec.GitIgnoreSpec.from_lines([line]).patterns[0].regex is not None
         except ValueError:  # pathspec's GitIgnorePatternError, e.g. a trailing backslash
             valid = False
         if not valid:

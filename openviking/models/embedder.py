@@ -33,9 +33,14 @@ ENGINE_SLICE = 16
 class Embedder(Protocol):
     """What the ingest pipeline and the retriever need from an embedding model."""
 
-    identity: str
-    dimension: int
-    max_tokens: int | None
+    @property
+    def identity(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int | None: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
@@ -128,7 +133,8 @@ class HashEmbedder:
             self.identity = f"hash:v1-{dimension}"
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         import numpy as np
@@ -141,7 +147,8 @@ class HashEmbedder:
                 out[row, index % self.dimension] += sign * weight
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return out / norms
+        unit: np.ndarray = out / norms
+        return unit
 
     def truncate(self, text: str, max_tokens: int) -> str:
         words = text.split()
@@ -197,7 +204,8 @@ class OpenAIEmbedder:
         return self._client
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._call([text], self.config.query_param)[0]
+        vector: np.ndarray = self._call([text], self.config.query_param)[0]
+        return vector
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         import numpy as np
@@ -252,7 +260,8 @@ class OpenAIEmbedder:
             )
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return matrix / norms
+        unit: np.ndarray = matrix / norms
+        return unit
 
 
 _fallback_warned = False

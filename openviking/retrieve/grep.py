@@ -421,7 +421,7 @@ def search_content(
 
     def ascii_lines() -> np.ndarray:
         per_file = ascii_files() if ascii_files is not None else to_bool(pc.string_is_ascii(content))
-        flags = per_file[line_file]
+        flags: np.ndarray = per_file[line_file]
         other = np.flatnonzero(~flags)
         if len(other):
             flags[other] = to_bool(pc.string_is_ascii(take(text, other)))
@@ -459,7 +459,8 @@ def _mask_of(texts: pa.Array, index: np.ndarray, regex: str) -> np.ndarray:
     """Which of the strings ``texts[index]`` RE2 finds a match in (all of them are tested when
     that is cheaper than copying most of them)."""
     if len(index) * 2 > len(texts):
-        return _regex_mask(texts, regex)[index]
+        kept: np.ndarray = _regex_mask(texts, regex)[index]
+        return kept
     return _regex_mask(take(texts, index), regex)
 
 

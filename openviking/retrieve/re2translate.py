@@ -130,7 +130,7 @@ def _check() -> None:
             raise _Differs(f"re._parser.parse({probe!r}) gives {tree}, expected {expected}")
     if not parser.parse("(?s)a", 0).state.flags & constants.SRE_FLAG_DOTALL:
         raise _Differs("re._parser.parse('(?s)a').state.flags lacks SRE_FLAG_DOTALL")
-    answers = {
+    answers: dict[str, tuple[object, object]] = {
         "_sre.unicode_tolower(ord('Σ'))": (_sre.unicode_tolower(0x3A3), 0x3C3),
         "_sre.unicode_iscased(ord('a'))": (bool(_sre.unicode_iscased(0x61)), True),
         "_sre.unicode_iscased(ord('1'))": (bool(_sre.unicode_iscased(0x31)), False),
@@ -138,9 +138,9 @@ def _check() -> None:
         "_sre.ascii_iscased(ord('é'))": (bool(_sre.ascii_iscased(0xE9)), False),
         "re._casefix._EXTRA_CASES[ord('s')]": (casefix._EXTRA_CASES.get(0x73), (0x17F,)),
     }
-    for asked, (got, expected) in answers.items():
-        if got != expected:
-            raise _Differs(f"{asked} is {got!r}, expected {expected!r}")
+    for asked, (got, answer) in answers.items():
+        if got != answer:
+            raise _Differs(f"{asked} is {got!r}, expected {answer!r}")
 
 
 def _plain(value: Any, constants: Any) -> Any:
@@ -419,8 +419,10 @@ class _Translator:
             return self._literal_seq(sub, _combine_flags(flags, add, delete))
         if op is c.BRANCH:
             parts = [self._literal_seq(alt, flags) for alt in av[1]]
-            exact = frozenset().union(*(p[0] for p in parts)) if all(p[0] is not None for p in parts) else None
-            required = frozenset().union(*(p[1] for p in parts)) if all(p[1] for p in parts) else None
+            exacts = [p[0] for p in parts if p[0] is not None]
+            requireds = [p[1] for p in parts if p[1]]
+            exact = frozenset[str]().union(*exacts) if len(exacts) == len(parts) else None
+            required = frozenset[str]().union(*requireds) if len(requireds) == len(parts) else None
             if exact is not None and len(exact) > MAX_LITERAL_SET:
                 exact = None
             return exact, required

@@ -97,7 +97,7 @@ def find_request(
             hint="Use --mode hybrid, --mode vector or --mode keyword",
             details={"mode": chosen_mode},
         )
-    time_range = parse_time_range(since, until, time_field)  # type: ignore[arg-type]
+    time_range = parse_time_range(since, until, time_field)
     parsed_filter = parse_filter(filter_)
     if parsed_filter:
         check_filter(parsed_filter, user=user)
@@ -105,7 +105,7 @@ def find_request(
         targets=targets_of(target_uri, user),
         context_types=context_types_from(context_type),
         levels=levels_from(level),
-        tags=normalize_tags(tags),  # type: ignore[arg-type]
+        tags=normalize_tags(tags),
         time_range=time_range,
         filter=parsed_filter,
         user=user,

@@ -214,20 +214,23 @@ def score_candidates(
         rows = _best_per_uri(found)[:depth]
         for rank, row in enumerate(rows, start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
-            item = by_uri.get(row["uri"])
-            if item is None:
+            known = by_uri.get(row["uri"])
+            if known is None:
                 item = by_uri[row["uri"]] = Candidate(row)
-            elif item.vector_rank is not None and rank < item.vector_rank:
+            elif known.vector_rank is not None and rank < known.vector_rank:
                 # The hit shows the record of the side that ranks its file higher, the vector
                 # side's at a tie (always, in a search of one file): on the code questions its
                 # lines overlap the answering definition in 18 of 45, the keyword side's in 15.
-                item.row = row
+                known.row = row
+                item = known
+            else:
+                item = known
             item.keyword_score, item.keyword_rank = bm25, rank
         # A summary match adds to a URI that either side found; it brings no URI of its own.
         for rank, row in enumerate(_best_per_uri(summaries), start=1):
-            item = by_uri.get(row["uri"])
-            if item is not None:
-                item.summary_score, item.summary_rank = _finite(float(row["_score"])), rank
+            found_by_a_side = by_uri.get(row["uri"])
+            if found_by_a_side is not None:
+                found_by_a_side.summary_score, found_by_a_side.summary_rank = _finite(float(row["_score"])), rank
     candidates = list(by_uri.values())
     if mode == "vector":
         for item in candidates:

@@ -225,12 +225,13 @@ def _run_all(
     ]
     jobs = list(zip(queries, vectors, strict=True))
     if len(jobs) == 1:
-        outcomes = [_run(store, embedder, request, *jobs[0], reranker)]
+        typed, vector = jobs[0]
+        outcomes = [_run(store, embedder, request, typed, vector, reranker)]
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(len(jobs), MAX_PARALLEL_PASSES)) as executor:
-            outcomes = list(executor.map(lambda job: _run(store, embedder, request, *job, reranker), jobs))
+            outcomes = list(executor.map(lambda job: _run(store, embedder, request, job[0], job[1], reranker), jobs))
     for outcome in outcomes:
         if outcome.rerank_failure is not None:
             warn(f"rerank failed ({outcome.rerank_failure}); keeping the retrieval scores", kind="rerank")

@@ -52,7 +52,7 @@ class SessionFolders:
         """The sessions at most ``depth`` levels below ``target`` (all when None), as folders."""
         if not self.listed_within(target, depth):
             return []
-        return sorted((entry_of(info) for info in self.sessions.list()), key=lambda e: e.uri)
+        return sorted((entry_of(info) for info in self.sessions.all()), key=lambda e: e.uri)
 
     def uris_below(self, target: VikingURI) -> list[str]:
         """The URIs of the sessions below ``target`` (for glob to match as folders)."""
@@ -60,11 +60,11 @@ class SessionFolders:
 
     def within(self, target: VikingURI) -> list[SessionInfo]:
         """The sessions that removing ``target`` (a folder above the sessions folder) takes."""
-        return self.sessions.list() if self.listed_within(target, None) and target.depth >= 2 else []
+        return self.sessions.all() if self.listed_within(target, None) and target.depth >= 2 else []
 
     def count_in(self, target: VikingURI) -> int:
         """How many sessions are children of ``target`` (the sessions folder's are; others none)."""
-        return len(self.sessions.list()) if target == self.folder else 0
+        return len(self.sessions.all()) if target == self.folder else 0
 
     def with_entries(self, entries: list[Entry], sessions: list[Entry]) -> list[Entry]:
         """``entries`` with ``sessions`` right after their folder's entry (and its hidden

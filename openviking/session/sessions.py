@@ -235,7 +235,7 @@ class SessionStore:
         info.messages = messages
         return info
 
-    def list(self) -> list[SessionInfo]:
+    def all(self) -> list[SessionInfo]:
         """Every session of the user, most recently changed first."""
         rows = self.rows.sessions()
         counts = Counter(r["session_id"] for r in self.rows.messages(columns=["session_id"]))

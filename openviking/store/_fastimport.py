@@ -72,5 +72,5 @@ def _deferred_package(spec: Any, lazy_names: dict[str, str]) -> types.ModuleType
                 return module.__dict__[name]
         raise AttributeError(f"module {spec.name!r} has no attribute {name!r}")
 
-    module.__getattr__ = __getattr__  # type: ignore[attr-defined]
+    setattr(module, "__getattr__", __getattr__)  # noqa: B010 - a module attribute, not a method
     return module

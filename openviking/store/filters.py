@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -63,7 +63,7 @@ def path_scope_sql(uri: VikingURI, *, max_depth: int | None = None, column: str 
     return " AND ".join(parts) if parts else "TRUE"
 
 
-def parse_filter(value: str | dict[str, Any] | None) -> dict[str, Any] | None:
+def parse_filter(value: str | Mapping[str, Any] | None) -> dict[str, Any] | None:
     """Accept a filter as JSON text or a dict; ``{}`` and empty text mean no filter."""
     if value is None:
         return None

@@ -253,7 +253,9 @@ class LanceStore:
     ) -> list[dict[str, Any]]:
         """The node at ``uri`` and every node below it (``max_depth`` levels at most; files
         only with ``files_only``)."""
-        return self.scan_nodes_below(uri, columns, files_only=files_only, max_depth=max_depth, limit=limit).to_pylist()
+        table = self.scan_nodes_below(uri, columns, files_only=files_only, max_depth=max_depth, limit=limit)
+        rows: list[dict[str, Any]] = table.to_pylist()
+        return rows
 
     def scan_nodes_below(
         self,
@@ -311,7 +313,8 @@ class LanceStore:
         columns: Sequence[str] | None = None,
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
-        return self._scan_nodes(where, columns, limit).to_pylist()
+        rows: list[dict[str, Any]] = self._scan_nodes(where, columns, limit).to_pylist()
+        return rows
 
     def _scan_nodes(
         self,
@@ -583,7 +586,8 @@ class LanceStore:
             query = query.where(where)
         if columns:
             query = query.select(list(columns))
-        return run(query.limit(limit).to_list)
+        rows: list[dict[str, Any]] = run(query.limit(limit).to_list)
+        return rows
 
     def _count_rows(self, name: str, where: str | None = None) -> int:
         """How many rows of table ``name`` match ``where``."""

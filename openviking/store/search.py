@@ -99,7 +99,9 @@ def _match(
 ) -> list[dict[str, Any]]:
     from lancedb.query import MatchQuery
 
-    query = store.records().search(MatchQuery(text, column), query_type="fts")
+    # Its fields after the first two have defaults, which mypy does not see on a pydantic dataclass.
+    match: Any = MatchQuery
+    query = store.records().search(match(text, column), query_type="fts")
     if where:
         query = query.where(where, prefilter=True)
     # Rows not yet in the full-text index (written before optimize()) are scanned as well.
