@@ -1,14 +1,13 @@
 """The ``openviking`` command: one Typer app, one module per command group.
 
-``main()`` runs the app itself (not in Typer's standalone mode) so that usage errors become
-one line on stderr (a JSON error object with ``-o json``), and Ctrl-C and a closed pipe end
-the process quietly with the documented exit statuses.
+``main()`` runs the app itself (not in Typer's standalone mode), through the error boundary
+(boundary.py): a usage error is one line on stderr (a JSON error object with ``-o json``),
+and Ctrl-C and a closed pipe end the process quietly with the documented exit statuses.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -19,8 +18,9 @@ import typer
 
 from openviking import __version__
 
+from .boundary import ExitCode, guard_parser, report_usage
 from .commands import add, content, find, fs, grep, search, session
-from .runtime import COMPACT_JSON, ExitCode, silence_stdout
+from .console import OutputFormat
 
 app = typer.Typer(
     name="openviking",
@@ -50,17 +50,17 @@ def _root(
     """Keep an AI agent's context in a local viking:// store and find it again."""
 
 
-def _output_asked(argv: Sequence[str]) -> str:
-    """ "json" or "jsonl" when ``argv`` asks for it (read before click has parsed anything), else ""."""
+def _output_asked(argv: Sequence[str]) -> OutputFormat:
+    """json or jsonl when ``argv`` asks for it (read before click has parsed anything), else table."""
     for index, arg in enumerate(argv):
         if arg == "--json":
-            return "json"
+            return OutputFormat.json
         for prefix in ("-o", "--output="):  # -o is not case-sensitive: -o JSON asks for JSON too
             if arg.startswith(prefix) and arg[len(prefix) :].lower() in ("json", "jsonl"):
-                return arg[len(prefix) :].lower()
+                return OutputFormat(arg[len(prefix) :].lower())
         if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1].lower() in ("json", "jsonl"):
-            return argv[index + 1].lower()
-    return ""
+            return OutputFormat(argv[index + 1].lower())
+    return OutputFormat.table
 
 
 @dataclass(frozen=True)
@@ -135,11 +135,10 @@ def _global_options(args: list[str], index: int, shape: CommandShape) -> tuple[l
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    # Typer vendors click since 0.26; its exception classes live in typer._click (pinned range).
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageError
-
     command = typer.main.get_command(app)
     given = list(sys.argv[1:] if argv is None else argv)
+    # As typed: -o json before a group's bad option still asks for JSON.
+    output = _output_asked(given)
     shape = CommandShape.of(command)
     args = global_options_after_the_command(given, shape)
     # No command at all is a usage error: its help goes where errors go, and stdout stays empty.
@@ -148,51 +147,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     no_command = names_no_command(args, shape) and not completing
     if no_command:
         group = args[:1] if args and args[0] in shape.groups else []
-        if _output_asked(given):  # a script asked for JSON: it gets a JSON error, not the help
-            _report_usage("Missing command.", " ".join(["openviking", *group]), given)
+        if output is not OutputFormat.table:  # a script asked for JSON: it gets a JSON error, not the help
+            report_usage("Missing command.", " ".join(["openviking", *group]), output)
             return ExitCode.USAGE
         args = group  # the help of the app or the group, with the global options that change nothing there
-    output = contextlib.redirect_stdout(sys.stderr) if no_command else contextlib.nullcontext()
-    try:
-        with output:
-            code = command.main(args=args, prog_name="openviking", standalone_mode=False)
-    except NoArgsIsHelpError as exc:
-        exc.show()
-        return ExitCode.USAGE
-    except UsageError as exc:
-        _usage_error(exc, given)  # as typed: -o json before a group's bad option still asks for JSON
-        return ExitCode.USAGE
-    except ClickException as exc:
-        exc.show()
-        return exc.exit_code
-    except (KeyboardInterrupt, typer.Abort):
-        sys.stderr.write("\nInterrupted.\n")
-        return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        silence_stdout()
-        return ExitCode.SUCCESS
-    return code if isinstance(code, int) else ExitCode.SUCCESS
+    stdout = contextlib.redirect_stdout(sys.stderr) if no_command else contextlib.nullcontext()
 
+    def invoke() -> object:
+        with stdout:
+            return command.main(args=args, prog_name="openviking", standalone_mode=False)
 
-def _usage_error(exc: object, args: Sequence[str]) -> None:
-    # typer checks choices through pydantic, whose "Value error, " prefix tells a user nothing
-    message = exc.format_message().replace(": Value error, ", ": ")  # type: ignore[attr-defined]
-    ctx = getattr(exc, "ctx", None)
-    _report_usage(message, ctx.command_path if ctx is not None else "openviking", args)
-
-
-def _report_usage(message: str, command_path: str, args: Sequence[str]) -> None:
-    hint = f"Try '{command_path} --help'."
-    output = _output_asked(args)
-    if output:
-        payload = {
-            "status": "error",
-            "error": {"code": "INVALID_ARGUMENT", "message": message, "details": {}, "hint": hint},
-        }
-        style = COMPACT_JSON if output == "jsonl" else {"ensure_ascii": False}
-        sys.stderr.write(json.dumps(payload, **style) + "\n")
-    else:
-        sys.stderr.write(f"Error: {message}\nHint: {hint}\n")
+    return guard_parser(invoke, output, no_command=no_command)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Layering rules of DESIGN.md section 1 and issue 2, checked on the source and in subprocesses."""
+"""Layering rules, checked on the source and in subprocesses."""
 
 from __future__ import annotations
 
@@ -87,6 +87,35 @@ def test_only_the_cli_imports_typer_and_rich() -> None:
         for path in python_files(LIBRARY)
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_cli_uses_no_private_module_of_typer() -> None:
+    # typer's underscored modules (its vendored click among them) change without notice between
+    # releases: the CLI imports, or reaches as an attribute, only typer's public names.
+    offenders = {
+        str(path.relative_to(REPO)): sorted(
+            name for name in imports_of(path) | attribute_chains(path) if _is(name, "typer") and _private(name)
+        )
+        for path in python_files(CLI)
+    }
+    assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def attribute_chains(path: Path) -> set[str]:
+    """Every dotted name a file reads (``typer.main.get_command``), whole and shortened."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and parts:
+            found.add(".".join([node.id, *reversed(parts)]))
+    return found
+
+
+def _private(name: str) -> bool:
+    return any(part.startswith("_") for part in name.split("."))
 
 
 def test_the_library_never_imports_the_cli() -> None:
