@@ -42,7 +42,8 @@ EXIT_STATUS = [
 
 def completion_scripts() -> dict[str, str]:
     """File name -> script, for bash, zsh and fish."""
-    from typer.completion import get_completion_script
+    # Re-exported by typer.completion without an __all__ entry (the public place to take it from).
+    from typer.completion import get_completion_script  # type: ignore[attr-defined]
 
     return {
         name: get_completion_script(prog_name="openviking", complete_var="_OPENVIKING_COMPLETE", shell=shell) + "\n"

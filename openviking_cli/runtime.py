@@ -27,7 +27,7 @@ from .console import OutputFormat, json_text, make_console
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from openviking.client import OpenViking
+    from openviking.interface import OpenVikingClient
 
 # What the commands (and their tests) read from here, wherever it is defined.
 __all__ = [
@@ -119,15 +119,15 @@ class CliContext:
     output: OutputFormat = OutputFormat.table
     debug: bool = False
     command: str = ""
-    _client: OpenViking | None = field(default=None, repr=False)
+    _client: OpenVikingClient | None = field(default=None, repr=False)
 
     @property
     def machine(self) -> bool:
         """True for json/jsonl output."""
         return self.output is not OutputFormat.table
 
-    def client(self) -> OpenViking:
-        """The OpenViking client for this invocation (imports the library on first use)."""
+    def client(self) -> OpenVikingClient:
+        """The client for this invocation (imports the library on first use)."""
         if self._client is None:
             from openviking.client import OpenViking
 

@@ -228,3 +228,16 @@ def test_ruff_passes() -> None:
         env=dict(os.environ),
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def test_mypy_strict_passes() -> None:
+    """The library and the CLI type-check under mypy --strict (pyproject.toml's [tool.mypy])."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy"],
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=dict(os.environ),
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -53,7 +54,7 @@ def overview(ctx: CliContext, uri: UriArgument) -> Output:
     return Output(text, table=_raw_text(text), items=[{"uri": uri, "overview": text}])
 
 
-def _listing(console: Any, entries: list[dict[str, Any]]) -> None:
+def _listing(console: Any, entries: Sequence[Mapping[str, Any]]) -> None:
     from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
@@ -114,14 +115,16 @@ def ls(
     entries = ctx.client().ls(
         uri, recursive=recursive, simple=simple, show_hidden=all_, node_limit=node_limit, abs_limit=abs_limit
     )
+    listed = [e for e in entries if isinstance(e, Mapping)]
     if simple:
+        uris = [str(e) for e in entries]
 
         def render(_console: Any) -> None:
-            for item in entries:
+            for item in uris:
                 sys.stdout.write(f"{item}\n")
 
-        return Output(entries, table=render, items=[{"uri": u} for u in entries])
-    return Output(entries, table=lambda console: _listing(console, entries), items=entries)
+        return Output(uris, table=render, items=[{"uri": u} for u in uris])
+    return Output(listed, table=lambda console: _listing(console, listed), items=listed)
 
 
 @command(app, "tree")

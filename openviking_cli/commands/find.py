@@ -142,7 +142,7 @@ def find(
     return hits_output(ctx, result.to_dict(), lambda console, data: render_result(console, data, limit))
 
 
-def hits_output(ctx: CliContext, data: dict, render: Callable[[Any, dict], None]) -> Output:
+def hits_output(ctx: CliContext, data: dict[str, Any], render: Callable[[Any, dict[str, Any]], None]) -> Output:
     """find's and search's output. jsonl holds hits only, so an --explain of no results (what
     removed the candidates, which json keeps in ``diagnostics``) goes to stderr, as in a table."""
     if ctx.output is OutputFormat.jsonl and data["total"] == 0 and data.get("diagnostics"):
@@ -150,7 +150,7 @@ def hits_output(ctx: CliContext, data: dict, render: Callable[[Any, dict], None]
     return Output(data, table=lambda console: render(console, data), items=hits_of(data))
 
 
-def no_result_lines(data: dict) -> list[str]:
+def no_result_lines(data: dict[str, Any]) -> list[str]:
     """The note for no results, with what removed the candidates when --explain asked."""
     lines = ["No results found.", "Try a broader query, lower --threshold, or search a wider --uri."]
     diagnostics = data.get("diagnostics")
@@ -165,7 +165,7 @@ def no_result_lines(data: dict) -> list[str]:
     return lines
 
 
-def render_result(console: object, data: dict, limit: int, passes: int = 1) -> None:
+def render_result(console: object, data: dict[str, Any], limit: int, passes: int = 1) -> None:
     """The ranked cards of a find or search result (or the no-result note)."""
     total = data["total"]
     if total == 0:

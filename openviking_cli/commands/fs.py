@@ -113,7 +113,7 @@ def doctor(ctx: CliContext) -> Output:
         raise FailedPreconditionError(
             f"doctor found a problem: {problems[0]}{more}",
             hint="The report is in details; fix the problems and run it again",
-            details=report,
+            details=report.to_dict(),
         )
 
     def render(console: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
@@ -57,7 +58,7 @@ def list_(ctx: CliContext) -> Output:
     return Output(sessions, table=lambda console: _render_list(console, sessions), items=sessions)
 
 
-def _render_list(console: Any, sessions: list[dict[str, Any]]) -> None:
+def _render_list(console: Any, sessions: Sequence[Mapping[str, Any]]) -> None:
     if not sessions:
         note("No sessions yet.", "Start one with: openviking session new")
         return
@@ -93,7 +94,7 @@ def show(ctx: CliContext, session_id: SessionIdArgument) -> Output:
     return Output(info, table=lambda console: _render_session(console, info), items=info["messages"])
 
 
-def _render_session(console: Any, info: dict[str, Any]) -> None:
+def _render_session(console: Any, info: Mapping[str, Any]) -> None:
     from rich.text import Text
 
     count = info["message_count"]
