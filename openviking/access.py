@@ -106,7 +106,7 @@ class Access:
         if target.is_within(sessions_folder(self.user)):
             raise InvalidArgumentError(
                 f"{target} is in the sessions folder: sessions are {how}",
-                hint="openviking session --help",
+                hint="Sessions are made by create_session() and add_message()",
                 details={"uri": str(target)},
             )
 

@@ -383,7 +383,7 @@ class OpenViking:
         """URIs whose path below ``uri`` matches a glob (see the interface)."""
         from .retrieve.glob import compile_glob, glob
 
-        optional_limit(node_limit, "node_limit", "-n/--node-limit")
+        optional_limit(node_limit, "node_limit")
         compile_glob(pattern)
         target = self._uri(uri)
 
@@ -429,7 +429,9 @@ class OpenViking:
     def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[Entry]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
         optional_limit(node_limit, "node_limit")
-        level_limit = whole_number(level_limit, "level_limit", hint="Use -L with a whole number; 0 means all levels")
+        level_limit = whole_number(
+            level_limit, "level_limit", hint="Pass level_limit as a whole number; 0 means all levels"
+        )
         return self._namespace().tree(self._uri(uri), level_limit=level_limit, node_limit=node_limit)
 
     def stat(self, uri: str) -> Stat:

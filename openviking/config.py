@@ -203,7 +203,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         if not file.is_file():
             raise ConfigFileNotFoundError(
                 f"Config file not found: {file}" if not file.exists() else f"Config path is not a file: {file}",
-                hint=f"Check --config or {CONFIG_ENV}, or remove it to use the defaults.",
+                hint=f"Check the config file named (config_file= or {CONFIG_ENV}), or remove it to use the defaults.",
                 details={"path": str(file)},
             )
     else:

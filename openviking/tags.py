@@ -36,7 +36,7 @@ def normalize_tags(tags: Iterable[str] | str | None) -> tuple[str, ...]:
         if not sep or "=" in value or not key.strip() or not value.strip():
             raise InvalidArgumentError(
                 f"Invalid tag '{raw}': tags are key=value pairs",
-                hint="Example: --tags env=prod,team=search",
+                hint="Example: tags=['env=prod', 'team=search']",
                 details={"tag": str(raw)},
             )
         values[key.strip()] = value.strip()  # a dict keeps first-seen key order

@@ -29,11 +29,7 @@ _RELATIVE = re.compile(r"^(\d+)([smhdw])$")
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _FRACTION = re.compile(r"(\.\d{6})\d+")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-# since/until are the SDK's names of the command line's --after/--before: the hint names both.
-_FORMS = (
-    "--after/--before (since/until in the SDK) take 30m, 2h, 7d, 2w, YYYY-MM-DD "
-    "or ISO 8601 such as 2026-03-11T15:18:00Z"
-)
+_FORMS = "since and until take 30m, 2h, 7d, 2w, YYYY-MM-DD or ISO 8601 such as 2026-03-11T15:18:00Z"
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +96,7 @@ def parse_time_range(
     if field not in TIME_FIELDS:
         raise InvalidArgumentError(
             f"time_field must be one of: {', '.join(TIME_FIELDS)} (got '{time_field}')",
-            hint="Use --time-field updated_at (when the source last changed) or created_at (when first added)",
+            hint="Pass time_field='updated_at' (when the source last changed) or 'created_at' (when first added)",
             details={"time_field": time_field},
         )
     since = _bound_text(since, "since")
@@ -116,7 +112,7 @@ def parse_time_range(
         raise InvalidArgumentError(
             "since must be earlier than or equal to until",
             details={"since": format_iso8601(lower), "until": format_iso8601(upper)},
-            hint="Swap --after and --before, or widen the window.",
+            hint="Swap since and until, or widen the window.",
         )
     return TimeRange(field, lower, upper)
 

@@ -31,12 +31,11 @@ def whole_number(value: Any, name: str, *, minimum: int = 0, hint: str | None = 
     return number
 
 
-def optional_limit(value: Any, name: str, flag: str | None = None) -> int | None:
+def optional_limit(value: Any, name: str) -> int | None:
     """A ``node_limit``: None, or a whole number >= 0 where 0 means no limit (None)."""
     if value is None:
         return None
-    hint = f"Use {flag} with a whole number; 0 means no limit" if flag else None
-    return whole_number(value, name, hint=hint) or None
+    return whole_number(value, name, hint=f"Pass {name} as a whole number; 0 means no limit") or None
 
 
 def real_number(value: Any, name: str, *, hint: str | None = None) -> float:

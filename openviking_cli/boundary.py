@@ -27,6 +27,7 @@ from openviking.errors import (
     PermissionDeniedError,
     StoreNotWritableError,
 )
+from openviking_cli.hints import cli_hint
 
 from .console import OutputFormat, json_text, make_console, silence_stdout
 
@@ -124,6 +125,7 @@ def report_usage(message: str, command_path: str, output: OutputFormat) -> None:
 def report_error(exc: OpenVikingError, output: OutputFormat, command: str = "") -> None:
     """An error of the library, with a hint when it brings none: the config file to fix, or the
     help of the command that got bad input."""
+    exc.hint = cli_hint(exc.hint)
     if not exc.hint and isinstance(exc, ConfigError):
         exc.hint = "Fix the config file; 'openviking doctor' shows which one is read."
     elif not exc.hint and is_usage_error(exc):

@@ -196,7 +196,7 @@ def _refuse_another_kind(root_node: dict[str, Any] | None, root: VikingURI, sing
         kind = "directory" if root_node["is_dir"] else "file"
         raise AlreadyExistsError(
             f"{root} already exists as a {kind}",
-            hint="Choose another target with --to, or remove it first with openviking rm",
+            hint="Choose another target with to=, or remove it first with rm",
             details={"uri": str(root)},
         )
 

@@ -91,7 +91,7 @@ class Sources:
                 if node is None:
                     raise NotFoundError(
                         f"Parent not found: {base}",
-                        hint="Create it first with openviking mkdir, or give the exact target with --to",
+                        hint="Create it first with mkdir, or give the exact target with to=",
                         details={"uri": str(base)},
                     )
                 if not node["is_dir"]:
@@ -132,7 +132,7 @@ class Sources:
         skipped = len(walked.skipped) + len(walked.files)
         raise InvalidArgumentError(
             f"Nothing to add: {source} holds no text files" + (f" ({skipped} skipped)" if skipped else ""),
-            hint="Hidden files, .gitignore'd paths and binary files are left out; check --include/--exclude.",
+            hint="Hidden files, .gitignore'd paths and binary files are left out; check include and exclude.",
             details={"path": str(source), "skipped": skipped},
         )
 
@@ -163,7 +163,7 @@ class Sources:
                 details={"path": str(source)},
             )
         if name is not None and (not isinstance(name, str) or not name.strip()):
-            raise InvalidArgumentError("A skill's name must not be empty", hint="Leave --name out to use SKILL.md's")
+            raise InvalidArgumentError("A skill's name must not be empty", hint="Leave name out to use SKILL.md's")
         return VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
 
     @staticmethod
@@ -180,7 +180,7 @@ class Sources:
             if known and known != label and not known.startswith(label + os.sep):
                 raise AlreadyExistsError(
                     f"A skill named '{folder.name}' already exists, with files from elsewhere ({known})",
-                    hint=f"Give this one another name with --name, or remove the other: openviking rm -r {folder}",
+                    hint=f"Give this one another name with name=, or remove the other: rm('{folder}', recursive=True)",
                     details={"uri": str(folder), "source": label},
                 )
 

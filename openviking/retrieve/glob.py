@@ -409,7 +409,7 @@ def glob(
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    limit = optional_limit(node_limit, "node_limit", "-n/--node-limit")
+    limit = optional_limit(node_limit, "node_limit")
     compiled = compile_glob(pattern)
     base = parse(uri, user=user, field="uri")
     if not base.is_root:
@@ -424,7 +424,7 @@ def glob(
         if not node["is_dir"]:
             raise FailedPreconditionError(
                 f"Not a directory: {base}",
-                hint=f"glob matches paths below a directory, e.g. --uri {base.parent or 'viking://'}",
+                hint=f"glob matches paths below a directory, e.g. uri='{base.parent or 'viking://'}'",
                 details={"uri": str(base)},
             )
     regex = compiled.full(base)

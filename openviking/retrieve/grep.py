@@ -98,8 +98,8 @@ def check_arguments(
     Raises:
         InvalidArgumentError: the first bad argument.
     """
-    limit = optional_limit(node_limit, "node_limit", "-n/--node-limit")
-    depth_limit = optional_limit(level_limit, "level_limit", "-L/--level-limit")
+    limit = optional_limit(node_limit, "node_limit")
+    depth_limit = optional_limit(level_limit, "level_limit")
     if count and files_with_matches:
         raise InvalidArgumentError(
             "Use just one of --count or --files-with-matches", details={"count": True, "files_with_matches": True}
@@ -123,7 +123,7 @@ def _python_pattern(pattern: str, case_insensitive: bool, fixed_strings: bool) -
         where = f" at position {exc.pos}" if exc.pos is not None else ""
         raise InvalidArgumentError(
             f"Invalid regex pattern: {exc.msg}{where}",
-            hint="Escape special characters with a backslash, or search for the text as it is with -F/--fixed-strings",
+            hint="Escape special characters with a backslash, or search for the text as it is with fixed_strings=True",
             details={"pattern": pattern, "position": exc.pos, "reason": exc.msg},
         ) from exc
     except (OverflowError, RecursionError, ValueError) as exc:

@@ -81,12 +81,12 @@ def find_request(
     effective = whole_number(
         node_limit if node_limit is not None else limit,
         "node_limit" if node_limit is not None else "limit",
-        hint="Use --limit with a whole number, e.g. --limit 10",
+        hint="Pass limit as a whole number, e.g. limit=10",
     )
     threshold = real_number(
         default_threshold if score_threshold is None else score_threshold,
         "score_threshold",
-        hint="Use --threshold with a number, e.g. --threshold 0.3 (-1 keeps everything)",
+        hint="Pass score_threshold as a number, e.g. score_threshold=0.3 (-1 keeps everything)",
     )
     from .retriever import MODES
 
@@ -94,7 +94,7 @@ def find_request(
     if chosen_mode not in MODES:
         raise InvalidArgumentError(
             f"mode must be one of: {', '.join(MODES)} (got '{chosen_mode}')",
-            hint="Use --mode hybrid, --mode vector or --mode keyword",
+            hint="Pass mode='hybrid', 'vector' or 'keyword'",
             details={"mode": chosen_mode},
         )
     time_range = parse_time_range(since, until, time_field)
@@ -165,7 +165,7 @@ def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
             if text not in CONTEXT_TYPES:
                 raise InvalidArgumentError(
                     f"context_type must be one or more of: {', '.join(CONTEXT_TYPES)} (got '{part.strip()}')",
-                    hint="Example: --context-type memory,skill",
+                    hint="Example: context_type=['memory', 'skill']",
                     details={"context_type": str(item)},
                 )
             if text not in seen:

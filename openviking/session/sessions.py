@@ -81,7 +81,7 @@ def validate_role(role: Any) -> str:
     if text not in ROLES:
         raise InvalidArgumentError(
             f"Invalid role '{role}': a message's role must be 'user' or 'assistant'",
-            hint="Use --role user or --role assistant",
+            hint="Pass role='user' or role='assistant'",
             details={"role": role, "allowed": list(ROLES)},
         )
     return text
@@ -115,7 +115,7 @@ def message_parts(content: Any) -> list[dict[str, str]]:
     if not parts:
         raise InvalidArgumentError(
             "Message content must not be empty.",
-            hint='Give the message text, e.g. --content "We are designing the OAuth login flow."',
+            hint='Give the message text, e.g. "We are designing the OAuth login flow."',
             details={"content": content if isinstance(content, str) else ""},
         )
     return parts
@@ -203,7 +203,7 @@ class SessionStore:
             if self._row(sid) is not None:
                 raise AlreadyExistsError(
                     f"Session already exists: {sid}",
-                    hint=f"Add to it with: openviking session add-message {sid} --role user --content TEXT",
+                    hint=f"Add to it with add_message('{sid}', 'user', TEXT)",
                     details={"session_id": sid},
                 )
             row = self._new_row(sid)

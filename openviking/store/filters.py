@@ -75,7 +75,7 @@ def parse_filter(value: str | Mapping[str, Any] | None) -> dict[str, Any] | None
         except json.JSONDecodeError as exc:
             raise InvalidArgumentError(
                 f"--filter is not valid JSON: {exc.msg} at column {exc.colno}",
-                hint='Example: --filter \'{"op": "must", "field": "level", "conds": [2]}\'',
+                hint='Example: filter={"op": "must", "field": "level", "conds": [2]}',
                 details={"filter": value},
             ) from exc
     if not isinstance(value, dict):
@@ -300,7 +300,7 @@ def levels_from(value: int | str | Sequence[int | str] | None) -> tuple[int, ...
             if text not in ("0", "1", "2"):
                 raise InvalidArgumentError(
                     f"Invalid level '{part.strip()}': levels are 0 (abstract), 1 (overview) and 2 (content)",
-                    hint="Example: --level 0,1",
+                    hint="Example: level=[0, 1]",
                     details={"level": str(item)},
                 )
             levels.add(int(text))

@@ -102,7 +102,7 @@ class LanceStore:
         if not create and not store_exists(path):
             raise NotFoundError(
                 f"No store at {path}",
-                hint="Add something first: openviking add-resource PATH (or pass --store / set OPENVIKING_STORE)",
+                hint="Add something first with add_resource(PATH) (or name another store: path=, OPENVIKING_STORE)",
                 details={"store": path},
             )
         if create and "://" not in path:
@@ -706,7 +706,7 @@ def _translate(exc: Exception, context: str) -> OpenVikingError:
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return StoreNotWritableError(
             f"{context}: {exc.strerror or message}",
-            hint="The store is read-only here; reads still work. Point --store at a writable directory to change it.",
+            hint="The store is read-only here; reads still work. Name a writable directory as the store to change it.",
             details={"error": type(exc).__name__, "errno": exc.errno},
         )
     return InternalError(f"{context}: {message}", details={"error": type(exc).__name__})
