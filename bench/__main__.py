@@ -3,6 +3,7 @@
     python -m bench quality            # Cranfield + docs question sets, all modes, bm25s
     python -m bench quality --only cranfield
     python -m bench quality --only code   # Python questions over the standard library
+    python -m bench quality --only locomo # long-term conversations, per question category
     python -m bench all --out bench/results/latest.json
     python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
@@ -23,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import grepglob, ingest_scale, quality, scale, startup
+from . import grepglob, ingest_scale, locomo, quality, scale, startup
 from . import ingest as ingest_suite
 from .procs import timed_add
 from .report import print_pairs, print_table
@@ -137,8 +138,26 @@ def language_gap(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return gaps
 
 
+def run_locomo(work: Path, modes: list[str]) -> dict[str, Any]:
+    """The LoCoMo conversations: each session a file, searched per conversation (bench/locomo.py)."""
+    return locomo.run(work, open_client, ingest, modes)
+
+
+def print_locomo(report: dict[str, Any]) -> None:
+    print_table(report["rows"], LOCOMO_COLUMNS, title="LoCoMo development conversations, by question category")
+    if report.get("margins"):
+        print_table(
+            report["margins"],
+            ["dataset", "metric", "questions", "gap", "gap_95", "first_better", "second_better", "same"],
+            title="find --mode hybrid minus bm25s over whole files, 95 % paired bootstrap",
+        )
+    if report.get("memories"):
+        print_pairs("LoCoMo evidence turns as memories", report["memories"])
+
+
 QUALITY_COLUMNS = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
 CODE_COLUMNS = [*QUALITY_COLUMNS, "span@file", "span@3"]
+LOCOMO_COLUMNS = ["dataset", "system", "hit@1", "recall@5", "mrr@10", "ndcg@10", "p50_ms", "p95_ms", "queries"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="?",
         default="all",
     )
-    parser.add_argument("--only", choices=["cranfield", "docs", "code"], help="run one quality dataset")
+    parser.add_argument("--only", choices=["cranfield", "docs", "code", "locomo"], help="run one quality dataset")
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/latest.json"))
@@ -199,6 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         report["code"] = run_code(work, modes)
         print("code ingest:", json.dumps(report["code"]["ingest"]), file=sys.stderr)
         print_table(report["code"]["rows"], CODE_COLUMNS, title="Python questions over the standard library")
+    if quality_on and args.only in (None, "locomo"):
+        report["locomo"] = run_locomo(work, modes)
+        print("locomo ingest:", json.dumps(report["locomo"]["ingest"]), file=sys.stderr)
+        print_locomo(report["locomo"])
     if report.get("docs", {}).get("language_gap"):
         print_table(
             report["docs"]["language_gap"],

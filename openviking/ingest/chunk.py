@@ -3,8 +3,10 @@
 Markdown is cut at headings (never inside a code fence), source code where its top-level
 definitions and their members start (``code.definitions``: a chunk's heading is then the path
 of definitions it sits in, ``class Store > def lock``); sections smaller than ``MIN_CHARS`` are
-merged with the next, sections larger than ``MAX_CHARS`` are cut at blank lines. Other text is
-cut at blank lines. Line numbers are 1-based and inclusive.
+merged with the next, sections larger than ``MAX_CHARS`` are cut at blank lines. A transcript
+(``dialogue.dialogue_turns``) is cut at its turns, a few to a chunk, each chunk headed by what
+the transcript says before its first turn. Other text is cut at blank lines. Line numbers are
+1-based and inclusive.
 """
 
 from __future__ import annotations
@@ -13,11 +15,14 @@ import re
 from dataclasses import dataclass
 
 from .code import CONTAINER_KINDS, Definition, definitions, is_code
+from .dialogue import Turn, dialogue_turns, preamble_heading
 
 __all__ = ["Chunk", "chunk_text", "is_markdown", "text_lines"]
 
 MAX_CHARS = 1800
 MIN_CHARS = 400
+DIALOGUE_CHARS = 600
+DIALOGUE_OVERLAP = 1
 LABEL_CHARS = 60  # a generated 100 KB function name is not a heading
 HEADING_NAMES_CHARS = 160  # a packed chunk's heading stops naming its definitions here: the model reads ~80 tokens
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
@@ -34,6 +39,7 @@ class Chunk:
     line_end: int
     heading: str
     text: str
+    dialogue: bool = False  # turns of a transcript
 
 
 @dataclass(slots=True)
@@ -66,6 +72,9 @@ def chunk_text(
     if not lines:
         return []
     markdown, code = is_markdown(name), is_code(name)
+    turns = [] if code else dialogue_turns(lines)
+    if turns:
+        return _dialogue_chunks(lines, turns, max_chars)
     if markdown:
         blocks = _sections(lines)
     elif code:
@@ -85,6 +94,34 @@ def chunk_text(
         first = block.line_start + lead
         last = block.line_start + len(block.lines) - 1 - trail
         chunks.append(Chunk(len(chunks), first, last, block.heading, body))
+    return chunks
+
+
+def _dialogue_chunks(lines: list[str], turns: list[Turn], max_chars: int) -> list[Chunk]:
+    """Consecutive turns up to ``DIALOGUE_CHARS`` a chunk (a longer turn alone, cut as other
+    text is), each headed by the preamble; the first chunk holds the preamble's lines too."""
+    heading = preamble_heading(lines[: turns[0].first])
+    groups: list[list[Turn]] = []
+    size = 0
+    for turn in turns:
+        turn_size = sum(len(line) + 1 for line in lines[turn.first : turn.last + 1])
+        if groups and size + turn_size <= DIALOGUE_CHARS:
+            groups[-1].append(turn)
+            size += turn_size
+            continue
+        carried = groups[-1][-DIALOGUE_OVERLAP:] if groups and DIALOGUE_OVERLAP else []
+        groups.append([*carried, turn])
+        size = turn_size + sum(sum(len(x) + 1 for x in lines[t.first : t.last + 1]) for t in carried)
+    chunks: list[Chunk] = []
+    for number, group in enumerate(groups):
+        first = 0 if number == 0 else group[0].first
+        block = _Block(first + 1, lines[first : group[-1].last + 1], heading)
+        for piece in _split_large(block, max_chars, fences=False):
+            lead, trail = _leading_blank(piece.lines), _leading_blank(list(reversed(piece.lines)))
+            body = "\n".join(piece.lines[lead : len(piece.lines) - trail])
+            if body.strip():
+                start, end = piece.line_start + lead, piece.line_start + len(piece.lines) - 1 - trail
+                chunks.append(Chunk(len(chunks), start, end, heading, body, dialogue=True))
     return chunks
 
 

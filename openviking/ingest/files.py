@@ -250,8 +250,9 @@ def write_batch(
     uris = [str(p.uri) for p in batch]
     rows: list[dict[str, Any]] = []
     inputs: list[str] = []
+    windows: list[int | None] = []
     for p in batch:
-        records, embedded = file_records(
+        records, embedded, spans = file_records(
             p.uri,
             p.chunks,
             title=p.title,
@@ -263,9 +264,10 @@ def write_batch(
         )
         rows.extend(records)
         inputs.extend(embedded)
+        windows.extend(spans)
     # New files have no stored vectors to reuse: no lookup (it too scans the unoptimized rows).
     all_new = appender is not None and appender.active and all(p.is_new for p in batch)
-    result.records_embedded += embed_rows(store, embedder, rows, inputs, [] if all_new else uris)
+    result.records_embedded += embed_rows(store, embedder, rows, inputs, [] if all_new else uris, windows)
     nodes = [
         file_node(
             p.uri,

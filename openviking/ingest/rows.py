@@ -16,6 +16,7 @@ from openviking.store.lance import LanceStore
 from openviking.uri import SCHEME, VikingURI
 
 from .chunk import Chunk
+from .dialogue import embedded_turns
 from .summary import ChildSummary, navigation_text
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 SUMMARY_CHUNK = -1  # chunk number of a file's summary record
+DIALOGUE_TOKENS = 192
 
 
 def record_id(uri: str, level: int, chunk: int = 0) -> str:
@@ -111,9 +113,10 @@ def file_records(
     created_at: datetime,
     updated_at: datetime,
     tags: Sequence[str],
-) -> tuple[list[dict[str, Any]], list[str]]:
-    """The L2 records of a file (without their vectors), and the text each one embeds: one a
-    chunk (an empty file gets one of its summary or title), under its heading path."""
+) -> tuple[list[dict[str, Any]], list[str], list[int | None]]:
+    """The L2 records of a file (without their vectors), the text each one embeds and how many
+    of its tokens (None: the embedder's own limit): one a chunk (an empty file gets one of its
+    summary or title), under its heading path."""
     pieces = list(chunks) or [Chunk(0, 1, 1, "", summary or title)]
     if len(pieces) > 1 and summary:
         # A file of several chunks also gets a record of its title and first sentences: the
@@ -122,9 +125,13 @@ def file_records(
         pieces.insert(0, Chunk(SUMMARY_CHUNK, 0, 0, "", summary))
     rows: list[dict[str, Any]] = []
     inputs: list[str] = []
+    windows: list[int | None] = []
     for chunk in pieces:
         heading = _chunk_heading(title, chunk.heading)
         body = chunk.text.strip() if is_code else _without_heading_line(chunk.text)
+        if chunk.dialogue:
+            body = embedded_turns(body)
+        windows.append(DIALOGUE_TOKENS if chunk.dialogue else None)
         if chunk.index == SUMMARY_CHUNK:
             inputs.append(chunk.text)
         else:
@@ -143,7 +150,7 @@ def file_records(
                 tags=list(tags),
             )
         )
-    return rows, inputs
+    return rows, inputs, windows
 
 
 def directory_records(
@@ -180,11 +187,14 @@ def embed_rows(
     rows: list[dict[str, Any]],
     inputs: list[str],
     uris: Iterable[str],
+    windows: Sequence[int | None] | None = None,
 ) -> int:
     """Fill ``vector``/``text_hash`` on each row, reusing the vectors stored at ``uris`` for
-    identical inputs; returns how many inputs the embedder read."""
+    identical inputs; returns how many inputs the embedder read. ``windows``: the tokens of
+    each input to embed where it is not the embedder's limit."""
     limit = embedder.max_tokens
-    texts = [embedder.truncate(text, limit) if limit else text for text in inputs]
+    spans = [limit if w is None or not limit else max(limit, w) for w in windows or [None] * len(inputs)]
+    texts = [embedder.truncate(text, span) if span else text for text, span in zip(inputs, spans, strict=True)]
     hashes = [hashlib.sha1(text.encode("utf-8")).hexdigest() for text in texts]
     reusable: dict[str, Any] = {}
     uri_list = list(uris)

@@ -68,7 +68,10 @@ QUERY_MAX_TOKENS = 256
 _POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="openviking-search")
 # Candidates carry no text (up to 2 KB each, hundreds per query): fill_texts() fetches it for
 # the few that need it (an L1 hit's overview, what a reranker reads).
-RECORD_COLUMNS = ["id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "abstract", "tags"]
+RECORD_COLUMNS = [
+    "id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "abstract", "tags", "updated_at",
+]  # fmt: skip
+DATE_WEIGHT = 0.2
 
 
 @dataclass(slots=True)
@@ -211,9 +214,11 @@ def score_candidates(
     expansion = ""
     if mode in ("keyword", "hybrid"):
         (found, expansion), (summaries, _) = (search.result() for search in searches)
-        rows = _best_per_uri(found)[:depth]
+        rows, totals = _file_scores(found)
+        rows = rows[:depth]
         for rank, row in enumerate(rows, start=1):
-            bm25 = _finite(float(row.pop("_score", 0.0)))
+            row.pop("_score", None)
+            bm25 = totals[row["uri"]]
             known = by_uri.get(row["uri"])
             if known is None:
                 item = by_uri[row["uri"]] = Candidate(row)
@@ -244,6 +249,14 @@ def score_candidates(
         for item, v, k in zip(candidates, vector_parts, keyword_parts, strict=True):
             item.extra = {"vector_part": v, "keyword_part": k}
             item.score = VECTOR_WEIGHT * v + KEYWORD_WEIGHT * k
+        from .dates import nearness, query_periods
+
+        periods = query_periods(query) if DATE_WEIGHT else []
+        if periods:
+            for item in candidates:
+                near = nearness(periods, item.row.get("updated_at"))
+                item.extra["date_part"] = near
+                item.score = (1 - DATE_WEIGHT) * item.score + DATE_WEIGHT * near
     if expansion:
         for item in candidates:
             item.extra["keyword_translation"] = expansion
@@ -280,6 +293,33 @@ def embed_query(embedder: Embedder | None, query: str) -> Any:
     if embedder is None:
         raise ValueError("vector search needs an embedder")
     return embedder.embed_query(embedder.truncate(query, QUERY_MAX_TOKENS))
+
+
+FILE_MODE = "best"
+FILE_WEIGHT = 0.0
+FILE_TOP = 3
+
+
+def _file_scores(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Each URI's best record, ordered by the URI's keyword score, and that score."""
+    chunks: dict[str, list[float]] = {}
+    best: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        chunks.setdefault(row["uri"], []).append(_finite(float(row.get("_score", 0.0))))
+        best.setdefault(row["uri"], row)
+    totals = {}
+    for uri, scores in chunks.items():
+        scores.sort(reverse=True)
+        if FILE_MODE == "best":
+            totals[uri] = scores[0]
+        elif FILE_MODE == "rest":
+            totals[uri] = scores[0] + FILE_WEIGHT * sum(scores[1:])
+        elif FILE_MODE == "top":
+            totals[uri] = scores[0] + FILE_WEIGHT * sum(scores[1:FILE_TOP])
+        elif FILE_MODE == "decay":
+            totals[uri] = sum(score * FILE_WEIGHT**i for i, score in enumerate(scores))
+    order = sorted(best, key=lambda uri: (-totals[uri], uri))
+    return [best[uri] for uri in order], totals
 
 
 def _best_per_uri(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,0 +1,216 @@
+"""Conversations: transcripts told from other text and cut at their turns, what their chunks
+embed, the dates a question names, and sessions found by the day they were held."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import make_tree, set_mtime
+
+from openviking.ingest.chunk import chunk_text, text_lines
+from openviking.ingest.dialogue import dialogue_turns, embedded_turns, preamble_heading
+from openviking.ingest.rows import DIALOGUE_TOKENS, file_records
+from openviking.retrieve.dates import nearness, query_periods
+from openviking.uri import parse
+
+SESSION = """# Caroline and Melanie, session 1
+
+1:56 pm on 8 May, 2023
+
+[D1:1] Caroline: Hey Mel! Good to see you! How have you been lately?
+[D1:2] Melanie: Hey Caroline! I'm swamped with the kids and work. What's up with you?
+[D1:3] Caroline: I went to a support group yesterday and it was so powerful for me.
+[D1:4] Melanie: Wow, that's cool! What happened that was so awesome there?
+[D1:5] Caroline: The stories were so inspiring, I was happy and thankful for the support.
+[D1:6] Melanie: Love that. By the way, I painted a lake sunrise last year, take a look.
+[D1:7] Caroline: The colors really blend nicely, painting looks like a great outlet for you.
+[D1:8] Melanie: Thanks! Painting is a fun way to express my feelings and relax after work.
+"""
+
+
+def session_lines() -> list[str]:
+    return text_lines(SESSION)
+
+
+# ----------------------------------------------------------------------------- telling a transcript
+def test_a_session_is_a_transcript_of_its_turns() -> None:
+    turns = dialogue_turns(session_lines())
+    assert [t.speaker for t in turns] == ["Caroline", "Melanie"] * 4
+    assert [t.first for t in turns] == list(range(4, 12))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "User: how do I add a folder of notes to the store?",
+        "**Assistant:** Run add-resource with the folder, and it mirrors it under resources.",
+        "- Bob: I would rather we did the migration on Monday morning, honestly.",
+        "[10:42] Alice: the build failed again on the second runner, same error as before",
+        "(10:42 PM) Dr. Smith: please take the medication twice a day with some food",
+    ],
+)
+def test_turns_are_read_in_the_usual_shapes(line: str) -> None:
+    other = "Someone Else: and this is what the other person answers to all of that, at length"
+    turns = dialogue_turns([line, other, line, other])
+    assert len(turns) == 4 and turns[0].speaker != turns[1].speaker
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # prose with a "Note:" and a "Warning:" in it
+        "# Guide\n\nSome text about the store.\nNote: this matters a lot in practice, really it does.\n"
+        "More text follows here, as prose does.\nWarning: and this matters even more than the note.\n"
+        "The end of the guide, in a sentence.\nNote: one more thing to keep in mind at the end of it.\n",
+        # settings, one a line
+        "name: openviking\nversion: 0.1.0\nname: other\nversion: 0.2.0\nname: third\nversion: 0.3.0\n",
+        # an e-mail's headers
+        "From: alice@example.com\nTo: bob@example.com\nSubject: the meeting of tomorrow morning\n"
+        "Content-Type: text/plain; charset=utf-8\nFrom: bob@example.com\nTo: alice@example.com\n"
+        "Subject: re: the meeting of tomorrow morning\nContent-Type: text/plain; charset=utf-8\n",
+        # parameters of a stub, indented
+        "def f(\n    start: ArrayLike = something_long_enough_here,\n    stop: ArrayLike = something_long_enough,\n"
+        "    start: ArrayLike = something_long_enough_here,\n    stop: ArrayLike = something_long_enough,\n)\n",
+        # turns inside a code fence are an example, not the text
+        "# Chat API\n\n```\nUser: what is the weather like in Paris today?\nBot: It is sunny and warm in Paris.\n"
+        "User: and what about tomorrow, will it rain?\nBot: Tomorrow brings some rain in the afternoon.\n```\n",
+    ],
+)
+def test_other_text_is_no_transcript(text: str) -> None:
+    assert dialogue_turns(text_lines(text)) == []
+
+
+def test_a_turn_of_several_lines_keeps_them() -> None:
+    lines = text_lines(SESSION.replace("for me.\n", "for me.\nIt went on for hours.\n\n"))
+    third = dialogue_turns(lines)[2]
+    assert lines[third.first].startswith("[D1:3]") and lines[third.last] == "It went on for hours."
+
+
+def test_the_preamble_is_a_heading_and_ids_are_not_embedded() -> None:
+    assert preamble_heading(session_lines()[:4]) == "Caroline and Melanie, session 1 > 1:56 pm on 8 May, 2023"
+    assert embedded_turns("[D1:1] Caroline: Hey!\n[D1:2] Melanie: Hi") == "Caroline: Hey!\nMelanie: Hi"
+
+
+# ----------------------------------------------------------------------------- its chunks
+def test_a_transcript_is_cut_at_turns_each_chunk_headed_by_its_preamble() -> None:
+    long = SESSION + "".join(f"[D1:{n}] {'Caroline' if n % 2 else 'Melanie'}: {'words ' * 30}\n" for n in range(9, 30))
+    chunks = chunk_text(long, "session-01.md")
+    lines = text_lines(long)
+    assert len(chunks) > 3 and all(c.dialogue for c in chunks)
+    assert {c.heading for c in chunks} == {"Caroline and Melanie, session 1 > 1:56 pm on 8 May, 2023"}
+    assert chunks[0].line_start == 1
+    for chunk in chunks[1:]:
+        assert lines[chunk.line_start - 1].startswith("[D1:")  # a chunk starts at a turn
+    covered = {n for c in chunks for n in range(c.line_start, c.line_end + 1)}
+    assert covered == set(range(1, len(lines) + 1))
+    # consecutive chunks share a turn, so a question and its answer are together in one
+    assert all(b.line_start <= a.line_end for a, b in zip(chunks, chunks[1:], strict=False))
+
+
+def test_a_markdown_page_is_still_cut_at_its_headings() -> None:
+    page = "# Title\n\nIntro text.\n\n## Install\n\n" + "Install it like this, then run it.\n" * 30
+    assert not any(c.dialogue for c in chunk_text(page, "page.md"))
+
+
+def test_a_transcript_chunk_embeds_who_speaks_and_when_and_all_of_its_turns() -> None:
+    uri = parse("viking://resources/talks/session-01.md")
+    chunks = chunk_text(SESSION + SESSION.split("\n\n", 2)[2], "session-01.md")
+    now = datetime(2023, 5, 8, tzinfo=UTC)
+    rows, inputs, windows = file_records(
+        uri, chunks, title="Caroline and Melanie, session 1", summary="s", is_code=False,
+        created_at=now, updated_at=now, tags=[],
+    )  # fmt: skip
+    turns = [(r, i, w) for r, i, w in zip(rows, inputs, windows, strict=True) if r["chunk"] >= 0]
+    assert turns and all(w == DIALOGUE_TOKENS for _, _, w in turns)
+    for row, embedded, _ in turns:
+        assert embedded.startswith("Caroline and Melanie, session 1 > 1:56 pm on 8 May, 2023\n")
+        assert "[D1:" not in embedded and "Caroline: " in embedded + "Melanie: "
+        assert "8 May, 2023" in row["text"]  # the keyword side finds the date in every chunk
+
+
+def test_a_window_longer_than_the_embedders_is_granted_only_where_asked(tmp_path: Path) -> None:
+    from openviking.ingest.rows import embed_rows
+    from openviking.models.embedder import HashEmbedder
+    from openviking.store.lance import LanceStore
+
+    seen: list[str] = []
+
+    class Recording(HashEmbedder):
+        def embed_documents(self, texts: list[str]) -> Any:
+            seen.extend(texts)
+            return super().embed_documents(texts)
+
+    store = LanceStore.open(str(tmp_path / "s"), create=True)
+    long = " ".join(f"w{n}" for n in range(400))
+    rows: list[dict[str, Any]] = [{}, {}]
+    embed_rows(store, Recording(dimension=8, max_tokens=80), rows, [long, long + " x"], [], [None, 192])
+    assert [len(t.split()) for t in seen] == [80, 192]
+
+
+# ----------------------------------------------------------------------------- dates in questions
+@pytest.mark.parametrize(
+    ("question", "first", "last"),
+    [
+        ("What movie did Joanna watch on 1 May, 2022?", "2022-05-01", "2022-05-01"),
+        ("What did Maria do on October 13, 2023?", "2023-10-13", "2023-10-13"),
+        ("What did Mel paint in July 2023?", "2023-07-01", "2023-07-31"),
+        ("How many times did she go to the beach in 2023?", "2023-01-01", "2023-12-31"),
+        ("notes of 2023-05-08", "2023-05-08", "2023-05-08"),
+        ("Sept 3rd, 2021 it was", "2021-09-03", "2021-09-03"),
+    ],
+)
+def test_a_question_names_a_period(question: str, first: str, last: str) -> None:
+    ((start, end),) = query_periods(question)
+    assert (start.date().isoformat(), end.date().isoformat()) == (first, last)
+
+
+@pytest.mark.parametrize("text", ["open localhost:1933 in a browser", "version 2023.1", "May I ask"])
+def test_numbers_that_are_no_date(text: str) -> None:
+    assert query_periods(text) == []
+
+
+def test_nearness_is_whole_in_the_period_and_just_after_it_then_falls() -> None:
+    (period,) = query_periods("on 1 May, 2022")
+    at = [nearness([period], datetime(2022, 5, day, 12, tzinfo=UTC)) for day in (1, 2, 4, 11, 18)]
+    assert at[0] == at[1] == at[2] == 1.0 and 0.5 < at[3] < 1.0 and at[4] < at[3]
+    assert nearness([period], datetime(2022, 4, 24, tzinfo=UTC)) == pytest.approx(0.5)
+    assert nearness([period], None) == 0.0 and nearness([], datetime(2022, 5, 1, tzinfo=UTC)) == 0.0
+
+
+# ----------------------------------------------------------------------------- sessions in a store
+def _sessions(tmp_path: Path) -> Path:
+    days = {1: "2023-05-08", 2: "2023-06-09", 3: "2023-07-15"}
+    files = {}
+    for number, day in days.items():
+        when = datetime.fromisoformat(day).strftime("%d %B, %Y")
+        turns = "".join(
+            f"[D{number}:{n}] {'Ann' if n % 2 else 'Bea'}: we talked about the garden and the weather again {n}\n"
+            for n in range(1, 9)
+        )
+        files[f"session-{number}.md"] = f"# Ann and Bea, session {number}\n\n{when}\n\n{turns}"
+    root = make_tree(tmp_path / "talks", files)
+    for number, day in days.items():
+        set_mtime(root / f"session-{number}.md", datetime.fromisoformat(day).replace(hour=13, tzinfo=UTC))
+    return root
+
+
+def test_a_question_naming_a_day_finds_that_days_session(hash_client: Any, tmp_path: Path) -> None:
+    hash_client.add_resource(_sessions(tmp_path), to="viking://resources/talks")
+    for question, session in [
+        ("What did Ann say about the garden on 9 June, 2023?", "session-2.md"),
+        ("What did Bea say about the weather in July 2023?", "session-3.md"),
+        ("the garden, 2023-05-08", "session-1.md"),
+    ]:
+        found = hash_client.find(question, target_uri="viking://resources/talks", limit=3)
+        assert found.resources[0].uri.endswith(session), question
+
+
+def test_after_and_before_narrow_to_the_sessions_of_those_days(hash_client: Any, tmp_path: Path) -> None:
+    hash_client.add_resource(_sessions(tmp_path), to="viking://resources/talks")
+    found = hash_client.find("garden", target_uri="viking://resources/talks", since="2023-06-01", until="2023-06-30")
+    assert [h.uri.rsplit("/", 1)[-1] for h in found.resources] == ["session-2.md"]
+    found = hash_client.find("garden", target_uri="viking://resources/talks", since="2023-06-09")
+    assert sorted(h.uri.rsplit("/", 1)[-1] for h in found.resources if h.level == 2) == ["session-2.md", "session-3.md"]
