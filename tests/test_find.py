@@ -509,7 +509,7 @@ def test_missing_store(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError) as info:
         client.find("docker")
     assert info.value.code == "NOT_FOUND"
-    assert info.value.hint and "add-resource" in info.value.hint
+    assert info.value.hint and "add_resource" in info.value.hint  # the SDK's words; the CLI says add-resource
     assert not (tmp_path / "missing").exists()
 
 

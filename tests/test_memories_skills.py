@@ -486,7 +486,7 @@ def test_a_skill_name_taken_by_another_skill_is_refused(handbook_client: OpenVik
     assert info.value.message == f"A skill named 'report' already exists, with files from elsewhere ({one}/SKILL.md)"
     assert (
         info.value.hint
-        == f"Give this one another name with --name, or remove the other: openviking rm -r {SKILLS}/report"
+        == f"Give this one another name with name=, or remove the other: rm('{SKILLS}/report', recursive=True)"
     )
     assert handbook_client.ls(f"{SKILLS}/report", simple=True) == listed  # nothing of the second one went in
     assert handbook_client.add_skill(one).unchanged == 2  # the same source again is an update, not a clash
