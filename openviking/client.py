@@ -620,7 +620,7 @@ class OpenViking:
         return self._sessions().get(session_id)
 
     def list_sessions(self) -> list[SessionInfo]:
-        """Every session of the user, newest first."""
+        """Every session of the user, most recently changed first."""
         return self._sessions().all()
 
     def delete_session(self, session_id: str) -> SessionDeleted:

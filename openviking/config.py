@@ -57,10 +57,10 @@ def config_home() -> Path:
 
 
 # A key close to one this tool reads (`treshold`, `provder`) that is no upstream key is a typo:
-# refused, where it used to leave the setting at its default without a word. Any other key is
+# refused, rather than leaving the setting at its default without a word. Any other key is
 # taken for one of upstream's many (credentials, extra_headers, failover...) and accepted.
-# These are upstream's keys (reference section 7, and upstream's config models) that sit close
-# to a key read here and must not be taken for typos.
+# These are upstream's keys (from its config models: embedding, rerank, vlm, storage...) that
+# sit close to a key read here and must not be taken for typos.
 UPSTREAM_KEYS = frozenset(
     {
         "api_version", "model_name", "model_version", "backend", "version", "batch_size", "max_concurrent",

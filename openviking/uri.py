@@ -1,7 +1,7 @@
 """``viking://`` URIs: parsing, validation, canonical form and context type.
 
 The only module that knows the URI grammar. A canonical URI has no trailing slash and no
-empty segments; ``viking://~/x`` and the brief's shorthand ``viking://user/memories`` expand
+empty segments; ``viking://~/x`` and the shorthand ``viking://user/memories`` expand
 to the configured user's space; ``viking://session/{id}`` to that user's sessions.
 """
 
@@ -37,7 +37,8 @@ SCHEME = "viking://"
 SCOPES = ("agent", "resources", "session", "user")
 CONTEXT_TYPES = ("memory", "resource", "skill")
 # Second segments that name a part of a user's space; `viking://user/memories` is the
-# brief's shorthand for the current user's memories (upstream rejects it; DESIGN.md keeps it).
+# shorthand OpenViking's retrieval API examples use for the current user's memories: upstream's
+# parser rejects it, this one reads it as the configured user's.
 USER_SPACE_SEGMENTS = frozenset({"memories", "resources", "skills", "peers", "privacy", "sessions"})
 _USER_ID = re.compile(r"^[A-Za-z0-9_.@-]+$")
 _DRIVE_PREFIX = re.compile(r"^[A-Za-z]:")

@@ -183,7 +183,7 @@ def output_format(output: OutputFormat | None, json_: bool, parser: typer.Contex
 
 def reflowed(doc: str) -> str:
     """A docstring as help text: each paragraph on one line, for the help to wrap at the
-    terminal's width (Typer keeps a docstring's line breaks, which broke lines mid-sentence)."""
+    terminal's width (Typer keeps a docstring's line breaks, which would break lines mid-sentence)."""
     paragraphs = inspect.cleandoc(doc).split("\n\n")
     return "\n\n".join(" ".join(p.split("\n")) if not p.startswith("\b") else p for p in paragraphs)
 

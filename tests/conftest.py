@@ -117,7 +117,7 @@ def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
 
     English pages under viking://resources/docs, Chinese pages under
     viking://resources/docs-zh. Yields ``(client, AddResult of the English pages)``; the
-    store lives in a session temp dir. The docs are read from ../shared/data at run time,
+    store lives in a session temp dir. The docs are read at run time from ``helpers.DATA``,
     never copied into the repository.
     """
     from openviking.client import OpenViking

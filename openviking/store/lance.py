@@ -1,10 +1,11 @@
-"""LanceStore: the one place that talks to LanceDB.
+"""LanceStore: an open store's LanceDB tables, its write lock, and the named reads and writes of them.
 
-A store is one LanceDB directory holding three tables: ``nodes`` (the virtual filesystem,
-content included), ``records`` (what retrieval scores: vectors plus a full-text index on
-their text) and ``meta`` (format version and embedder identity). Every write goes through
-:meth:`LanceStore.write_lock`, an OS file lock, because LanceDB's concurrent ``merge_insert``
-on the same keys silently duplicates rows.
+A store is one LanceDB directory holding ``nodes`` (the virtual filesystem, content included),
+``records`` (what retrieval scores: vectors plus a full-text index on their text) and ``meta``
+(format version and embedder identity), with the ``relations`` table (relations.py) and the
+session tables (session_rows.py) beside them; search.py runs the scoring queries on ``records``.
+Every write goes through :meth:`LanceStore.write_lock`, an OS file lock, because LanceDB's
+concurrent ``merge_insert`` on the same keys silently duplicates rows.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ FTS_TOKENIZER = "icu/split"
 FTS_COLUMNS = ("text", "abstract")
 # Vector index by size (measured in bench/: see bench/README.md). Below ANN_MIN_ROWS a flat
 # scan is exact and fast enough; above it IVF_FLAT: e5 vectors all sit in a narrow cone, where
-# product quantisation lost half the true neighbours (recall@10 0.57 at 100k, 0.39 at 1M with
+# product quantisation loses half the true neighbours (recall@10 0.57 at 100k, 0.39 at 1M with
 # IVF_PQ, refine 10) while IVF_FLAT keeps exact distances (recall 1.0, 20 ms at 1M, built in
 # 16 s against 94 s). How the index is searched is decided in search.py.
 ANN_MIN_ROWS = 50_000
@@ -538,7 +539,7 @@ class LanceStore:
     def has_text_index(self, column: str) -> bool:
         """True when the records' ``column`` has a full-text index (checked once per open).
 
-        A store written before the summaries were indexed gets that index at its next write."""
+        A store an older version wrote without the summaries' index gets it at its next write."""
         return self._has_index(column)
 
     def _has_index(self, column: str) -> bool:

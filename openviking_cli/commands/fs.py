@@ -106,7 +106,7 @@ def doctor(ctx: CliContext) -> Output:
     """
     report = ctx.client().doctor()
     problems = report["problems"]
-    if problems and ctx.machine:  # "status": "ok" with exit 1 told a script two things
+    if problems and ctx.machine:  # "status": "ok" with exit 1 would tell a script two things
         from openviking.errors import FailedPreconditionError
 
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
