@@ -42,6 +42,13 @@ def text_of(result: Any) -> str:
     return result.content[0].text
 
 
+def plain(result: Any) -> Any:
+    """What the embedded client returned, as JSON data (a listing item by item)."""
+    if isinstance(result, list):
+        return [item if isinstance(item, str) else item.to_dict() for item in result]
+    return result.to_dict()
+
+
 def ok(result: Any) -> Any:
     """A successful tool result's JSON."""
     assert not result.is_error, text_of(result)
@@ -100,7 +107,7 @@ def test_each_tool_is_an_interface_method_with_its_parameter_names_and_defaults(
 
 def test_the_module_imports_only_the_sdk_and_the_interface() -> None:
     source = REPO / "openviking" / "server" / "mcp.py"
-    imported = set()
+    imported: set[str] = set()
     for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             imported.update(alias.name for alias in node.names)
@@ -117,7 +124,7 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
     store: Path, hash_conf: Path, handbook_client: OpenViking, tmp_path: Path
 ) -> None:
     client = handbook_client
-    expected = {
+    expected: dict[tuple[str, str], Any] = {
         ("find", json.dumps({"query": "deploy with docker", "limit": 3})): client.find("deploy with docker", limit=3),
         ("find", json.dumps({"query": "api keys", "target_uri": H, "mode": "keyword", "score_threshold": 0})): (
             client.find("api keys", target_uri=H, mode="keyword", score_threshold=0)
@@ -161,8 +168,7 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
     assert listed.tools[0].input_schema["required"] == ["query"]
 
     for key, result in expected.items():
-        want = [r if isinstance(r, str) else r.to_dict() for r in result] if isinstance(result, list) else result
-        assert got[key] == (want if isinstance(result, list) else result.to_dict()), key
+        assert got[key] == plain(result), key
     assert got[("grep", json.dumps({"uri": H, "pattern": "docker|helm", "case_insensitive": True}))]["count"] == 3
     assert got_texts == texts  # text as it is, not JSON
     assert got_texts[("read", json.dumps({"uri": f"{H}/auth.md", "offset": 2, "limit": 1}))].startswith("Users")
@@ -175,7 +181,7 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
     assert "Traceback" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
 
 
-BAD_CALLS = [
+BAD_CALLS: list[tuple[str, dict[str, Any], str, str]] = [
     ("find", {"query": ""}, "INVALID_ARGUMENT", "empty"),
     ("find", {"query": "   "}, "INVALID_ARGUMENT", "empty"),
     ("search", {"query": ""}, "INVALID_ARGUMENT", "empty"),
@@ -299,6 +305,26 @@ class CallerFromHeader:
             CALLER.reset(token)
 
 
+def host_app(
+    endpoint: Any, *, middleware: tuple[Any, ...] = (), methods: tuple[str, ...] = ("GET", "POST", "DELETE")
+) -> Any:
+    """A Starlette app with ``endpoint`` at ``/mcp``, as the module's docstring says to mount it."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.routing import Route
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> AsyncIterator[None]:
+        async with endpoint.lifespan():
+            yield
+
+    return Starlette(
+        routes=[Route("/mcp", endpoint=endpoint, methods=list(methods))],
+        middleware=[Middleware(m) for m in middleware],
+        lifespan=lifespan,
+    )
+
+
 @contextlib.contextmanager
 def serving(app: Any) -> Iterator[str]:
     """``app`` served by uvicorn on 127.0.0.1 (a free port) in a thread; yields its base URL."""
@@ -320,23 +346,9 @@ def serving(app: Any) -> Iterator[str]:
 
 
 def test_streamable_http_tools_act_as_the_callers_user(handbook_client: OpenViking) -> None:
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.routing import Route
-
     base = handbook_client
     endpoint = streamable_http_app(lambda: base.as_user(CALLER.get(), isolated=True))
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
-        async with endpoint.lifespan():
-            yield
-
-    app = Starlette(
-        routes=[Route("/mcp", endpoint=endpoint, methods=["GET", "POST", "DELETE"])],
-        middleware=[Middleware(CallerFromHeader)],
-        lifespan=lifespan,
-    )
+    app = host_app(endpoint, middleware=(CallerFromHeader,))
     memory = "Alice reviews every deployment on Fridays"
     expected = base.as_user("alice", isolated=True).find("docker container", limit=2)  # before any memory
 
@@ -383,18 +395,8 @@ def test_streamable_http_tools_act_as_the_callers_user(handbook_client: OpenViki
     assert base.as_user("alice").read(memory_uri).strip() == memory
 
 
-def test_the_http_app_needs_its_lifespan_and_a_host_that_is_allowed(handbook_client: OpenViking) -> None:
-    from starlette.applications import Starlette
-    from starlette.routing import Route
-
-    endpoint = streamable_http_app(lambda: handbook_client, allowed_hosts=["localhost:*"])
-
-    @contextlib.asynccontextmanager
-    async def lifespan(_app: Any) -> AsyncIterator[None]:
-        async with endpoint.lifespan():
-            yield
-
-    app = Starlette(routes=[Route("/mcp", endpoint=endpoint, methods=["POST"])], lifespan=lifespan)
+def test_the_http_app_refuses_a_host_that_is_not_allowed(handbook_client: OpenViking) -> None:
+    app = host_app(streamable_http_app(lambda: handbook_client, allowed_hosts=["localhost:*"]), methods=("POST",))
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 

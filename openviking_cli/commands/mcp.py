@@ -29,7 +29,10 @@ def mcp(ctx: CliContext) -> Output:
     # The SDK's package, imported only here: --help and usage errors stay light.
     from openviking.server.mcp import serve_stdio
 
-    logging.basicConfig(level=logging.WARNING, format="openviking mcp: %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if ctx.debug else logging.WARNING,
+        format="openviking mcp: %(levelname)s %(name)s: %(message)s",
+    )
     client = ctx.client()
     client.initialize()  # a bad --config fails now, as one line, rather than in every call
     anyio.run(serve_stdio, lambda: client)
