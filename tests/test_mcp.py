@@ -305,9 +305,7 @@ class CallerFromHeader:
             CALLER.reset(token)
 
 
-def host_app(
-    endpoint: Any, *, middleware: tuple[Any, ...] = (), methods: tuple[str, ...] = ("GET", "POST", "DELETE")
-) -> Any:
+def host_app(endpoint: Any, *, middleware: tuple[Any, ...] = ()) -> Any:
     """A Starlette app with ``endpoint`` at ``/mcp``, as the module's docstring says to mount it."""
     from starlette.applications import Starlette
     from starlette.middleware import Middleware
@@ -319,7 +317,7 @@ def host_app(
             yield
 
     return Starlette(
-        routes=[Route("/mcp", endpoint=endpoint, methods=list(methods))],
+        routes=[Route("/mcp", endpoint=endpoint)],
         middleware=[Middleware(m) for m in middleware],
         lifespan=lifespan,
     )
@@ -395,19 +393,24 @@ def test_streamable_http_tools_act_as_the_callers_user(handbook_client: OpenViki
     assert base.as_user("alice").read(memory_uri).strip() == memory
 
 
-def test_the_http_app_refuses_a_host_that_is_not_allowed(handbook_client: OpenViking) -> None:
-    app = host_app(streamable_http_app(lambda: handbook_client, allowed_hosts=["localhost:*"]), methods=("POST",))
+def test_the_http_app_takes_posts_from_allowed_hosts_only(handbook_client: OpenViking) -> None:
+    app = host_app(streamable_http_app(lambda: handbook_client, allowed_hosts=["localhost:*"]))
     ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
-    async def post(url: str, host: str) -> int:
+    async def send(url: str, method: str, host: str) -> tuple[int, str | None, str]:
         async with create_mcp_http_client(headers={**headers, "Host": host}) as http:
-            return (await http.post(url, json=ping)).status_code
+            response = await http.request(method, url, json=ping if method == "POST" else None)
+            return response.status_code, response.headers.get("allow"), response.text
 
     with serving(app) as url:
-        port = url.rsplit(":", 1)[1]
-        assert anyio.run(post, f"{url}/mcp", f"localhost:{port}") == 200
-        assert anyio.run(post, f"{url}/mcp", "evil.example:80") in (403, 421)
+        local = f"localhost:{url.rsplit(':', 1)[1]}"
+        status, _allow, pong = anyio.run(send, f"{url}/mcp", "POST", local)
+        assert (status, json.loads(pong)["id"], json.loads(pong)["result"]) == (200, 1, {})
+        assert anyio.run(send, f"{url}/mcp", "POST", "evil.example:80")[0] in (403, 421)
+        for method in ("GET", "DELETE"):  # no stream to open, no session to end: at once, not held open
+            status, allow, error = anyio.run(send, f"{url}/mcp", method, local)
+            assert (status, allow, json.loads(error)["error"]["code"]) == (405, "POST", -32000), method
 
 
 def test_the_embedded_client_works_for_the_stdio_command_with_a_fresh_store(tmp_path: Path) -> None:

@@ -23,15 +23,16 @@ Over HTTP, the host app mounts :func:`streamable_http_app` at ``/mcp`` and runs 
             yield
 
     app = FastAPI(lifespan=lifespan)
-    app.add_route("/mcp", endpoint, methods=["GET", "POST", "DELETE"])
+    app.add_route("/mcp", endpoint)  # every method: the endpoint answers all but POST with 405
 
 ``client_of_this_request`` is called in the context of the HTTP request that carries the tool
 call (the SDK hands the request's ``contextvars`` to the tool, and the tool runs in a worker
 thread with a copy of them): an ASGI middleware around ``/mcp`` that authenticates the API key
 and sets a ``ContextVar`` to the caller's client (``client.as_user(user, isolated=True)``) is
 what makes every tool act as the key's user. The endpoint is stateless (every POST stands
-alone, no MCP session to hijack across keys) and answers in plain JSON. The tools never close
-the clients they are given: the factory owns them.
+alone, no MCP session to hijack across keys), answers in plain JSON, and sends no message of
+its own (so a GET, which would open a stream for them, is 405, as the spec allows). The tools
+never close the clients they are given: the factory owns them.
 """
 
 from __future__ import annotations
@@ -58,7 +59,15 @@ from openviking._version import __version__
 from openviking.errors import InvalidArgumentError, OpenVikingError
 from openviking.interface import OpenVikingClient
 
-__all__ = ["ClientFactory", "StreamableHTTPApp", "TOOLS", "mcp_server", "serve_stdio", "streamable_http_app"]
+__all__ = [
+    "TOOLS",
+    "ClientFactory",
+    "StreamableHTTPApp",
+    "call_tool",
+    "mcp_server",
+    "serve_stdio",
+    "streamable_http_app",
+]
 
 logger = logging.getLogger("openviking.mcp")
 
@@ -476,11 +485,28 @@ class StreamableHTTPApp:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] != "POST":
+            # Stateless, the endpoint never sends a message of its own: the spec's answer to the GET
+            # that would open a stream for them is 405, rather than a stream held open with nothing in it.
+            await _method_not_allowed(send)
+            return
         await self._manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
 
     def lifespan(self) -> AbstractAsyncContextManager[None]:
         """Run while the host app serves (once: a new app is needed to serve again)."""
         return self._manager.run()
+
+
+async def _method_not_allowed(send: Send) -> None:
+    error = {"code": -32000, "message": "Method Not Allowed: this endpoint takes JSON-RPC messages by POST only"}
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"allow", b"POST"),
+        (b"content-length", str(len(body)).encode()),
+    ]
+    await send({"type": "http.response.start", "status": 405, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 def streamable_http_app(
