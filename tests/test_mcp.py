@@ -140,6 +140,10 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
         ("ls", json.dumps({})): client.ls(),
         ("ls", json.dumps({"uri": H, "recursive": True, "simple": True})): client.ls(H, recursive=True, simple=True),
         ("tree", json.dumps({"uri": H, "level_limit": 1})): client.tree(H, level_limit=1),
+        ("tree", json.dumps({"uri": H, "level_limit": 0, "node_limit": 3})): client.tree(
+            H, level_limit=0, node_limit=3
+        ),
+        ("ls", json.dumps({"uri": H, "node_limit": 2})): client.ls(H, node_limit=2),
     }
     texts = {
         ("read", json.dumps({"uri": f"{H}/auth.md"})): client.read(f"{H}/auth.md"),

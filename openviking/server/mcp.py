@@ -296,6 +296,7 @@ TOOLS: dict[str, Tool] = {
                 Param("uri", "string", "The directory to list."),
                 Param("recursive", "boolean", "Everything below the directory, not only its entries."),
                 Param("simple", "boolean", "Only the URIs."),
+                Param("node_limit", "integer", "At most this many entries (0 or none: all)."),
             ),
         ),
         Tool(
@@ -308,6 +309,7 @@ TOOLS: dict[str, Tool] = {
             (
                 Param("uri", "string", "The directory at the top of the tree."),
                 Param("level_limit", "integer", "How many levels deep (0: all)."),
+                Param("node_limit", "integer", "At most this many entries (0 or none: all)."),
             ),
         ),
         Tool(
