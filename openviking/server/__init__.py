@@ -1,0 +1,1 @@
+"""The HTTP server of openviking and the MCP endpoint it mounts."""
