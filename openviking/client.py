@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .access import Access, check_user, no_summary_names
@@ -455,8 +456,13 @@ class OpenViking:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
-        """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface)."""
+        """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface).
+
+        ``source_name``: the path the nodes record as their source instead of ``path`` (a
+        server adding an upload records the client's path, so the next upload matches it).
+        """
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources, existing_path
 
@@ -469,8 +475,9 @@ class OpenViking:
         with self._writing(store, [root]) as w:
             new = store.get_node(str(root), columns=["uri"]) is None
             result = ingest_tree(
-                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked
-            )
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked,
+                recorded_as=Path(source_name) if source_name else None,
+            )  # fmt: skip
         warning = sources.renamed_warning(source, to, root) if new and (result.added or result.directories) else None
         if warning is not None:
             result.warnings.insert(0, warning)
@@ -497,8 +504,10 @@ class OpenViking:
         *,
         tags: Iterable[str] | str | None = None,
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
-        """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
+        """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface);
+        ``source_name`` as in :meth:`add_resource`."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources, existing_path
 
@@ -509,10 +518,11 @@ class OpenViking:
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
         with self._writing(store, [root]) as w:
-            sources.not_another_skill(store, folder, source)
+            recorded = Path(source_name) if source_name else None
+            sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
                 store, w.embedder, source, root, tags=normalize_tags(tags), limits=w.limits, progress=progress,
-                walked=walked,
+                walked=walked, recorded_as=recorded,
             )  # fmt: skip
         warning = sources.renamed_skill_warning(folder, name) if result.added else None
         if warning is not None:

@@ -19,7 +19,7 @@ import typer
 
 from openviking import __version__
 
-from .commands import add, content, find, fs, grep, search, session
+from .commands import add, content, find, fs, grep, search, serve, session
 from .runtime import COMPACT_JSON, ExitCode, silence_stdout
 
 app = typer.Typer(
@@ -33,7 +33,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=True,
 )
-for module in (add, find, search, grep, content, fs, session):
+for module in (add, find, search, grep, content, fs, session, serve):
     app.add_typer(module.app)
 
 
