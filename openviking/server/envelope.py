@@ -133,7 +133,7 @@ class Refused(HTTPException):
 # ----------------------------------------------------------------------------- handlers
 async def _openviking_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OpenVikingError)
-    return failure(exc)
+    return failure(exc, getattr(exc, "http_status", None))  # an error may know better than its code
 
 
 def validation_details(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:

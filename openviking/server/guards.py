@@ -12,11 +12,12 @@ import anyio
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openviking.errors import DeadlineExceededError, InvalidArgumentError, OpenVikingError
+from openviking.errors import DeadlineExceededError, OpenVikingError
 
 from .auth import Keys
 from .context import CALLER_KEY
 from .envelope import Refused, failure
+from .uploads import TooLargeError
 
 __all__ = ["OPEN_PATHS", "BodyLimits", "KeyCheck", "UPLOAD_PATHS"]
 
@@ -46,11 +47,8 @@ class KeyCheck:
 
 def too_large(limit: int) -> Refused:
     """The 413 of a body over ``limit`` bytes."""
-    error = InvalidArgumentError(
-        f"Request body too large: the limit is {limit} bytes",
-        hint="Uploads have their own, larger limit (server.max_upload_bytes)",
-        details={"limit_bytes": limit},
-    )
+    error = TooLargeError(f"Request body too large: the limit is {limit} bytes", limit)
+    error.hint = "Uploads have their own limit, server.max_upload_bytes"
     return Refused(413, error, headers={"Connection": "close"})
 
 

@@ -25,12 +25,21 @@ from typing import Any, BinaryIO
 
 from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError
 
-__all__ = ["ARCHIVE_SUFFIXES", "Uploads", "local_name", "replaced"]
+__all__ = ["ARCHIVE_SUFFIXES", "TooLargeError", "Uploads", "local_name", "replaced"]
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
 UNUSED_SECONDS = 3600
 MAX_MEMBERS = 100_000
 _CHUNK = 1024 * 1024
+
+
+class TooLargeError(InvalidArgumentError):
+    """More bytes than a cap allows: INVALID_ARGUMENT, answered 413 (``http_status``)."""
+
+    http_status = 413
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message, details={"limit_bytes": limit})
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,10 +195,7 @@ def _checked_members(tar: tarfile.TarFile, max_bytes: int) -> list[tarfile.TarIn
             )
         total += member.size if member.isfile() else 0
         if total > max_bytes:
-            raise InvalidArgumentError(
-                f"The uploaded archive unpacks to more than {max_bytes} bytes",
-                details={"limit_bytes": max_bytes},
-            )
+            raise TooLargeError(f"The uploaded archive unpacks to more than {max_bytes} bytes", max_bytes)
     return members
 
 
