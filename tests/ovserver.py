@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,12 +94,15 @@ def error_of(response: httpx.Response, status: int, code: str) -> dict[str, Any]
 
 
 @contextlib.contextmanager
-def thread_server(raw: Mapping[str, Any], store: Path) -> Iterator[str]:
-    """Serve ``store`` with the config ``raw`` in a thread; yields the base URL."""
+def thread_server(raw: Mapping[str, Any], store: Path, *, setup: Callable[[Any], None] | None = None) -> Iterator[str]:
+    """Serve ``store`` with the config ``raw`` in a thread; yields the base URL. ``setup`` is
+    given the app before it serves (a test adds a route of its own)."""
     from openviking.config import config_from_dict
     from openviking.server.run import prepared
 
     server, sock, url = prepared(config_from_dict(dict(raw)), store=store)
+    if setup is not None:
+        setup(server.config.app)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

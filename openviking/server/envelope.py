@@ -133,7 +133,20 @@ class Refused(HTTPException):
 # ----------------------------------------------------------------------------- handlers
 async def _openviking_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, OpenVikingError)
-    return failure(exc, getattr(exc, "http_status", None))  # an error may know better than its code
+    status = getattr(exc, "http_status", None) or status_of(exc.code)  # an error may know better than its code
+    if status == 500:  # the server's own fault (not a model server's): the log gets the traceback, the answer its id
+        info = _current.get()
+        request_id = info.id if info is not None else "-"
+        log.error("request %s failed: %s %s", request_id, request.method, request.url.path, exc_info=exc)
+        exc = _rebuilt_with(exc, request_id=request_id)
+    return failure(exc, status)
+
+
+def _rebuilt_with(exc: OpenVikingError, **details: Any) -> OpenVikingError:
+    """A copy of ``exc`` with more ``details`` (the raised one may be raised again elsewhere)."""
+    copy = InternalError(exc.message, hint=exc.hint, details={**exc.details, **details})
+    copy.code = exc.code
+    return copy
 
 
 def validation_details(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
