@@ -9,16 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from openviking.errors import InvalidArgumentError
-from openviking_cli.runtime import CliContext, ExitCode, Output, command, report_error
+from openviking_cli.runtime import CliContext, ExitCode, Output, command, command_group, report_error
 
 app = typer.Typer()
-key_app = typer.Typer(
-    name="key",
-    help="Make API keys for the server's users.",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(key_app, name="key")
+key_app = command_group(app, "key", "Make API keys for the server's users.")
 
 
 @command(app, "serve")
