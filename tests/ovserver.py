@@ -54,7 +54,7 @@ def keyed_config(**server: Any) -> dict[str, Any]:
     return {**HASH_CONF, "server": section}
 
 
-def docs_store(base: Path) -> Path:
+def handbook_store(base: Path) -> Path:
     """A store under ``base`` holding DOCS_FILES at viking://resources/docs (hash embedder)."""
     from openviking.client import OpenViking
     from openviking.config import config_from_dict

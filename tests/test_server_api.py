@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from helpers import HASH_CONF, make_tree
-from ovserver import ROOT_KEY, body_of, docs_store, error_of, headers, keyed_config, thread_server
+from ovserver import ROOT_KEY, body_of, error_of, handbook_store, headers, keyed_config, thread_server
 
 from openviking import __version__
 
@@ -54,7 +54,7 @@ SPEC_ROUTES = {
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store holding the handbook at viking://resources/docs, read only by this module's tests."""
-    return docs_store(tmp_path_factory.mktemp("api"))
+    return handbook_store(tmp_path_factory.mktemp("api"))
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def embedded(docs: Path) -> Iterator[Any]:
 @pytest.fixture
 def writable(tmp_path: Path) -> Iterator[httpx.Client]:
     """A root-key client of a server on a store of its own, to write to."""
-    with thread_server(keyed_config(), docs_store(tmp_path)) as url:
+    with thread_server(keyed_config(), handbook_store(tmp_path)) as url:
         with httpx.Client(base_url=url, headers=headers(ROOT_KEY), timeout=30) as client:
             yield client
 
@@ -282,7 +282,7 @@ def test_request_ids(http: httpx.Client) -> None:
 
 
 def test_no_key_configured_acts_as_the_default_user(tmp_path: Path) -> None:
-    with thread_server(HASH_CONF, docs_store(tmp_path)) as url:
+    with thread_server(HASH_CONF, handbook_store(tmp_path)) as url:
         health = httpx.get(url + "/health").json()
         assert health["auth"] == "none"
         # No key needed; X-OpenViking-User changes nothing: every request is the default user.

@@ -19,8 +19,8 @@ from ovserver import (
     KEYS,
     ROOT_KEY,
     body_of,
-    docs_store,
     error_of,
+    handbook_store,
     headers,
     keyed_config,
     process_server,
@@ -52,7 +52,7 @@ class Recorder:
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Recorder]:
     """A keyed server on the handbook; alice and bob each have a memory of their own."""
-    with thread_server(keyed_config(), docs_store(tmp_path)) as url:
+    with thread_server(keyed_config(), handbook_store(tmp_path)) as url:
         recorder = Recorder(url)
         for key, text in ((ALICE_KEY, "alice likes green tea"), (BOB_KEY, "bob likes black coffee")):
             body_of(recorder.http.post("/api/v1/memories", json={"text": text}, headers=headers(key)))
@@ -155,7 +155,7 @@ def test_keys_never_reach_the_log(tmp_path: Path) -> None:
     raw = keyed_config()
     raw["server"]["users"]["bob"] = {"api_key": "$BOB_KEY"}  # from the environment, as ov.conf allows
     env = server_env(tmp_path / "home", BOB_KEY=BOB_KEY)
-    with process_server(raw, docs_store(tmp_path), tmp_path, env=env) as running:
+    with process_server(raw, handbook_store(tmp_path), tmp_path, env=env) as running:
         recorder = Recorder(running.url)
         for key in (*KEYS, WRONG_KEY):
             recorder.http.post("/api/v1/search/find", json={"query": "docker"}, headers=headers(key))
@@ -171,7 +171,7 @@ def test_keys_never_reach_the_log(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- without keys
 def test_without_keys_it_serves_loopback_and_says_so(tmp_path: Path) -> None:
-    with process_server(HASH_CONF, docs_store(tmp_path), tmp_path) as running:
+    with process_server(HASH_CONF, handbook_store(tmp_path), tmp_path) as running:
         assert httpx.get(running.url + "/health").json()["auth"] == "none"
         body_of(httpx.get(running.url + "/api/v1/fs/ls"))
         assert running.stop() == 0

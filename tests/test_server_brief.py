@@ -13,12 +13,22 @@ import json
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from helpers import MATCHED_CONTEXT_KEYS
-from ovserver import ROOT_KEY, ServerProcess, body_of, docs_store, headers, keyed_config, process_server
+from ovserver import (
+    ROOT_KEY,
+    ServerProcess,
+    body_of,
+    handbook_store,
+    headers,
+    keyed_config,
+    process_server,
+    thread_server,
+)
 from servers import ChatServer, plan_json
 
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="needs the curl binary")
@@ -91,7 +101,7 @@ PLAN = plan_json(("OAuth 2.0 best practices", "resource"), ("login page security
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     base = tmp_path_factory.mktemp("brief")
-    store = docs_store(base)
+    store = handbook_store(base)
     with ChatServer(PLAN) as chat:
         raw = keyed_config()
         raw["query_planner"] = {"api_base": chat.api_base, "model": "planner", "timeout": 10, "max_retries": 0}
@@ -107,10 +117,10 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
             yield running
 
 
-def curl(server: ServerProcess, name: str) -> tuple[int, dict[str, Any]]:
-    """Run the brief's command ``name`` against ``server``: its HTTP status and JSON body."""
-    port = server.url.rsplit(":", 1)[1]
-    command = BRIEF_CURLS[name].replace("localhost:1933", f"localhost:{port}").replace("your-key", ROOT_KEY)
+def curl(server: ServerProcess | str, name: str, key: str = ROOT_KEY) -> tuple[int, Any]:
+    """Run the brief's command ``name`` against ``server`` (or its URL): its HTTP status and result."""
+    port = (server if isinstance(server, str) else server.url).rsplit(":", 1)[1]
+    command = BRIEF_CURLS[name].replace("localhost:1933", f"localhost:{port}").replace("your-key", key)
     # Options that only say how curl reports: silent, errors shown, the status after the body.
     proc = subprocess.run(
         ["bash", "-c", command + " -sS -w '\\n%{http_code}'"], capture_output=True, text=True, timeout=60
@@ -201,3 +211,18 @@ def test_relations_example(server: ServerProcess) -> None:
     status, result = curl(server, "relations")
     assert status == 200
     assert result == [{"uri": "viking://resources/docs/auth.md", "reason": "the overview of the same topic"}]
+
+
+@pytest.mark.slow
+def test_the_brief_find_on_openvikings_own_docs(docs_store: tuple[Any, Any]) -> None:
+    # The docs ingested with the bundled model (conftest.py), served with the default config:
+    # no key configured, so the brief's X-API-Key header is simply not needed.
+    client, _ = docs_store
+    with thread_server({}, Path(client.store_path)) as url:
+        status, result = curl(url, "find", key="your-key")
+        assert status == 200
+        assert_find_result(result)
+        top = [hit["uri"] for hit in result["resources"][:3]]
+        assert "viking://resources/docs/guides/04-authentication.md" in top, top
+        status, result = curl(url, "glob", key="your-key")
+        assert status == 200 and result["count"] > 100

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from ovserver import ROOT_KEY, body_of, docs_store, error_of, headers, keyed_config, process_server, thread_server
+from ovserver import ROOT_KEY, body_of, error_of, handbook_store, headers, keyed_config, process_server, thread_server
 from servers import ChatServer, plan_json, slow
 
 PLAN = plan_json(("docker deployment", "resource"), reasoning="the user deploys")
@@ -25,7 +25,7 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(tmp_path: Path) -> 
     with ChatServer(slow(PLAN, 3.0)) as chat:
         raw = keyed_config()
         raw["query_planner"] = {"api_base": chat.api_base, "model": "planner", "timeout": 30, "max_retries": 0}
-        with process_server(raw, docs_store(tmp_path), tmp_path) as server:
+        with process_server(raw, handbook_store(tmp_path), tmp_path) as server:
             auth = headers(ROOT_KEY)
             body = {"role": "user", "content": "How do we ship the service?"}
             body_of(httpx.post(server.url + "/api/v1/sessions/s1/messages", json=body, headers=auth))
@@ -54,7 +54,7 @@ def test_sigterm_finishes_the_request_in_flight_then_exits_0(tmp_path: Path) -> 
 
 
 def test_reads_in_parallel_with_a_writer_lose_nothing(tmp_path: Path) -> None:
-    with thread_server(keyed_config(), docs_store(tmp_path)) as url:
+    with thread_server(keyed_config(), handbook_store(tmp_path)) as url:
         with httpx.Client(base_url=url, headers=headers(ROOT_KEY), timeout=120) as http:
 
             def read(n: int) -> int:
@@ -102,7 +102,7 @@ def test_an_unexpected_exception_is_500_with_an_id_and_the_traceback_only_in_the
     def with_a_broken_route(app: Any) -> None:
         app.add_api_route("/api/v1/broken", broken, methods=["GET"])
 
-    with thread_server(keyed_config(), docs_store(tmp_path), setup=with_a_broken_route) as url:
+    with thread_server(keyed_config(), handbook_store(tmp_path), setup=with_a_broken_route) as url:
         with caplog.at_level(logging.INFO, logger="openviking.server"):
             response = httpx.get(url + "/api/v1/broken", headers=headers(ROOT_KEY))
             assert body_of(httpx.get(url + "/api/v1/fs/ls", headers=headers(ROOT_KEY)))  # still serving
@@ -121,7 +121,7 @@ def test_an_unexpected_exception_is_500_with_an_id_and_the_traceback_only_in_the
 
 
 def test_a_store_that_breaks_under_the_server_is_500_logged_with_its_id(tmp_path: Path) -> None:
-    store = docs_store(tmp_path)
+    store = handbook_store(tmp_path)
     with process_server(keyed_config(), store, tmp_path) as server:
         auth = headers(ROOT_KEY)
         for table in store.glob("*.lance"):

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 from helpers import HASH_CONF, make_tree, snapshot
-from ovserver import ROOT_KEY, body_of, docs_store, error_of, headers, keyed_config, thread_server
+from ovserver import ROOT_KEY, body_of, error_of, handbook_store, headers, keyed_config, thread_server
 
 FIND = "/api/v1/search/find"
 
@@ -29,7 +29,7 @@ def served(tmp_path: Path) -> Iterator[tuple[httpx.Client, Path]]:
     from openviking.client import OpenViking
     from openviking.config import config_from_dict
 
-    store = docs_store(tmp_path)
+    store = handbook_store(tmp_path)
     long_line = make_tree(tmp_path / "long", {"aaa.md": "# Long\n\n" + "a" * 20_000 + "\n"})
     with OpenViking(path=store, config=config_from_dict(HASH_CONF)) as client:
         client.add_resource(long_line, to="viking://resources/long")

@@ -15,6 +15,7 @@ import math
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
@@ -115,7 +116,7 @@ def ok(value: Any) -> EnvelopeResponse:
     return EnvelopeResponse({"status": "ok", "result": _plain(value), "time": _elapsed()})
 
 
-def failure(error: OpenVikingError, status: int | None = None, headers: dict[str, str] | None = None) -> Response:
+def failure(error: OpenVikingError, status: int | None = None, headers: Mapping[str, str] | None = None) -> Response:
     """The error envelope of ``error``, with the status of its code unless ``status`` is given."""
     body = {"status": "error", "error": error.to_dict(), "time": _elapsed()}
     return EnvelopeResponse(body, status_code=status or status_of(error.code), headers=headers)
@@ -159,7 +160,7 @@ def validation_details(errors: list[dict[str, Any]]) -> tuple[str, list[dict[str
             message = f"{message} ({reason})"
         loc = [str(part) for part in error.get("loc", ())]
         items.append({"loc": loc, "message": message, "type": error.get("type")})
-    first = items[0] if items else {"loc": [], "message": "invalid"}
+    first: dict[str, Any] = items[0] if items else {"loc": [], "message": "invalid"}
     where = ".".join(first["loc"])
     return f"Invalid request: {where}: {first['message']}" if where else f"Invalid request: {first['message']}", items
 
