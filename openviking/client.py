@@ -458,11 +458,7 @@ class OpenViking:
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
     ) -> AddResult:
-        """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface).
-
-        ``source_name``: the path the nodes record as their source instead of ``path`` (a
-        server adding an upload records the client's path, so the next upload matches it).
-        """
+        """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface)."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources, existing_path
 
@@ -506,8 +502,7 @@ class OpenViking:
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
     ) -> AddResult:
-        """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface);
-        ``source_name`` as in :meth:`add_resource`."""
+        """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources, existing_path
 

@@ -83,6 +83,7 @@ def test_a_bearer_token_works_as_the_key(server: Recorder) -> None:
     # X-API-Key wins over Authorization, as upstream.
     both = {"X-API-Key": ROOT_KEY, "Authorization": f"Bearer {WRONG_KEY}"}
     body_of(server.http.get("/api/v1/fs/ls", headers=both))
+    body_of(server.http.get("/api/v1/doctor", headers=both))  # what it reports holds no key either
 
 
 def test_health_needs_no_key(server: Recorder) -> None:

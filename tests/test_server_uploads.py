@@ -219,3 +219,10 @@ def test_an_upload_without_keys(tmp_path: Path) -> None:
             result = added(http, {"temp_file_id": upload(http, "a.md", b"# A\n\nalpha\n", key=""),
                                   "source_name": "/tmp/a.md"}, key="")  # fmt: skip
             assert result["root_uri"] == "viking://resources/a.md"
+
+
+def test_a_source_name_that_cannot_name_a_file_is_400(http: httpx.Client) -> None:
+    body = {"temp_file_id": upload(http, "a.md", b"# A\n"), "source_name": "/home/alice/" + "n" * 300}
+    error = error_of(http.post("/api/v1/resources", json=body), 400, "INVALID_ARGUMENT")
+    assert "Cannot add the upload as" in error["message"]
+    error_of(http.post("/api/v1/resources", json=body), 404, "NOT_FOUND")  # used, and gone

@@ -129,15 +129,7 @@ class Uploads:
             del self._uploads[upload_id]
         try:
             name = local_name(source_name or "") or _stem(upload)
-            target = upload.folder / "named" / name
-            target.parent.mkdir()
-            content = upload.folder / "content"
-            inner = content / name
-            # A folder archived with its own name (tar -czf docs.tar.gz docs) holds just that folder.
-            if upload.is_archive and inner.is_dir() and not inner.is_symlink() and os.listdir(content) == [name]:
-                content = inner
-            content.rename(target)
-            yield target, source_name or name
+            yield _named(upload, name), source_name or name
         finally:
             shutil.rmtree(upload.folder, ignore_errors=True)
 
@@ -148,6 +140,28 @@ class Uploads:
             folders = [self._uploads.pop(key).folder for key in stale]
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _named(upload: Upload, name: str) -> Path:
+    """The upload's file or folder, renamed ``name`` (a resource is named after its local name).
+
+    Raises:
+        InvalidArgumentError: ``name`` cannot name a file here (too long, say).
+    """
+    target = upload.folder / "named" / name
+    content = upload.folder / "content"
+    try:
+        # A folder archived with its own name (tar -czf docs.tar.gz docs) holds just that folder.
+        inner = content / name
+        if upload.is_archive and os.listdir(content) == [name] and inner.is_dir() and not inner.is_symlink():
+            content = inner
+        target.parent.mkdir()
+        content.rename(target)
+    except OSError as exc:
+        raise InvalidArgumentError(
+            f"Cannot add the upload as {name!r}: {exc.strerror or exc}", hint="Send a shorter source_name"
+        ) from exc
+    return target
 
 
 def _stem(upload: Upload) -> str:
