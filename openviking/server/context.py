@@ -56,7 +56,8 @@ class ServerState:
         self.uploads = Uploads(Path(tempfile.mkdtemp(prefix="openviking-uploads-")), self.server.max_upload_bytes)
         self.root = root
         self.not_ready = ""
-        log.info("store %s open, embedder %s", root.store_path, embedder.identity)
+        where = root.store_path if "://" in root.store_path else os.path.abspath(root.store_path)
+        log.info("store %s open, embedder %s", where, embedder.identity)
 
     def close(self) -> None:
         """Stop answering, release the store and delete what uploads are left."""
