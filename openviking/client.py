@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .access import no_summary_names
@@ -316,6 +317,7 @@ class OpenViking(Embedded):
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
         """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface)."""
         from .ingest.pipeline import ingest_tree
@@ -330,8 +332,9 @@ class OpenViking(Embedded):
         with self._writing(store, [root]) as w:
             new = store.get_node(str(root), columns=["uri"]) is None
             result = ingest_tree(
-                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked
-            )
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked,
+                recorded_as=Path(source_name) if source_name else None,
+            )  # fmt: skip
         warning = sources.renamed_warning(source, to, root) if new and (result.added or result.directories) else None
         if warning is not None:
             result.warnings.insert(0, warning)
@@ -358,6 +361,7 @@ class OpenViking(Embedded):
         *,
         tags: Iterable[str] | str | None = None,
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
@@ -370,10 +374,11 @@ class OpenViking(Embedded):
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
         with self._writing(store, [root]) as w:
-            sources.not_another_skill(store, folder, source)
+            recorded = Path(source_name) if source_name else None
+            sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
                 store, w.embedder, source, root, tags=normalize_tags(tags), limits=w.limits, progress=progress,
-                walked=walked,
+                walked=walked, recorded_as=recorded,
             )  # fmt: skip
         warning = sources.renamed_skill_warning(folder, name) if result.added else None
         if warning is not None:

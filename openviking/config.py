@@ -22,6 +22,7 @@ __all__ = [
     "LLMConfig",
     "RerankConfig",
     "RetrievalConfig",
+    "ServerConfig",
     "config_home",
     "load_config",
     "redacted",
@@ -161,6 +162,28 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """``server``: where ``openviking serve`` listens, its API keys, and what a request may cost.
+
+    ``users`` maps each user id to the SHA-256 hex digest of its key: a plain ``api_key`` in
+    ov.conf is digested when read, so no user's key is kept in memory.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 1933
+    root_api_key: str | None = field(default=None, repr=False)
+    users: dict[str, str] = field(default_factory=dict, repr=False)
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_upload_bytes: int = 512 * 1024 * 1024
+    request_timeout: float = 60.0
+
+    @property
+    def has_keys(self) -> bool:
+        """True when requests must carry an API key."""
+        return bool(self.root_api_key or self.users)
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, after defaults and environment were applied."""
 
@@ -175,6 +198,12 @@ class Config:
     abstract_max_chars: int = 256
     overview_max_chars: int = 4000
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def server(self) -> ServerConfig:
+        """``server``, checked when read: only ``openviking serve`` reads it, so a key meant for
+        the server (``$ROOT_KEY`` not exported here) does not stop every other command."""
+        return _server(_section(self.raw, "server"))
 
     @property
     def planner(self) -> LLMConfig:
@@ -308,6 +337,7 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
         "rerank": of(RerankConfig, "model_name"),
         "retrieval": of(RetrievalConfig),
         "semantic": ("abstract_max_chars", "overview_max_chars"),
+        "server": of(ServerConfig),
     }
 
 
@@ -325,6 +355,88 @@ def _no_typos(name: str, section: dict[str, Any], read: tuple[str, ...]) -> None
                 hint=f"Did you mean '{prefix}{near[0]}'?",
                 details={"key": f"{prefix}{key}"},
             )
+
+
+USER_KEY_FIELDS = ("api_key_sha256", "api_key")
+
+
+def _server(section: dict[str, Any]) -> ServerConfig:
+    """``server``, with its keys checked: a key left as an unset ``$VARIABLE`` or shared by two
+    callers would let in whoever guesses it, so either is refused rather than served."""
+    users = _section(section, "users", prefix="server.")
+    built = _build(ServerConfig, {k: v for k, v in section.items() if k != "users"}, "server")
+    root = _secret(section.get("root_api_key"), "server.root_api_key")
+    digests: dict[str, str] = {}
+    for user, entry in users.items():
+        digests[user] = _user_digest(user, entry)
+    import hashlib
+
+    taken = list(digests.values()) + ([hashlib.sha256(root.encode()).hexdigest()] if root else [])
+    if len(set(taken)) != len(taken):
+        raise ConfigError("Two callers in 'server' share one API key", hint="Give every user a key of its own")
+    if not isinstance(built.host, str) or not built.host.strip():
+        raise ConfigError("Config key 'server.host' must be a host name or address")
+    for key in ("max_body_bytes", "max_upload_bytes", "port"):
+        if getattr(built, key) < (0 if key == "port" else 1):
+            raise ConfigError(f"Config key 'server.{key}' must be a positive integer")
+    if built.port > 65535:
+        raise ConfigError("Config key 'server.port' must be at most 65535")
+    if built.request_timeout <= 0:
+        raise ConfigError("Config key 'server.request_timeout' must be a positive number of seconds")
+    return ServerConfig(
+        host=built.host,
+        port=built.port,
+        root_api_key=root,
+        users=digests,
+        max_body_bytes=built.max_body_bytes,
+        max_upload_bytes=built.max_upload_bytes,
+        request_timeout=built.request_timeout,
+    )
+
+
+def _user_digest(user: str, entry: Any) -> str:
+    """The SHA-256 hex digest of ``server.users.<user>``'s key (given digested or plain)."""
+    from .uri import is_valid_user_id
+
+    name = f"server.users.{user}"
+    if not is_valid_user_id(user):
+        raise ConfigError(f"'{name}' is not a valid user id", hint="Use letters, digits and _ . @ -")
+    if not isinstance(entry, dict) or len([k for k in USER_KEY_FIELDS if k in entry]) != 1:
+        raise ConfigError(
+            f"Config key '{name}' must be an object with one of api_key_sha256, api_key",
+            hint='e.g. "alice": {"api_key_sha256": "<hex>"} (openviking key new alice prints one)',
+        )
+    unknown = [k for k in entry if k not in USER_KEY_FIELDS]
+    if unknown:
+        raise ConfigError(f"Unknown config key '{name}.{unknown[0]}'", details={"key": f"{name}.{unknown[0]}"})
+    if "api_key" in entry:
+        import hashlib
+
+        plain = _secret(entry["api_key"], f"{name}.api_key")
+        if plain is None:
+            raise ConfigError(f"Config key '{name}.api_key' must not be empty")
+        return hashlib.sha256(plain.encode()).hexdigest()
+    digest = entry["api_key_sha256"]
+    if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdefABCDEF" for c in digest):
+        raise ConfigError(f"Config key '{name}.api_key_sha256' must be 64 hexadecimal digits (a SHA-256)")
+    return digest.lower()
+
+
+def _secret(value: Any, name: str) -> str | None:
+    """An API key from the config: None when absent; refused when empty, not a string, or a
+    ``$VARIABLE`` the environment does not set (expandvars leaves those as they are)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"Config key '{name}' must be a non-empty string")
+    import re
+
+    if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value.strip()):
+        raise ConfigError(
+            f"Config key '{name}' names the environment variable {value.strip()}, which is not set",
+            hint="Export it before starting the server",
+        )
+    return value
 
 
 def _is_int(value: Any) -> bool:

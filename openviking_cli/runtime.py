@@ -143,6 +143,15 @@ class CliContext:
             self._client.close()
 
 
+def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:  # noqa: A002 - typer's name
+    """A group of commands (``openviking NAME ...``) added to ``app``; without a command it shows its help."""
+    group = typer.Typer(
+        name=name, help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]}
+    )
+    app.add_typer(group, name=name)
+    return group
+
+
 def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[..., Output]], Callable[..., None]]:
     """Register ``fn(ctx, ...)`` as command ``name`` with the global options added."""
 

@@ -1151,7 +1151,7 @@ def test_moving_global_options_touches_nothing_else() -> None:
     from openviking_cli.main import CommandShape, app, global_options_after_the_command
 
     shape = CommandShape.of(typer.main.get_command(app))
-    assert shape.groups == {"session"} and {"--store", "--config", "-o", "--output"} == shape.value_options
+    assert shape.groups == {"session", "key"} and {"--store", "--config", "-o", "--output"} == shape.value_options
 
     def move(args: list[str]) -> list[str]:
         return global_options_after_the_command(args, shape)
@@ -1173,6 +1173,7 @@ def test_moving_global_options_touches_nothing_else() -> None:
         "--session-id",
         "a",
     ]
+    assert move(["--json", "key", "new", "alice"]) == ["key", "new", "--json", "alice"]
     assert move(["--version"]) == ["--version"]
     assert move(["--store", "s", "session", "--help"]) == ["session", "--help"]  # help reads no store
     assert move(["--json", "session"]) == ["session"]

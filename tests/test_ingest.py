@@ -995,3 +995,22 @@ def test_a_layout_folder_is_a_parent_before_anything_is_in_it(hash_client: OpenV
     assert hash_client.add_resource(skill, parent="viking://agent/skills").root_uri == "viking://agent/skills/SKILL.md"
     error = unharmed(hash_client, lambda: hash_client.add_resource(note, parent=f"{R}/nowhere"))
     assert (error.code, error.message) == ("NOT_FOUND", f"Parent not found: {R}/nowhere")
+
+
+def test_source_name_records_another_path_as_the_source(hash_client: OpenViking, tmp_path: Path) -> None:
+    # What a server does with an upload: each copy sits in a new temporary folder, and is
+    # recorded as the client's own path, so the next copy of the same folder matches it.
+    shown = "/home/alice/handbook"
+    first = make_tree(tmp_path / "copy1" / "handbook", EN_FILES)
+    result = hash_client.add_resource(first, source_name=shown)
+    assert result.added == len(EN_FILES)
+    stat = hash_client.stat("viking://resources/handbook/deploy/docker.md")
+    assert stat.source == f"{shown}/deploy/docker.md"
+    assert hash_client.stat("viking://resources/handbook/deploy").source == f"{shown}/deploy"
+    second = make_tree(tmp_path / "copy2" / "handbook", {k: v for k, v in EN_FILES.items() if k != "README.md"})
+    again = hash_client.add_resource(second, source_name=shown)
+    assert (again.added, again.updated, again.unchanged, again.removed) == (0, 0, len(EN_FILES) - 1, 1)
+    skill = make_tree(tmp_path / "s1" / "write-rfc", {"SKILL.md": "# Write an RFC\n"})
+    hash_client.add_skill(skill, source_name="/home/alice/write-rfc")
+    other_copy = make_tree(tmp_path / "s2" / "write-rfc", {"SKILL.md": "# Write an RFC, better\n"})
+    assert hash_client.add_skill(other_copy, source_name="/home/alice/write-rfc").updated == 1
