@@ -1,10 +1,10 @@
 """LanceStore: the one place that talks to LanceDB.
 
-A store is one LanceDB directory holding three tables: ``nodes`` (the virtual filesystem,
-content included), ``records`` (what retrieval scores: vectors plus a full-text index on
-their text) and ``meta`` (format version and embedder identity). Every write goes through
-:meth:`LanceStore.write_lock`, an OS file lock, because LanceDB's concurrent ``merge_insert``
-on the same keys silently duplicates rows.
+A store is one LanceDB directory (or prefix of a bucket) holding three tables: ``nodes`` (the
+virtual filesystem, content included), ``records`` (what retrieval scores: vectors plus a
+full-text index on their text) and ``meta`` (format version and embedder identity). Every
+write goes through :meth:`LanceStore.write_lock` (``locking.py``: a file lock on disk, a lease
+in the bucket), because LanceDB's concurrent ``merge_insert`` on the same keys duplicates rows.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import random
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -25,21 +27,24 @@ from openviking.errors import (
     NotFoundError,
     OpenVikingError,
     StoreNotWritableError,
+    UnavailableError,
 )
 
 from . import schema
 from .filters import Scope, path_scope_sql, sql_in, sql_string
+from .locking import LOCK_FILE, FileLock, Lease, WriteLock
+from .objectstore import Location, is_remote, storage_error
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from openviking.config import StorageConfig
     from openviking.uri import VikingURI
 
-__all__ = ["LanceStore", "store_exists"]
+__all__ = ["LOCK_FILE", "LanceStore", "store_exists"]
 
-LOCK_FILE = ".openviking.lock"
 # Names the records table an unfinished model-change reindex is filling (a file, not a meta row:
-# every records write checks it, and a stat is cheaper than a query).
+# every records write checks it, and reading it once per take of the lock is cheaper than a query).
 PENDING_RECORDS_FILE = ".openviking.reindex"
 # Old versions are cleaned up once they are this old, not at once: a reader in another
 # process may still be using one (LanceDB warns that 0 breaks concurrent readers).
@@ -59,25 +64,43 @@ ANN_MIN_ROWS = 50_000
 # by the end of a 100k-record add, most of the growth in RSS through the batches. A compacted
 # store's metadata is a few MB, so reads lose nothing (bench/README.md, ingest-scale).
 METADATA_CACHE_BYTES = 64 * 2**20
+# On object storage a reader looks for other processes' writes at most once a second by
+# default: each look is a LIST request per table, and LanceDB's own strong consistency made
+# five of them per query (bench/README.md, storage).
+REMOTE_CONSISTENCY_SECONDS = 1.0
+# A commit that lost a race LanceDB cannot resolve ("Retryable commit conflict") is made again
+# on the latest version, after 0.05, 0.1, 0.2... seconds (with jitter); under the write lock
+# only a writer whose lease was taken over can race, so a few tries are plenty.
+COMMIT_TRIES = 6
 
 
 def store_exists(path: str) -> bool:
-    """True when ``path`` holds an openviking store (cheap check, no lancedb import)."""
-    if "://" in path:
-        return True  # object storage: only LanceDB itself can tell
+    """True when ``path`` holds an openviking store (cheap check, no lancedb import; object
+    storage is only known by opening it: :meth:`LanceStore.open_existing`)."""
+    if is_remote(path):
+        return True
     return (Path(path) / f"{schema.NODES}.lance").is_dir()
 
 
 def store_writable(path: str) -> bool:
-    """True when this process may write the store (always assumed for object storage)."""
-    return "://" in path or os.access(path, os.W_OK)
+    """True when this process may write the store (for object storage, doctor's probe tells)."""
+    return is_remote(path) or os.access(path, os.W_OK)
 
 
 class LanceStore:
     """An open store. Create with :meth:`open`; close with :meth:`close` or ``with``."""
 
-    def __init__(self, path: str, db: Any) -> None:
+    def __init__(
+        self,
+        path: str,
+        db: Any,
+        *,
+        location: Location | None = None,
+        consistency: float = 0.0,
+        lease_seconds: float = 15.0,
+    ) -> None:
         self.path = path
+        self.location = location
         self._db = db
         self._tables: dict[str, Any] = {}
         self._thread_lock = threading.RLock()
@@ -85,7 +108,15 @@ class LanceStore:
         # Run each time this store takes the write lock (not when it takes it again inside):
         # a write in progress checks that the store is still as it found it.
         self.write_checks: list[Callable[[], None]] = []
-        self._lock_fd: int | None = None
+        self.lock: WriteLock = Lease(location, lease_seconds) if location is not None else FileLock(path)
+        # 0: LanceDB looks for other processes' writes at every query. Above 0 this store
+        # looks itself, at most that often, and for every open table at once, the nodes
+        # before the records: a file's node then never shows without its records (they are
+        # written first), and find drops records whose node it does not see yet.
+        self.consistency = consistency
+        self._looked_at = time.monotonic()
+        self._missing: dict[str, float] = {}  # tables found missing, and when
+        self._pending: tuple[str | None] | None = None  # the reindex marker, read once per take of the lock
         # The records table in use: `reindex` builds a new one and then points the store at it.
         self.records_table = schema.RECORDS
         self._indexed: dict[tuple[str, str], bool] = {}  # (table, column): has an index
@@ -93,36 +124,16 @@ class LanceStore:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str, *, create: bool = False) -> LanceStore:
-        """Open the store at ``path``; with ``create`` make it when missing.
+    def open(cls, path: str, *, create: bool = False, storage: StorageConfig | None = None) -> LanceStore:
+        """Open the store at ``path``; with ``create`` make it when missing. ``storage`` holds
+        the options and settings of a store on object storage.
 
         Raises:
-            NotFoundError: no store at ``path`` and ``create`` is false.
+            NotFoundError: no store at ``path`` and ``create`` is false (or no such bucket).
+            UnavailableError: the object store cannot be reached.
+            PermissionDeniedError: the object store refused the credentials.
         """
-        if not create and not store_exists(path):
-            raise NotFoundError(
-                f"No store at {path}",
-                hint="Add something first with add_resource(PATH) (or name another store: path=, OPENVIKING_STORE)",
-                details={"store": path},
-            )
-        if create and "://" not in path:
-            try:
-                Path(path).mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise FailedPreconditionError(
-                    f"Cannot create the store directory {path}: {exc.strerror}", details={"store": path}
-                ) from exc
-        from ._fastimport import defer_namespace_client
-
-        defer_namespace_client()
-        import lancedb
-
-        try:
-            session = lancedb.Session(metadata_cache_size_bytes=METADATA_CACHE_BYTES)
-            db = lancedb.connect(path, read_consistency_interval=timedelta(0), session=session)
-        except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
-            raise _translate(exc, f"Cannot open the store at {path}") from exc
-        store = cls(path, db)
+        store = cls._connect(path, create=create, storage=storage)
         if create:
             with store.write_lock():
                 store._create_base_tables()
@@ -135,6 +146,58 @@ class LanceStore:
         store.records_table = store.meta().get("records_table") or schema.RECORDS
         return store
 
+    @classmethod
+    def open_existing(cls, path: str, *, storage: StorageConfig | None = None) -> LanceStore | None:
+        """The store at ``path``, or None when there is none (errors reaching it are raised)."""
+        if not store_exists(path):
+            return None
+        store = cls._connect(path, create=False, storage=storage)
+        if not store._has_table(schema.NODES):
+            return None
+        store.records_table = store.meta().get("records_table") or schema.RECORDS
+        return store
+
+    @classmethod
+    def _connect(cls, path: str, *, create: bool, storage: StorageConfig | None) -> LanceStore:
+        location = Location(path, dict(storage.options) if storage else {}) if is_remote(path) else None
+        if not create and location is None and not store_exists(path):
+            raise NotFoundError(
+                f"No store at {path}",
+                hint="Add something first with add_resource(PATH) (or name another store: path=, OPENVIKING_STORE)",
+                details={"store": path},
+            )
+        if create and location is None:
+            try:
+                Path(path).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise FailedPreconditionError(
+                    f"Cannot create the store directory {path}: {exc.strerror}", details={"store": path}
+                ) from exc
+        from ._fastimport import defer_namespace_client
+
+        defer_namespace_client()
+        import lancedb
+
+        chosen = storage.read_consistency_seconds if storage else None
+        consistency = chosen if chosen is not None else (REMOTE_CONSISTENCY_SECONDS if location else 0.0)
+        try:
+            session = lancedb.Session(metadata_cache_size_bytes=METADATA_CACHE_BYTES)
+            db = lancedb.connect(
+                path,
+                read_consistency_interval=timedelta(0) if consistency == 0 else None,
+                session=session,
+                storage_options=dict(location.options) if location and location.options else None,
+            )
+        except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
+            raise _translate(exc, f"Cannot open the store at {path}", location) from exc
+        return cls(
+            path,
+            db,
+            location=location,
+            consistency=consistency,
+            lease_seconds=storage.lease_seconds if storage else 15.0,
+        )
+
     def close(self) -> None:
         """Forget open table handles (LanceDB holds no other resource)."""
         self._tables.clear()
@@ -145,17 +208,44 @@ class LanceStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def run(self, call: Any) -> Any:
+        """Call LanceDB, with its errors as OpenVikingErrors (worded for this store's location)."""
+        return run(call, self.location)
+
+    # ------------------------------------------------------------------ seeing other writers
+    def _look_for_writes(self) -> None:
+        """Bring every open table to its latest version, the nodes first (see ``consistency``)."""
+        order = sorted(self._tables, key=lambda name: (name != schema.NODES, name != self.records_table, name))
+        for name in order:
+            self.run(self._tables[name].checkout_latest)
+        self._missing.clear()
+        self._looked_at = time.monotonic()
+
+    def _fresh(self) -> None:
+        # Inside the write lock this process is the only writer: what it read at the take stays true.
+        if self.consistency > 0 and not self._lock_depth and time.monotonic() - self._looked_at >= self.consistency:
+            self._look_for_writes()
+
     def _has_table(self, name: str) -> bool:
+        self._fresh()
         if name in self._tables:
             return True
+        missing_since = self._missing.get(name)
+        if missing_since is not None and not self._lock_depth and time.monotonic() - missing_since < self.consistency:
+            return False  # looked for a moment ago: on object storage each look is a request
         try:
             self._tables[name] = self._db.open_table(name)
-        except (FileNotFoundError, ValueError):
+        except (FileNotFoundError, ValueError) as exc:
+            if self.location is not None and _is_storage_failure(exc):
+                raise _translate(exc, f"Cannot open table {name}", self.location) from exc
+            self._missing[name] = time.monotonic()
             return False
         except Exception as exc:
             if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
+                self._missing[name] = time.monotonic()
                 return False
-            raise _translate(exc, f"Cannot open table {name}") from exc
+            raise _translate(exc, f"Cannot open table {name}", self.location) from exc
+        self._missing.pop(name, None)
         return True
 
     def read_problems(self) -> list[str]:
@@ -163,11 +253,11 @@ class LanceStore:
 
         Counting rows reads only the manifest, so one column of every row is read here."""
         problems = []
-        for name in run(self._db.list_tables).tables:
+        for name in self.run(self._db.list_tables).tables:
             try:
                 table = self._table(name)
                 column = table.schema.names[0]
-                run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
+                self.run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
             except OpenVikingError as exc:
                 problems.append(f"table {name}: {exc.message}")
         return problems
@@ -180,7 +270,11 @@ class LanceStore:
     def _create_base_tables(self) -> None:
         for name, table_schema in ((schema.NODES, schema.nodes_schema()), (schema.META, schema.meta_schema())):
             if not self._has_table(name):
-                self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
+                self._tables[name] = self.run(
+                    lambda name=name, table_schema=table_schema: self._db.create_table(
+                        name, schema=table_schema, exist_ok=True
+                    )
+                )
         meta = self.meta()
         if "format_version" not in meta:
             self.set_meta({"format_version": schema.FORMAT_VERSION})
@@ -188,17 +282,12 @@ class LanceStore:
     # ------------------------------------------------------------------ locking
     @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:
-        """Hold the store's write lock (re-entrant; a no-op for object storage)."""
+        """Hold the store's write lock (re-entrant): a file lock on disk, a lease in the bucket."""
         with self._thread_lock:
-            if self._lock_depth == 0 and "://" not in self.path:
-                import fcntl
-
-                try:
-                    fd = os.open(os.path.join(self.path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-                except OSError as exc:
-                    raise _translate(exc, f"Cannot write to the store {self.path}") from exc
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                self._lock_fd = fd
+            if self._lock_depth == 0:
+                self._take_lock()
+            else:
+                self.lock.check()  # every write inside checks that the lease is still this process's
             self._lock_depth += 1
             try:
                 if self._lock_depth == 1:
@@ -208,9 +297,43 @@ class LanceStore:
             finally:
                 self._counts.clear()
                 self._lock_depth -= 1
-                if self._lock_depth == 0 and self._lock_fd is not None:
-                    os.close(self._lock_fd)  # closing releases the flock
-                    self._lock_fd = None
+                if self._lock_depth == 0:
+                    self._pending = None
+                    self.lock.release()
+
+    def _take_lock(self) -> None:
+        try:
+            self.lock.acquire()
+        except OSError as exc:
+            raise _translate(exc, f"Cannot write to the store {self.path}") from exc
+        try:
+            if self.consistency > 0:
+                self._look_for_writes()  # what this write reads must be what the last writer left
+            self._missing.clear()
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _commit(self, table: Any, call: Any) -> Any:
+        """A write to ``table``. A retryable commit conflict (another commit won the race, and
+        LanceDB could not rebase this one on it) is made again on the latest version, with
+        backoff, and never shown; after ``COMMIT_TRIES`` the store is called busy."""
+        for attempt in range(COMMIT_TRIES):
+            try:
+                return call()
+            except (OpenVikingError, KeyboardInterrupt):
+                raise
+            except Exception as exc:
+                if not _retryable(exc):
+                    raise _translate(exc, "Store operation failed", self.location) from exc
+            time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
+            self.lock.check()
+            self.run(table.checkout_latest)
+        raise UnavailableError(
+            f"The store at {self.path} is busy: other writes kept winning the race to commit",
+            hint="Try again in a moment",
+            details={"store": self.path, "tries": COMMIT_TRIES},
+        )
 
     # ------------------------------------------------------------------ meta
     def meta(self) -> dict[str, str]:
@@ -326,10 +449,10 @@ class LanceStore:
         if where and where != "TRUE":
             query = query.where(where)
         query = query.select(list(columns or schema.NODE_COLUMNS)).limit(limit)
-        return run(query.to_arrow)
+        return self.run(query.to_arrow)
 
     def _count_nodes(self, where: str | None = None) -> int:
-        return int(run(lambda: self._table(schema.NODES).count_rows(where if where != "TRUE" else None)))
+        return int(self.run(lambda: self._table(schema.NODES).count_rows(where if where != "TRUE" else None)))
 
     def upsert_nodes(self, rows: list[dict[str, Any]]) -> None:
         """Insert or replace nodes keyed by ``uri``."""
@@ -340,7 +463,10 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            run(lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data))
+            self._commit(
+                table,
+                lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data),
+            )
 
     def insert_nodes(self, rows: list[dict[str, Any]]) -> None:
         """Append nodes known to be new (no merge: it scans every row written since the last
@@ -353,7 +479,7 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            run(lambda: table.add(data))
+            self._commit(table, lambda: table.add(data))
 
     def table_versions(self) -> tuple[int, int]:
         """The nodes and records tables' current versions on disk (-1: no records table yet).
@@ -362,13 +488,13 @@ class LanceStore:
         last write knows that nobody else wrote in between."""
 
         def version(name: str) -> int:
-            return int(run(lambda: self._table(name).version)) if self._has_table(name) else -1
+            return int(self.run(lambda: self._table(name).version)) if self._has_table(name) else -1
 
         return version(schema.NODES), version(self.records_table)
 
     def _delete_nodes(self, where: str) -> None:
         with self.write_lock():
-            run(lambda: self._table(schema.NODES).delete(where))
+            self._commit(self._table(schema.NODES), lambda: self._table(schema.NODES).delete(where))
 
     # ------------------------------------------------------------------ records
     @property
@@ -392,7 +518,7 @@ class LanceStore:
             merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             if uris:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
-            run(lambda: merge.execute(data))
+            self._commit(table, lambda: merge.execute(data))
             self._outdate_pending(lambda: sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
 
     def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
@@ -406,7 +532,7 @@ class LanceStore:
             return
         with self.write_lock():
             table = self._ensure_records(dimension)
-            run(lambda: table.add(data))
+            self._commit(table, lambda: table.add(data))
             self._outdate_pending(lambda: sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
 
     def delete_records_below(self, uri: VikingURI) -> None:
@@ -429,23 +555,49 @@ class LanceStore:
     # than keeping records of files that moved, vanished or changed.
     def pending_records_table(self) -> str | None:
         """The records table an unfinished model-change reindex is filling, if any."""
-        if "://" in self.path:
-            return None
-        try:
-            name = Path(self.path, PENDING_RECORDS_FILE).read_text(encoding="utf-8").strip()
-        except OSError:
-            return None
+        if self._pending is None or not self._lock_depth:
+            self._pending = (self._read_marker(),)
+        name = self._pending[0]
         return name if name and name != self.records_table and self._has_table(name) else None
 
     def set_pending_records_table(self, name: str | None) -> None:
         """Name the table a model-change reindex is filling, or (None) say it is done."""
-        if "://" in self.path:
+        self._pending = (name or None,)
+        if self.location is not None:
+            import obstore
+
+            client = self.location.object_store()
+            self.run(
+                lambda: (
+                    obstore.put(client, PENDING_RECORDS_FILE, (name + "\n").encode())
+                    if name
+                    else obstore.delete(client, PENDING_RECORDS_FILE)
+                )
+            )
             return
         marker = Path(self.path, PENDING_RECORDS_FILE)
         if name:
             marker.write_text(name + "\n", encoding="utf-8")
         else:
             marker.unlink(missing_ok=True)
+
+    def _read_marker(self) -> str | None:
+        if self.location is not None:
+            import obstore
+
+            client = self.location.object_store()
+
+            def read() -> str | None:
+                try:
+                    return bytes(obstore.get(client, PENDING_RECORDS_FILE).bytes()).decode("utf-8").strip()
+                except FileNotFoundError:
+                    return None
+
+            return self.run(read)  # type: ignore[no-any-return]
+        try:
+            return Path(self.path, PENDING_RECORDS_FILE).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
 
     def _outdate_pending(self, where: Callable[[], str]) -> None:
         pending = self.pending_records_table()
@@ -512,7 +664,8 @@ class LanceStore:
                     hint="Re-embed everything with: openviking reindex",
                 )
             return table
-        table = self._db.create_table(self.records_table, schema=schema.records_schema(dimension), exist_ok=True)
+        name, dimension_schema = self.records_table, schema.records_schema(dimension)
+        table = self.run(lambda: self._db.create_table(name, schema=dimension_schema, exist_ok=True))
         self._tables[self.records_table] = table
         return table
 
@@ -545,7 +698,7 @@ class LanceStore:
         key = (self.records_table, column)
         if key not in self._indexed:
             self._indexed[key] = self._has_table(key[0]) and any(
-                tuple(ix.columns) == (column,) for ix in run(self._tables[key[0]].list_indices)
+                tuple(ix.columns) == (column,) for ix in self.run(self._tables[key[0]].list_indices)
             )
         return self._indexed[key]
 
@@ -567,9 +720,12 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, key), schema=table_schema)
         with self.write_lock():
             if not self._has_table(name):
-                self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
+                self._tables[name] = self.run(lambda: self._db.create_table(name, schema=table_schema, exist_ok=True))
             table = self._tables[name]
-            run(lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data))
+            self._commit(
+                table,
+                lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data),
+            )
 
     def _query_rows(
         self,
@@ -586,14 +742,14 @@ class LanceStore:
             query = query.where(where)
         if columns:
             query = query.select(list(columns))
-        rows: list[dict[str, Any]] = run(query.limit(limit).to_list)
+        rows: list[dict[str, Any]] = self.run(query.limit(limit).to_list)
         return rows
 
     def _count_rows(self, name: str, where: str | None = None) -> int:
         """How many rows of table ``name`` match ``where``."""
         if not self._has_table(name):
             return 0
-        return int(run(lambda: self._tables[name].count_rows(where)))
+        return int(self.run(lambda: self._tables[name].count_rows(where)))
 
     def drop_table(self, name: str) -> None:
         """Remove table ``name`` and its files (nothing happens when it does not exist)."""
@@ -608,7 +764,7 @@ class LanceStore:
         """Create an empty records table ``name`` (dropping a leftover one of that name)."""
         with self.write_lock():
             self.drop_table(name)
-            self._tables[name] = self._db.create_table(name, schema=schema.records_schema(dimension))
+            self._tables[name] = self.run(lambda: self._db.create_table(name, schema=schema.records_schema(dimension)))
             self._forget_indexes(name)
 
     def _delete_rows(self, name: str, where: str) -> None:
@@ -616,7 +772,7 @@ class LanceStore:
         if not self._has_table(name):
             return
         with self.write_lock():
-            run(lambda: self._tables[name].delete(where))
+            self._commit(self._tables[name], lambda: self._tables[name].delete(where))
 
     # ------------------------------------------------------------------ maintenance
     def optimize(self) -> None:
@@ -627,7 +783,7 @@ class LanceStore:
                     continue
                 table = self._tables[name]
                 self._ensure_indexes(name, table)
-                run(lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
+                self._commit(table, lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
 
     def ensure_indexes(self) -> None:
         """Create the indexes a store written by an older version lacks (cheap when none is missing)."""
@@ -642,24 +798,24 @@ class LanceStore:
             from lancedb.index import IvfFlat
 
             # Built once; later optimize() calls fold new rows into it without retraining.
-            run(lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
+            self._commit(table, lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
             self._forget_indexes(name)
         for column in FTS_COLUMNS if name == self.records_table and rows > 0 else ():
             if (column,) not in existing:
                 from lancedb.index import FTS
 
                 config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
-                run(lambda c=column, f=config: table.create_index(c, config=f))
+                self._commit(table, lambda c=column, f=config: table.create_index(c, config=f))
                 self._forget_indexes(name)
         if ("uri",) not in existing and rows > 0:
             from lancedb.index import BTree
 
-            run(lambda: table.create_index("uri", config=BTree()))
+            self._commit(table, lambda: table.create_index("uri", config=BTree()))
 
     # ------------------------------------------------------------------ read caches
     def nodes_version(self) -> int:
         """The nodes table's version: every write changes it, so it keys read caches (grep, glob)."""
-        return int(run(lambda: self._table(schema.NODES).version))
+        return int(self.run(lambda: self._table(schema.NODES).version))
 
 
 def _batches(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
@@ -682,7 +838,7 @@ def _dedupe(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
     return list(latest.values())
 
 
-def run(call: Any) -> Any:
+def run(call: Any, location: Location | None = None) -> Any:
     """Call LanceDB, with its errors as OpenVikingErrors."""
     try:
         return call()
@@ -691,14 +847,26 @@ def run(call: Any) -> Any:
     except KeyboardInterrupt:
         raise
     except Exception as exc:
-        raise _translate(exc, "Store operation failed") from exc
+        raise _translate(exc, "Store operation failed", location) from exc
+
+
+def _retryable(exc: BaseException) -> bool:
+    return "retryable commit conflict" in str(exc).lower()
+
+
+def _is_storage_failure(exc: BaseException) -> bool:
+    # A missing table is "not found"; a bucket that is missing, refusing or unreachable is not.
+    text = str(exc)
+    return "RetryError" in text or "Generic" in text and "store" in text or "status code" in text
 
 
 # Lance's errors end with where in its Rust source they were raised: no use to a user.
 _RUST_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
 
 
-def _translate(exc: Exception, context: str) -> OpenVikingError:
+def _translate(exc: Exception, context: str, location: Location | None = None) -> OpenVikingError:
+    if location is not None:
+        return storage_error(exc, location, context)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     message = _RUST_LOCATION.sub("", message)
     if isinstance(exc, FileNotFoundError):
