@@ -40,16 +40,21 @@ def free_port() -> int:
 
 
 class MotoServer:
-    """``python -m moto.server`` on a free port of 127.0.0.1, until :meth:`stop`."""
+    """``python -m moto.server`` on a free port of 127.0.0.1, until :meth:`stop`.
 
-    def __init__(self, *, env: dict[str, str] | None = None) -> None:
+    ``auth``: moto checks credentials (its IAM emulation): :attr:`keys` are the only ones it
+    takes, and :attr:`auth_bucket` is a bucket they may use."""
+
+    def __init__(self, *, auth: bool = False) -> None:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
+        # moto lets this many requests through unchecked: the four that set the user up below.
+        env = {"INITIAL_NO_AUTH_ACTION_COUNT": "4"} if auth else {}
         self._proc = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **env},
         )
         deadline = time.monotonic() + 60
         while True:
@@ -60,6 +65,24 @@ class MotoServer:
                 if self._proc.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError("moto's server did not start") from None
                 time.sleep(0.1)
+        self.keys = (ACCESS_KEY, SECRET_KEY)
+        self.auth_bucket = ""
+        if auth:
+            self._set_up_a_user()
+
+    def _set_up_a_user(self) -> None:
+        import boto3  # moto's own dependency
+
+        anyone = {"endpoint_url": self.endpoint, "region_name": "us-east-1"}
+        iam = boto3.client("iam", aws_access_key_id="setup", aws_secret_access_key="setup", **anyone)
+        iam.create_user(UserName="ov")
+        policy = '{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}'
+        iam.put_user_policy(UserName="ov", PolicyName="all", PolicyDocument=policy)
+        key = iam.create_access_key(UserName="ov")["AccessKey"]
+        self.keys = (key["AccessKeyId"], key["SecretAccessKey"])
+        s3 = boto3.client("s3", aws_access_key_id=self.keys[0], aws_secret_access_key=self.keys[1], **anyone)
+        self.auth_bucket = f"ov-{uuid.uuid4().hex[:16]}"
+        s3.create_bucket(Bucket=self.auth_bucket)
 
     def bucket(self, name: str | None = None) -> str:
         """Create a bucket (a fresh name when none is given) and return its name."""
@@ -176,20 +199,38 @@ def _read_chunked(stream: Any) -> bytes:
         stream.readline()
 
 
-def storage_options(endpoint: str) -> dict[str, Any]:
-    """``storage.options`` for a local S3 server (the credentials are moto's to ignore)."""
+def storage_options(endpoint: str, keys: tuple[str, str] = (ACCESS_KEY, SECRET_KEY)) -> dict[str, Any]:
+    """``storage.options`` for a local S3 server."""
     return {
         "endpoint": endpoint,
         "region": "us-east-1",
         "allow_http": True,
-        "aws_access_key_id": ACCESS_KEY,
-        "aws_secret_access_key": SECRET_KEY,
+        "aws_access_key_id": keys[0],
+        "aws_secret_access_key": keys[1],
     }
 
 
-def s3_config(url: str, endpoint: str, **storage: Any) -> dict[str, Any]:
+def s3_config(
+    url: str, endpoint: str, *, keys: tuple[str, str] = (ACCESS_KEY, SECRET_KEY), **storage: Any
+) -> dict[str, Any]:
     """An ov.conf object: the store at ``url`` on the server at ``endpoint``, the hash embedder."""
     return {
-        "storage": {"workspace": url, "options": storage_options(endpoint), **storage},
+        "storage": {"workspace": url, "options": storage_options(endpoint, keys), **storage},
         "embedding": {"dense": {"provider": "hash"}},
     }
+
+
+@dataclass
+class S3Store:
+    """A fresh bucket on the session's server, and an ov.conf naming a store in it."""
+
+    url: str
+    bucket: str
+    endpoint: str
+    conf: Any  # Path of the ov.conf
+
+    def config(self) -> Any:
+        """The ov.conf as a loaded Config, for the SDK."""
+        from openviking.config import load_config
+
+        return load_config(self.conf)

@@ -189,7 +189,7 @@ class LanceStore:
                 storage_options=dict(location.options) if location and location.options else None,
             )
         except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
-            raise _translate(exc, f"Cannot open the store at {path}", location) from exc
+            raise _translate(exc, f"Cannot open the store at {path}", location) from _cause(exc, location)
         return cls(
             path,
             db,
@@ -237,14 +237,14 @@ class LanceStore:
             self._tables[name] = self._db.open_table(name)
         except (FileNotFoundError, ValueError) as exc:
             if self.location is not None and _is_storage_failure(exc):
-                raise _translate(exc, f"Cannot open table {name}", self.location) from exc
+                raise _translate(exc, f"Cannot open table {name}", self.location) from _cause(exc, self.location)
             self._missing[name] = time.monotonic()
             return False
         except Exception as exc:
             if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
                 self._missing[name] = time.monotonic()
                 return False
-            raise _translate(exc, f"Cannot open table {name}", self.location) from exc
+            raise _translate(exc, f"Cannot open table {name}", self.location) from _cause(exc, self.location)
         self._missing.pop(name, None)
         return True
 
@@ -325,7 +325,7 @@ class LanceStore:
                 raise
             except Exception as exc:
                 if not _retryable(exc):
-                    raise _translate(exc, "Store operation failed", self.location) from exc
+                    raise _translate(exc, "Store operation failed", self.location) from _cause(exc, self.location)
             time.sleep(0.05 * 2**attempt * (0.5 + random.random()))
             self.lock.check()
             self.run(table.checkout_latest)
@@ -847,7 +847,13 @@ def run(call: Any, location: Location | None = None) -> Any:
     except KeyboardInterrupt:
         raise
     except Exception as exc:
-        raise _translate(exc, "Store operation failed", location) from exc
+        raise _translate(exc, "Store operation failed", location) from _cause(exc, location)
+
+
+def _cause(exc: BaseException, location: Location | None) -> BaseException | None:
+    # An object store's reply may quote the access key it refused: the error raised for it
+    # carries its own words, not the reply, even in a --debug traceback.
+    return None if location is not None else exc
 
 
 def _retryable(exc: BaseException) -> bool:

@@ -138,6 +138,12 @@ class Location:
             if name in LANCE_ONLY_KEYS:
                 continue
             (client if name in CLIENT_KEYS else config)[name] = value
+        if self.scheme in ("s3", "s3a") and not any(key in config for key in ENDPOINT_KEYS):
+            # LanceDB takes the endpoint from AWS_ENDPOINT_URL too; object_store's own reading
+            # of the environment knows only AWS_ENDPOINT.
+            endpoint = os.environ.get("AWS_ENDPOINT_URL")
+            if endpoint and not os.environ.get("AWS_ENDPOINT"):
+                config["endpoint"] = endpoint
         retry: dict[str, Any] | None = None
         if timeout is not None:
             from datetime import timedelta
@@ -148,11 +154,14 @@ class Location:
         # A key object_store does not know is refused; drop it (it was meant for lance alone).
         for _ in range(len(config) + 1):
             try:
-                return obstore.store.from_url(self.url, config=config, client_options=client, retry_config=retry)  # type: ignore[call-overload]
+                # Empty client options would replace those read from the environment (AWS_ALLOW_HTTP).
+                return obstore.store.from_url(  # type: ignore[call-overload]
+                    self.url, config=config, client_options=client or None, retry_config=retry
+                )
             except obstore.exceptions.UnknownConfigurationKeyError as exc:
                 unknown = re.search(r"key: '([^']+)'", str(exc))
                 if not unknown or unknown.group(1) not in config:
-                    raise storage_error(exc, self, "Invalid storage option") from exc
+                    raise storage_error(exc, self, "Invalid storage option") from None
                 config.pop(unknown.group(1))
         raise InternalError("Invalid storage options")
 
