@@ -261,3 +261,37 @@ def test_storage_config_is_checked(tmp_path: Path) -> None:
     assert os.environ.get("OPENVIKING_STORE") is None
     assert hash_config().storage.read_consistency_seconds is None
     assert storage_options("http://x")["allow_http"] is True
+
+
+def test_a_retryable_commit_conflict_is_made_again_and_never_shown(tmp_path: Path, en_tree: Path) -> None:
+    from openviking.client import OpenViking
+    from openviking.errors import UnavailableError
+    from openviking.store import lance
+
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        client.add_resource(en_tree)
+        store = client._open()
+        table = store._table("nodes")
+        # LanceDB's words when a commit lost a race it could not resolve.
+        conflict = (
+            "Retryable commit conflict for version 21: This CreateIndex transaction was preempted by "
+            "concurrent transaction Rewrite at version 21. Please retry."
+        )
+        calls: list[int] = []
+
+        def twice_preempted() -> str:
+            calls.append(1)
+            if len(calls) <= 2:
+                raise RuntimeError(conflict)
+            return "committed"
+
+        with store.write_lock():
+            assert store._commit(table, twice_preempted) == "committed"
+        assert len(calls) == 3
+
+        def always_preempted() -> None:
+            raise RuntimeError(conflict)
+
+        with store.write_lock(), pytest.raises(UnavailableError) as info:
+            store._commit(table, always_preempted)
+        assert "Retryable" not in info.value.message and info.value.details["tries"] == lance.COMMIT_TRIES
