@@ -106,6 +106,7 @@ class Seen:
     method: str
     path: str
     query: dict[str, list[str]]
+    size: int = 0  # bytes of the reply's body
 
     @property
     def kind(self) -> str:
@@ -147,7 +148,9 @@ class CountingProxy:
                     conn.close()
                 split = urlsplit(self.path)
                 with proxy._lock:
-                    proxy.seen.append(Seen(self.command, split.path, parse_qs(split.query, keep_blank_values=True)))
+                    proxy.seen.append(
+                        Seen(self.command, split.path, parse_qs(split.query, keep_blank_values=True), len(data))
+                    )
                 self.send_response(reply.status)
                 for key, value in reply.getheaders():
                     if key.lower() not in ("transfer-encoding", "content-length", "connection", "server", "date"):
@@ -172,6 +175,11 @@ class CountingProxy:
         """Requests by kind (LIST, GET, HEAD, PUT...) since the last :meth:`reset`."""
         with self._lock:
             return Counter(seen.kind for seen in self.seen)
+
+    def bytes_read(self) -> int:
+        """Bytes of the GET replies since the last :meth:`reset`."""
+        with self._lock:
+            return sum(seen.size for seen in self.seen if seen.method == "GET")
 
     @contextlib.contextmanager
     def counting(self) -> Iterator[Counter[str]]:

@@ -39,9 +39,10 @@ __all__ = ["LEASE_KEY", "LOCK_FILE", "FileLock", "Lease", "WriteLock"]
 LOCK_FILE = ".openviking.lock"
 LEASE_KEY = ".openviking.lease"
 # How often a waiter looks at the lease: each look is one GET. Short at first (a batch's
-# commits take tens of milliseconds), then every half second.
+# commits take tens of milliseconds), then every 0.1 s: 8 writers of 100 files each took
+# 16.2 s against 19.8 s with looks every 0.5 s (bench/README.md, object storage).
 POLL_FIRST = 0.02
-POLL_MAX = 0.5
+POLL_MAX = 0.1
 # A request to the bucket that fails for a reason other than a lost race (the network) is
 # tried this many times before the write gives up.
 REQUEST_TRIES = 4
