@@ -230,15 +230,20 @@ def test_requests_per_operation_are_bounded_and_a_cold_find_lists_no_bucket(
                 op()
             assert warm["LIST"] == 0 and warm["GET"] <= (12 if name == "find" else 4), (name, warm)
         client.close()
-        # Once the interval is over, one look (a LIST) per open table, then none again.
-        with OpenViking(config=config_from_dict(s3_config(s3.url, proxy.endpoint, read_consistency_seconds=1))) as one:
+        # Once the interval is over, one look (a LIST) per open table, then none again within it.
+        interval = 3.0
+        raw = s3_config(s3.url, proxy.endpoint, read_consistency_seconds=interval)
+        with OpenViking(config=config_from_dict(raw)) as one:
             one.find("docker")
-            time.sleep(1.1)
+            time.sleep(interval + 0.1)
+            looked_at = time.monotonic()
             with proxy.counting() as looked:
                 one.find("docker")
             with proxy.counting() as again:
                 one.find("docker")
-        assert 1 <= looked["LIST"] <= 5 and again["LIST"] == 0, (looked, again)
+            within = time.monotonic() - looked_at < interval  # a loaded machine may take longer
+        assert 1 <= looked["LIST"] <= 5, looked
+        assert again["LIST"] == 0 or not within, again
     finally:
         proxy.stop()
 
