@@ -7,6 +7,7 @@
     python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
     python -m bench golden --save /tmp/golden.json   # every README command's JSON, for a diff
+    python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "suite",
-        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "all"],
+        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "storage", "all"],
         nargs="?",
         default="all",
     )
@@ -220,6 +221,11 @@ def main(argv: list[str] | None = None) -> int:
         local_sizes = tuple(int(s) for s in args.local_sizes.split(",") if s)
         report["ingest_scale"] = ingest_scale.run_ingest_scale(work, sizes, local_sizes)
         ingest_scale.print_report(report["ingest_scale"])
+    if args.suite == "storage":  # not in `all`: it starts its own S3 server and 45 writer processes
+        from . import storage
+
+        report["storage"] = storage.run(work)
+        storage.print_report(report["storage"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])

@@ -23,7 +23,9 @@ __all__ = [
     "RerankConfig",
     "RetrievalConfig",
     "ServerConfig",
+    "StorageConfig",
     "config_home",
+    "is_secret",
     "load_config",
     "redacted",
     "unset_variables",
@@ -33,6 +35,9 @@ CONFIG_ENV = "OPENVIKING_CONFIG_FILE"
 STORE_ENV = "OPENVIKING_STORE"
 HOME_ENV = "OPENVIKING_HOME"
 SECRET_KEYS = frozenset({"api_key", "ak", "sk", "token", "password", "secret"})
+# Storage options name their credentials so: aws_access_key_id, aws_secret_access_key,
+# aws_session_token, azure_storage_account_key, azure_storage_sas_key, google_service_account_key...
+SECRET_SUFFIXES = ("key", "key_id", "secret", "token", "password", "signature")
 TOP_LEVEL_KEYS = frozenset(
     {
         "storage",
@@ -184,12 +189,32 @@ class ServerConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """``storage``: where the store is, and how object storage is reached and shared.
+
+    ``options`` go to LanceDB as its storage options (and to the lease, which reads them the
+    same way): ``endpoint``, ``region``, ``allow_http``, ``aws_access_key_id``... They may
+    hold credentials, so they are left out of ``repr``.
+    """
+
+    workspace: str | None = None
+    options: dict[str, str] = field(default_factory=dict, repr=False)
+    # How stale a reader may be: another process's writes are looked for at most this often
+    # (None: 0 on a local disk, as LanceDB's strong consistency; 1 on object storage, where
+    # each look is a LIST request).
+    read_consistency_seconds: float | None = None
+    # How long a dead writer's lease blocks the store's other writers (object storage).
+    lease_seconds: float = 15.0
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, after defaults and environment were applied."""
 
     path: Path | None = None
     workspace: str | None = None
     user: str = "default"
+    storage: StorageConfig = StorageConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     vlm: LLMConfig = LLMConfig()
     query_planner: LLMConfig = LLMConfig()
@@ -276,6 +301,7 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     config = Config(
         path=path,
         workspace=_optional_str(storage.get("workspace"), "storage.workspace"),
+        storage=_storage(storage),
         user=_optional_str(raw.get("default_user"), "default_user") or "default",
         embedding=_build(EmbeddingConfig, dense, "embedding.dense"),
         vlm=_build(LLMConfig, _section(raw, "vlm"), "vlm"),
@@ -303,10 +329,16 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     return config
 
 
+def is_secret(key: str) -> bool:
+    """True for a config or storage option key that names a credential."""
+    name = key.lower()
+    return name in SECRET_KEYS or name.endswith(SECRET_SUFFIXES)
+
+
 def redacted(value: Any) -> Any:
     """A copy of a config object with every secret replaced by ``"***"``."""
     if isinstance(value, dict):
-        return {k: ("***" if k.lower() in SECRET_KEYS and v else redacted(v)) for k, v in value.items()}
+        return {k: ("***" if is_secret(k) and v else redacted(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [redacted(v) for v in value]
     return value
@@ -329,7 +361,7 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
 
     llm = of(LLMConfig, "model_name")
     return {
-        "storage": ("workspace",),
+        "storage": ("workspace", "options", "read_consistency_seconds", "lease_seconds"),
         "embedding": ("dense", "max_input_tokens"),
         "embedding.dense": of(EmbeddingConfig, "backend", "model_name"),
         "vlm": llm,
@@ -437,6 +469,34 @@ def _secret(value: Any, name: str) -> str | None:
             hint="Export it before starting the server",
         )
     return value
+
+
+def _storage(section: dict[str, Any]) -> StorageConfig:
+    options = _section(section, "options", prefix="storage.")
+    texts: dict[str, str] = {}
+    for key, value in options.items():
+        if isinstance(value, bool):
+            texts[key] = "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            texts[key] = str(value)
+        else:
+            raise ConfigError(f"Config key 'storage.options.{key}' must be a string, a number or true/false")
+    consistency = section.get("read_consistency_seconds")
+    if consistency is not None and (not _is_number(consistency) or consistency < 0):
+        raise ConfigError("Config key 'storage.read_consistency_seconds' must be a number >= 0")
+    lease = section.get("lease_seconds", 15.0)
+    if not _is_number(lease) or lease < 1:
+        raise ConfigError("Config key 'storage.lease_seconds' must be a number >= 1")
+    return StorageConfig(
+        workspace=_optional_str(section.get("workspace"), "storage.workspace"),
+        options=texts,
+        read_consistency_seconds=None if consistency is None else float(consistency),
+        lease_seconds=float(lease),
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _is_int(value: Any) -> bool:

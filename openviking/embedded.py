@@ -137,13 +137,15 @@ class Embedded:
         if self._store is None:
             from .store.lance import LanceStore
 
-            self._store = LanceStore.open(self.store_path, create=create)
+            self._store = LanceStore.open(self.store_path, create=create, storage=self.config.storage)
         return self._store
 
     def _existing_store(self) -> LanceStore | None:
-        from .store.lance import store_exists
+        if self._store is None:
+            from .store.lance import LanceStore
 
-        return self._open() if store_exists(self.store_path) else None
+            self._store = LanceStore.open_existing(self.store_path, storage=self.config.storage)
+        return self._store
 
     def _namespace(self) -> Namespace:
         from .namespace import Namespace

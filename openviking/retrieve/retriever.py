@@ -298,8 +298,16 @@ def finish(store: LanceStore, candidates: list[Candidate], *, limit: int, thresh
 
     ``candidates`` hold one candidate per URI, as ``score_candidates`` makes them.
     """
-    kept = [item for item in candidates if item.score > threshold]
-    hits = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
+    kept = sorted((item for item in candidates if item.score > threshold), key=lambda c: (-c.score, c.uri))
+    # A file's records are written before its node: records whose node is not there are an add
+    # still under way in another process (or one that crashed), which no hit may point into.
+    hits: list[Candidate] = []
+    start = 0
+    while len(hits) < limit and start < len(kept):
+        batch = kept[start : start + limit - len(hits)]
+        start += len(batch)
+        stored = store.stored_uris([item.uri for item in batch])
+        hits += [item for item in batch if item.uri in stored]
     fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
     return hits
 

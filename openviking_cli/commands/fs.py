@@ -132,6 +132,13 @@ def doctor(ctx: CliContext) -> Output:
             ],
             f"store: {store['path']}" + ("" if store["exists"] else " (not created yet)"),
         ]
+        if store.get("object_storage"):
+            remote = store["object_storage"]
+            lines.append(
+                f"  bucket {remote['bucket']} at {remote['endpoint'] or 'the default endpoint'}"
+                + (f" ({remote['region']})" if remote["region"] else "")
+                + (" · writable" if store.get("writable") else "")
+            )
         if store["exists"] and not store["readable"]:
             lines.append("  cannot be read (see the problems below)")
         elif store["exists"]:
