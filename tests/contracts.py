@@ -76,8 +76,9 @@ class World:
         self.client.close()
 
 
-def make_world(base: Path) -> World:
-    """A store under ``base`` holding the English handbook and :data:`HOSTILE_FILES`."""
+def make_world(base: Path, *, session: bool = True) -> World:
+    """A store under ``base`` holding the English handbook, :data:`HOSTILE_FILES`, a memory, a
+    relation and (with ``session``) a session ``s1`` with a message."""
     from openviking.client import OpenViking
 
     base.mkdir(parents=True, exist_ok=True)
@@ -88,8 +89,9 @@ def make_world(base: Path) -> World:
     client.add_resource(tree)
     client.add_resource(hostile, to=f"{R}/hostile")
     client.add_memory("The user prefers dark mode.")
-    client.create_session("s1")
-    client.add_message("s1", "user", "hello there")
+    if session:  # (helpers.unharmed lists relations of everything ls shows, which a session has none of)
+        client.create_session("s1")
+        client.add_message("s1", "user", "hello there")
     client.link(f"{HANDBOOK}/auth.md", [f"{HANDBOOK}/README.md"], "see also")
     return World(base, base / "store", write_hash_config(base / "ov.conf"), tree, client)
 
