@@ -11,7 +11,7 @@
     + ConfigError                                   FAILED_PRECONDITION unreadable or invalid config file
       + ConfigFileNotFoundError (also NotFoundError) NOT_FOUND          the config file named does not exist
   x UnavailableError                                UNAVAILABLE        a model server could not be reached
-  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out
+  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out, a regex ran too long
   x InternalError                                   INTERNAL
 
 Every error carries a one-line ``message``, an optional ``hint`` (what to do next) and a
@@ -161,7 +161,7 @@ class UnavailableError(OpenVikingError):
 
 
 class DeadlineExceededError(OpenVikingError):
-    """A model server did not answer in time."""
+    """A model server did not answer in time, or a grep's regex work passed its deadline."""
 
     code = "DEADLINE_EXCEEDED"
 

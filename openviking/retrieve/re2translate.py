@@ -38,6 +38,10 @@ __all__ = ["LinePattern", "check_internals", "internals_problem", "line_pattern"
 # RE2 can say selects its candidate lines); no RE2 text longer than MAX_RE2_TEXT is compiled.
 MAX_EXPANSION = 100_000
 MAX_RE2_TEXT = 1_000_000
+# RE2 compiles a count's pieces in time that grows with the square of their number (0.13 s at
+# 10,000 positions, 13 s at 100,000): past this many positions only the cheap loose forms are
+# compiled, and Python's re decides (under the deadline).
+MAX_RE2_POSITIONS = 5_000
 # Each case-insensitive class is checked against Python on every cased character (~3 ms): a
 # pattern with more distinct ones than this is left to Python's re (bounding the translation).
 MAX_CASED_CLASSES = 64
@@ -228,6 +232,7 @@ def _translated(compiled: re.Pattern[str]) -> LinePattern:
     try:
         translator = _Translator(source, compiled.flags)
         cost = max(1, positions(translator.tree.data, translator.c, translator.groups))
+        translator.large = cost > MAX_RE2_POSITIONS
         line, inexact, boundary = translator.emit("line")
         if not inexact and not boundary:
             exact = _re2_or_none(line)
@@ -290,6 +295,7 @@ class _Translator(RequiredLiterals):
         self.crude = False
         self.in_reference = False
         self.weight = 1
+        self.large = False  # too many positions to compile exactly: counts are left loose
         self._classes: dict[tuple[Any, int], Ranges] = {}
 
     def emit(self, mode: str, *, crude: bool = False) -> tuple[str, bool, bool]:
@@ -391,6 +397,9 @@ class _Translator(RequiredLiterals):
         if self.crude:
             return body + ("*" if low == 0 else "+") + lazy
         count = low if high is None else high
+        if self.large and count > 1:
+            self.inexact = True  # {1,} is the loosest a count can be written: x{n,m} matches within x+
+            return body + ("*" if low == 0 else "+") + lazy
         if count <= 1 or count * inner <= RE2_MAX_REPEAT:
             self.weight = max(self.weight, max(count, 1) * inner)
             return body + quantifier(low, high) + lazy

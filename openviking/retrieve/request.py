@@ -78,12 +78,11 @@ def find_request(
             hint='Say what to look for in words, e.g. "how to authenticate users"',
             details={"query": query},
         )
-    effective = whole_number(
-        node_limit if node_limit is not None else limit,
-        "node_limit" if node_limit is not None else "limit",
-        maximum=None,  # any larger count asks for everything (MAX_LIMIT)
-        hint="Pass limit as a whole number, e.g. limit=10",
-    )
+    # any larger count asks for everything (MAX_LIMIT); node_limit, when given, wins
+    hint = "Pass limit as a whole number, e.g. limit=10"
+    effective = whole_number(limit, "limit", maximum=None, hint=hint)
+    if node_limit is not None:
+        effective = whole_number(node_limit, "node_limit", maximum=None, hint=hint)
     threshold = real_number(
         default_threshold if score_threshold is None else score_threshold,
         "score_threshold",
