@@ -329,7 +329,7 @@ class _Worker:
         )
         return cls(process)
 
-    def ask(self, request: tuple[str, Any], timeout: float) -> tuple[bool, Any]:
+    def ask(self, request: tuple[str, Any, float], timeout: float) -> tuple[bool, Any]:
         """``(answered, reply)``: the worker's reply, or ``(False, None)`` after ``timeout`` s."""
         assert self.process.stdin is not None and self.process.stdout is not None
         reply: list[Any] = []
@@ -397,7 +397,8 @@ def _in_worker(op: str, args: tuple[Any, ...], deadline: Deadline, what: str) ->
         worker = _Worker.start()
     keep = False
     try:
-        answered, reply = worker.ask((op, args), deadline.left())
+        left = deadline.left()
+        answered, reply = worker.ask((op, args, max(left, 0.0)), left)
         if not answered:
             raise deadline.exceeded(what)
         if reply is None:

@@ -6,7 +6,8 @@ pickle, until stdin closes. Python's ``re`` holds the GIL for a whole match and 
 cannot be stopped either, so a search that may run long runs here, where the parent can end
 it (:mod:`.bounded`). pyarrow is imported only for the first RE2 request.
 
-Requests are ``(op, args)``:
+Requests are ``(op, args, seconds)``; past ``seconds`` (and a little more) the worker ends
+itself, so that it never outlives a parent that could not kill it. ``op`` and ``args``:
 
 * ``("search", (pattern, flags, lines))``: one byte per line, 1 where Python's ``re`` finds a match;
 * ``("spans", (pattern, flags, lines))``: each line's ``[[start, end], ...]`` of non-empty matches;
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import signal
 import struct
 import sys
 from typing import IO, Any
@@ -70,14 +72,20 @@ def answer(op: str, args: tuple[Any, ...]) -> Any:
 
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """Answer requests until their stream ends."""
+    alarm = getattr(signal, "alarm", None)  # not on Windows, where the parent's kill has to do
     while (request := read_message(requests)) is not None:
-        op, args = request
+        op, args, seconds = request
+        if alarm is not None:
+            alarm(int(seconds) + 2)  # SIGALRM's default action ends the process, even inside re
         try:
             reply: tuple[str, Any] = ("ok", answer(op, args))
         except Exception as exc:  # the parent reports it; the worker stays usable
             reply = ("error", f"{type(exc).__name__}: {exc}")
+        if alarm is not None:
+            alarm(0)
         write_message(answers, reply)
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it ends us
     serve(sys.stdin.buffer, sys.stdout.buffer)
