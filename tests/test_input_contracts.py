@@ -75,7 +75,7 @@ def test_the_strategies_reach_every_command_and_method() -> None:
     assert {"find", "search", "grep", "glob", "ls", "add_resource", "add_message", "session", "doctor"} <= set(METHODS)
 
 
-@property_settings(150)
+@property_settings(120)
 @given(data=st.data())
 def test_the_command_line_exits_cleanly_on_any_input(world: World, data: st.DataObject) -> None:
     argv = data.draw(cli_argv(COMMANDS), label="argv")
@@ -83,7 +83,7 @@ def test_the_command_line_exits_cleanly_on_any_input(world: World, data: st.Data
     assert outcome.problem is None, (outcome.what, outcome.problem, outcome.details)
 
 
-@property_settings(300)
+@property_settings(200)
 @given(data=st.data())
 def test_the_sdk_raises_only_its_errors_on_any_input(world: World, data: st.DataObject) -> None:
     call = data.draw(sdk_call(METHODS, world), label="call")

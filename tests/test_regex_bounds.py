@@ -130,7 +130,7 @@ def counted(draw: st.DrawFn) -> tuple[str, list[str]]:
     return pattern, ["\n".join(lines) + "\n"]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(case=counted())
 def test_counts_over_1000_match_what_python_matches(case: tuple[str, list[str]]) -> None:
     pattern, texts = case
@@ -139,9 +139,13 @@ def test_counts_over_1000_match_what_python_matches(case: tuple[str, list[str]])
     expected = python_answer(texts, pattern)
     assert pairs(engine(texts, pattern)) == expected
     assert pairs(engine(texts, pattern, warm=True)) == expected
-    # a body of fixed width: the matches are Python's exactly, where they start and end
-    found = engine(texts, pattern, spans=True)
+    # a body of fixed width: the matches are Python's exactly, where they start and end (but
+    # for a pattern that matches the empty string: after an empty match Python's finditer
+    # tries a longer one at the same place, RE2's replace moves on, as before the counts)
     python = re.compile(pattern)
+    if python.fullmatch(""):
+        return
+    found = engine(texts, pattern, spans=True)
     assert (found.spans or []) == [
         [[m.start(), m.end()] for m in python.finditer(t) if m.end() > m.start()] for t in found.text
     ]
@@ -193,17 +197,13 @@ def test_patterns_python_cannot_finish_match_their_equivalents(case: tuple[str, 
     assert time.perf_counter() - started < 10
 
 
-def test_the_issues_patterns_finish_with_the_right_lines_or_stop_in_time(ov: Cli) -> None:
-    """``(.*){1,1001}[bc]`` is ``[bc]`` to RE2 once folded: instant. ``(a|a?){1001}b`` is 2,003
-    positions, which RE2 simulates at ~30 µs a byte of runs of ``a``: on these 150 KB it may
-    pass the 5 s deadline, and then says so."""
+def test_the_issues_patterns_finish_with_the_right_lines(ov: Cli) -> None:
+    """``(.*){1,1001}[bc]`` folds to ``[bc]``; ``(a|a?){1001}b`` picks the lines of ``b`` (what
+    comes before it can match nothing), and RE2 says where its matches are on those lines only."""
     for pattern, same in [("(.*){1,1001}[bc]", "[bc]"), ("(a|a?){1001}b", "b")]:
         started = time.perf_counter()
         result = ov("grep", pattern, "-u", HOSTILE, "-o", "json")
         assert time.perf_counter() - started < 10
-        if result.code == 1 and pattern.startswith("(a|"):
-            assert result.out == "" and result.error()["code"] == "DEADLINE_EXCEEDED"
-            continue
         assert result.code == 0, result.err
         expected = {
             (f"{HOSTILE}/{name}", n)
@@ -212,6 +212,14 @@ def test_the_issues_patterns_finish_with_the_right_lines_or_stop_in_time(ov: Cli
             if re.search(same, line)
         }
         assert {(m["uri"], m["line"]) for m in result.json()["result"]["matches"]} == expected
+
+
+def test_a_nullable_start_picks_lines_and_the_whole_pattern_marks_them() -> None:
+    texts = ["aab\nb\nxyz\n"]
+    found = engine(texts, "(a|a?){3}b", spans=True)
+    assert pairs(found) == [(0, 1), (0, 2)]
+    assert found.spans == [[[0, 3]], [[0, 1]]]  # Python's matches: "aab" and "b"
+    assert found.spans == [[[m.start(), m.end()] for m in re.finditer("(a|a?){3}b", t)] for t in found.text]
 
 
 # ----------------------------------------------------------------------------- the deadline

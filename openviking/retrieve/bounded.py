@@ -189,7 +189,8 @@ def _run_re2(
     if not count:
         return out
     total = values.nbytes
-    if worst_seconds(total, positions) <= INLINE_SECONDS:
+    parallel = total >= PARALLEL_MIN_BYTES and count > 1
+    if worst_seconds(total, positions) <= INLINE_SECONDS and not parallel:
         return _put(out, np.arange(count), here(values))
     deadline.check("RE2")
     chunk = int(CHUNK_SECONDS / worst_seconds(1, positions))
@@ -201,17 +202,24 @@ def _run_re2(
         index = np.flatnonzero(long)
         _put(out, index, there(take(values, index)))
     short = np.flatnonzero(~long)
-    groups = _chunks(sizes[short], chunk)
-    if len(groups) == 1 or total < PARALLEL_MIN_BYTES:
+    # two threads get two halves at least; consecutive values are zero-copy slices
+    groups = _chunks(sizes[short], min(chunk, total // 2 + 1) if parallel else chunk)
+    contiguous = not long.any()
+
+    def part(group: np.ndarray) -> pa.Array:
+        if contiguous:
+            return values.slice(int(group[0]), len(group))
+        return take(values, short[group])
+
+    if not parallel or len(groups) == 1:
         for group in groups:
-            index = short[group]
-            _put(out, index, here(take(values, index)))
+            _put(out, short[group], here(part(group)))
             deadline.check("RE2")
         return out
     from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        pending = {pool.submit(here, take(values, short[g])): short[g] for g in groups}
+        pending = {pool.submit(here, part(g)): short[g] for g in groups}
         try:
             while pending:
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

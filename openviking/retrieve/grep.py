@@ -522,10 +522,10 @@ def _spans(
     import numpy as np
 
     marked: list[str | None] = [None] * len(lines)
-    regex = compiled.exact or compiled.ascii
+    regex, cost = compiled.span_regex()
     if regex is not None and by_re2.any():
         replacement = MARK_OPEN + "\\0" + MARK_CLOSE
-        rewritten = re2_replace(hit_text, regex, replacement, compiled.positions, deadline)
+        rewritten = re2_replace(hit_text, regex, replacement, cost, deadline)
         for i, line in enumerate(lines):
             if by_re2[i] and MARK_OPEN not in line and MARK_CLOSE not in line:
                 marked[i] = rewritten[i]

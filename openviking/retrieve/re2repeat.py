@@ -12,7 +12,10 @@ may differ from Python's (it is still a match of the pattern).
 
 A repeat of a repeat without an upper bound is folded first (:func:`fold`): ``(.*){1,1001}``
 matches the same lines as ``.*``, ``(a+){3}`` as ``a{3,}``. RE2 would otherwise run a
-thousand copies of ``.*`` side by side.
+thousand copies of ``.*`` side by side. And a line holds a match of ``XY`` where ``X`` can match
+nothing exactly when it holds a match of ``Y``: to pick lines, what can match nothing at the
+start and end of a pattern is left out (:func:`trimmed`: ``(a|a?){1001}b`` picks the lines of
+``b``); where the matches are is still the whole pattern's.
 
 RE2 runs in time linear in the text, times the number of positions of its automaton that can be
 alive at once: at most :func:`positions`, the character tests of the pattern with every count
@@ -26,7 +29,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["MAX_POSITIONS", "RE2_MAX_REPEAT", "fold", "piece_count", "pieces", "positions", "quantifier"]
+__all__ = [
+    "MAX_POSITIONS",
+    "RE2_MAX_REPEAT",
+    "fold",
+    "piece_count",
+    "pieces",
+    "positions",
+    "quantifier",
+    "trimmed",
+]
 
 RE2_MAX_REPEAT = 1000
 # positions() stops counting here: a pattern that big is never run in this process anyway
@@ -135,4 +147,57 @@ def positions(nodes: Iterable[tuple[Any, Any]], c: Any, groups: dict[int, tuple[
         else:  # AT and anything zero-width
             size = 0
         total = min(total + size, MAX_POSITIONS)
+    return total
+
+
+def trimmed(nodes: list[tuple[Any, Any]], c: Any) -> list[tuple[Any, Any]]:
+    """``nodes`` (a whole pattern) without the parts at its start and end that can match the
+    empty string: the same lines hold a match (not the same matches). ``nodes`` itself when
+    nothing can go, or the pattern refers to a group (a group left out would change it)."""
+    if _holds(nodes, c, (c.GROUPREF, c.GROUPREF_EXISTS)):
+        return nodes
+    start, end = 0, len(nodes)
+    while start < end and _droppable(nodes[start], c):
+        start += 1
+    while end > start and _droppable(nodes[end - 1], c):
+        end -= 1
+    return nodes if (start, end) == (0, len(nodes)) else list(nodes[start:end])
+
+
+def _droppable(node: tuple[Any, Any], c: Any) -> bool:
+    """Whether ``node`` can match the empty string and tests no position (no anchor, no look-around)."""
+    zero_width = (c.AT, c.ASSERT, c.ASSERT_NOT, c.ATOMIC_GROUP, c.POSSESSIVE_REPEAT)
+    return not _holds([node], c, zero_width) and _min_width([node], c) == 0
+
+
+def _holds(nodes: Iterable[tuple[Any, Any]], c: Any, ops: tuple[Any, ...]) -> bool:
+    """Whether any of ``ops`` occurs in ``nodes``, at any depth."""
+    for op, av in nodes:
+        if op in ops:
+            return True
+        if op is c.BRANCH and any(_holds(alt, c, ops) for alt in av[1]):
+            return True
+        if op is c.SUBPATTERN and _holds(av[3], c, ops):
+            return True
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT) and _holds(av[2], c, ops):
+            return True
+    return False
+
+
+def _min_width(nodes: Iterable[tuple[Any, Any]], c: Any) -> int:
+    """The fewest characters ``nodes`` match (of the nodes :func:`_droppable` lets through)."""
+    total = 0
+    for op, av in nodes:
+        if op in (c.LITERAL, c.NOT_LITERAL, c.ANY, c.IN, c.CATEGORY):
+            total += 1
+        elif op is c.BRANCH:
+            total += min(_min_width(alt, c) for alt in av[1])
+        elif op is c.SUBPATTERN:
+            total += _min_width(av[3], c)
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            total += av[0] and av[0] * _min_width(av[2], c)
+        else:
+            total += 1  # anything else: not left out
+        if total:
+            return total
     return total

@@ -30,7 +30,7 @@ from typing import Any
 
 from .charset import MAX_CODE, Ranges, category_ranges, complement, minus_points, normalize, set_re2
 from .re2literals import RequiredLiterals, combine_flags
-from .re2repeat import RE2_MAX_REPEAT, fold, piece_count, pieces, positions, quantifier
+from .re2repeat import RE2_MAX_REPEAT, fold, piece_count, pieces, positions, quantifier, trimmed
 
 __all__ = ["LinePattern", "check_internals", "internals_problem", "line_pattern"]
 
@@ -41,7 +41,7 @@ MAX_RE2_TEXT = 1_000_000
 # RE2 compiles a count's pieces in time that grows with the square of their number (0.13 s at
 # 10,000 positions, 13 s at 100,000): past this many positions only the cheap loose forms are
 # compiled, and Python's re decides (under the deadline).
-MAX_RE2_POSITIONS = 5_000
+MAX_RE2_POSITIONS = 10_000
 # Each case-insensitive class is checked against Python on every cased character (~3 ms): a
 # pattern with more distinct ones than this is left to Python's re (bounding the translation).
 MAX_CASED_CLASSES = 64
@@ -193,11 +193,15 @@ class LinePattern:
             empty string alone a pattern can still take exponential time).
         literals: strings one of which every match contains (RE2 finds a plain string many
             times faster than it runs a pattern), or () when there are none worth it.
-        positions: the character tests of the pattern with its counts multiplied out
+        positions: the character tests of the RE2 forms with their counts multiplied out
             (:func:`.re2repeat.positions`): what one byte can cost RE2 at worst.
+        marks: when the forms above were made from the pattern without what can match nothing
+            at its start and end (:func:`.re2repeat.trimmed`: the same lines, other matches),
+            the RE2 text of the whole pattern, or None (Python's re says where the matches are);
+            ``mark_positions`` is its cost.
 
-    ``exact`` and ``ascii`` also give where the matches are (spans): Python's, except after a
-    count over 1,000 of a group of variable width, where a match may end elsewhere.
+    Otherwise ``exact`` and ``ascii`` also give where the matches are (spans): Python's, except
+    after a count over 1,000 of a group of variable width, where a match may end elsewhere.
     """
 
     python: re.Pattern[str]
@@ -208,6 +212,15 @@ class LinePattern:
     empty_line: bool | None = None
     literals: tuple[str, ...] = ()
     positions: int = 1
+    trimmed: bool = False
+    marks: str | None = None
+    mark_positions: int = 1
+
+    def span_regex(self) -> tuple[str | None, int]:
+        """The RE2 text that says where the matches are on the lines RE2 decided, and its cost."""
+        if self.trimmed:
+            return self.marks, self.mark_positions
+        return self.exact or self.ascii, self.positions
 
 
 def line_pattern(compiled: re.Pattern[str]) -> LinePattern:
@@ -228,11 +241,21 @@ def _translated(compiled: re.Pattern[str]) -> LinePattern:
     source = compiled.pattern
     exact = ascii_ = candidates = content = None
     empty_line = _empty_line(compiled)
-    cost = 1
+    cost = mark_cost = 1
+    marks, trim = None, False
     try:
         translator = _Translator(source, compiled.flags)
-        cost = max(1, positions(translator.tree.data, translator.c, translator.groups))
+        whole, c = translator.tree.data, translator.c
+        mark_cost = cost = max(1, positions(whole, c, translator.groups))
         translator.large = cost > MAX_RE2_POSITIONS
+        selected = trimmed(whole, c)
+        if selected is not whole:  # the whole pattern for the matches, the rest for the lines
+            trim = True
+            text, inexact, boundary = translator.emit("line")
+            marks = None if inexact or boundary else _re2_or_none(text)
+            translator.nodes = selected
+            cost = max(1, positions(selected, c, translator.groups))
+            translator.large = cost > MAX_RE2_POSITIONS
         line, inexact, boundary = translator.emit("line")
         if not inexact and not boundary:
             exact = _re2_or_none(line)
@@ -245,7 +268,7 @@ def _translated(compiled: re.Pattern[str]) -> LinePattern:
         literals = translator.literals()
     except (_Untranslatable, RecursionError):
         literals = ()
-    return LinePattern(compiled, exact, ascii_, candidates, content, empty_line, literals, cost)
+    return LinePattern(compiled, exact, ascii_, candidates, content, empty_line, literals, cost, trim, marks, mark_cost)
 
 
 class _Untranslatable(Exception):
@@ -296,12 +319,13 @@ class _Translator(RequiredLiterals):
         self.in_reference = False
         self.weight = 1
         self.large = False  # too many positions to compile exactly: counts are left loose
+        self.nodes: list[Any] = self.tree.data  # what emit() writes out
         self._classes: dict[tuple[Any, int], Ranges] = {}
 
     def emit(self, mode: str, *, crude: bool = False) -> tuple[str, bool, bool]:
         """``(RE2 text, inexact, Unicode boundary)`` of the whole pattern in ``mode``."""
         self.mode, self.crude, self.inexact, self.boundary, self.weight = mode, crude, False, False, 1
-        text = self._seq(self.tree.data, self.flags)
+        text = self._seq(self.nodes, self.flags)
         return text, self.inexact, self.boundary
 
     def _collect_groups(self, nodes: Iterable[Any], flags: int) -> None:
