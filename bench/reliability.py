@@ -1,7 +1,8 @@
 """``python -m bench reliability``: the input contracts run long, and the catastrophic patterns.
 
-Each suite of :data:`SUITES` builds what it needs under ``--work``, runs, and returns rows for
-one table; a suite of another kind (crash injection, say) is one more entry.
+Each suite of :data:`SUITES` gets a folder of its own under ``--work`` (a fresh store each:
+the fuzzed writes of one never reach another's), runs, and returns rows for one table; a suite
+of another kind (crash injection, say) is one more entry.
 
 * ``cli``: ``--examples`` command lines drawn from every command and option of the app with
   values of every kind (``tests/contracts.py``), run in this process on a small store; counted:
@@ -231,11 +232,35 @@ def run_glob_suite(world: World) -> list[dict[str, Any]]:
     return [row]
 
 
-SUITES: dict[str, Callable[[World, argparse.Namespace], list[dict[str, Any]]]] = {
-    "cli": lambda world, args: run_cli_suite(world, args.examples, args.seed),
-    "sdk": lambda world, args: run_sdk_suite(world, args.examples, args.seed),
-    "regex": lambda world, args: run_regex_suite(world, args.python_seconds),
-    "glob": lambda world, args: run_glob_suite(world),
+# A suite: its own folder and the arguments in, rows for the table out.
+Suite = Callable[[Path, argparse.Namespace], list[dict[str, Any]]]
+
+
+@contextlib.contextmanager
+def world_in(folder: Path) -> Iterator[World]:
+    """A fresh contracts store in ``folder``, the working directory while it is used (the
+    command lines' relative paths name its files)."""
+    world = make_world(folder)
+    os.chdir(world.base)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def _on_world(run: Callable[[World, argparse.Namespace], list[dict[str, Any]]]) -> Suite:
+    def suite(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+        with world_in(folder) as world:
+            return run(world, args)
+
+    return suite
+
+
+SUITES: dict[str, Suite] = {
+    "cli": _on_world(lambda world, args: run_cli_suite(world, args.examples, args.seed)),
+    "sdk": _on_world(lambda world, args: run_sdk_suite(world, args.examples, args.seed)),
+    "regex": _on_world(lambda world, args: run_regex_suite(world, args.python_seconds)),
+    "glob": _on_world(lambda world, args: run_glob_suite(world)),
 }
 
 
@@ -257,17 +282,12 @@ def main(argv: list[str]) -> int:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     with isolated(work):
-        world = make_world(work / "world")
-        os.chdir(world.base)  # the command lines' relative paths name the world's files
-        try:
-            for name in chosen:
-                print(f"{name}...", file=sys.stderr)
-                suite_started = time.perf_counter()
-                for row in SUITES[name](world, args):
-                    row["seconds"] = round(time.perf_counter() - suite_started, 1)
-                    rows.append(row)
-        finally:
-            world.close()
+        for name in chosen:
+            print(f"{name}...", file=sys.stderr)
+            suite_started = time.perf_counter()
+            for row in SUITES[name](work / name, args):
+                row["seconds"] = round(time.perf_counter() - suite_started, 1)
+                rows.append(row)
     print_table(rows, COLUMNS, title="reliability: inputs tried and what broke")
     for row in rows:
         for problem in row.get("problems", [])[:5]:
