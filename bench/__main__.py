@@ -148,6 +148,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import golden
 
         return golden.main(given[1:])
+    if given[:1] == ["reliability"]:
+        from . import reliability
+
+        return reliability.main(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -12,11 +12,11 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .access import no_summary_names
 from .embedded import Embedded
-from .errors import InvalidArgumentError, NotFoundError
+from .errors import InvalidArgumentError, InvalidURIError, NotFoundError
 from .interface import MessageContent, ProgressCallback
 from .results import (
     AddResult,
@@ -40,7 +40,7 @@ from .results import (
 from .tags import normalize_tags
 from .types import FindResult
 from .uri import VikingURI, shell_word, sidecar_owner
-from .values import optional_limit, whole_number
+from .values import callback, describe, flag, optional_limit, optional_text, strings, whole_number
 
 if TYPE_CHECKING:
     from .interface import Session
@@ -99,6 +99,7 @@ class OpenViking(Embedded):
         from .retrieve.retriever import find
 
         extras = Telemetry(telemetry, include_provenance, "search.find")
+        explain = flag(explain, "explain")
         request = self._find_request(
             query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
             context_type, tags, mode,
@@ -133,6 +134,7 @@ class OpenViking(Embedded):
         from .retrieve.search import search
 
         extras = Telemetry(telemetry, include_provenance, "search.search")
+        explain = flag(explain, "explain")
         request = self._find_request(
             query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
             context_type, tags, mode,
@@ -223,6 +225,7 @@ class OpenViking(Embedded):
             level_limit=level_limit,
             count=count,
             files_with_matches=files_with_matches,
+            spans=spans,
         )
         target = self._uri(uri)
         for item in excluded_uris(exclude_uri):
@@ -281,6 +284,9 @@ class OpenViking(Embedded):
     ) -> list[Entry] | list[str]:
         """The entries of a directory; URIs only with ``simple``."""
         optional_limit(node_limit, "node_limit")
+        recursive, simple = flag(recursive, "recursive"), flag(simple, "simple")
+        show_hidden = flag(show_hidden, "show_hidden")
+        abs_limit = whole_number(abs_limit, "abs_limit")
         entries = self._namespace().ls(
             self._uri(uri), recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
         )
@@ -324,7 +330,12 @@ class OpenViking(Embedded):
         from .ingest.sources import Sources, existing_path
 
         source = existing_path(path)
+        for value, name in ((to, "to"), (parent, "parent")):
+            if value is not None and not isinstance(value, str):
+                raise InvalidURIError(describe(value), f"{name} must be a string")
         tag_list = normalize_tags(tags)
+        include, exclude = strings(include, "include"), strings(exclude, "exclude")
+        progress = callback(progress, "progress")
         sources = Sources(self.user, self.store_path)
         root = sources.target(source, to, parent, self._existing_store)
         walked = sources.walk_text(source, include, exclude)
@@ -348,9 +359,9 @@ class OpenViking(Embedded):
         from .ingest.pipeline import write_document
 
         uri, name = memory_uri(text, category, self.user)
+        wanted = None if tags is None else normalize_tags(tags)
         store = self._open(create=True)
         with self._writing(store, [uri]) as w:
-            wanted = None if tags is None else normalize_tags(tags)
             result = write_document(store, w.embedder, uri, text.strip() + "\n", tags=wanted, limits=w.limits)
         return MemoryResult(uri=str(uri), category=name, added=bool(result.added), tags_changed=bool(result.updated))
 
@@ -368,6 +379,9 @@ class OpenViking(Embedded):
         from .ingest.sources import Sources, existing_path
 
         source = existing_path(path)
+        name = optional_text(name, "name")
+        progress = callback(progress, "progress")
+        tag_list = normalize_tags(tags)
         sources = Sources(self.user, self.store_path)
         folder = sources.skill_folder(source, name)
         walked = sources.walk_text(source, (), ())
@@ -377,7 +391,7 @@ class OpenViking(Embedded):
             recorded = Path(source_name) if source_name else None
             sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
-                store, w.embedder, source, root, tags=normalize_tags(tags), limits=w.limits, progress=progress,
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
                 walked=walked, recorded_as=recorded,
             )  # fmt: skip
         warning = sources.renamed_skill_warning(folder, name) if result.added else None
@@ -389,6 +403,7 @@ class OpenViking(Embedded):
         """Create a directory (parents too); ``description`` becomes its L0 abstract."""
         from .ingest.fsops import make_directory
 
+        description = optional_text(description, "description")
         target = self._access.writable(self._uri(uri))
         store = self._open(create=True)
         with self._writing(store, [target]) as w:
@@ -397,6 +412,8 @@ class OpenViking(Embedded):
     def rm(self, uri: str, recursive: bool = False) -> RemoveResult:
         """Remove a file, or a directory with ``recursive``; its records and relations go too."""
         from .ingest.fsops import remove
+
+        recursive = flag(recursive, "recursive")
 
         def remove_nodes(target: VikingURI, recursive: bool, also: Callable[[RemoveResult], None]) -> RemoveResult:
             store = self._open()
@@ -425,8 +442,12 @@ class OpenViking(Embedded):
         """Relate ``from_uri`` to one or more URIs, with a reason (every URI must exist)."""
         from .store.relations import add_links
 
+        reason = optional_text(reason, "reason") or ""
         source = self._uri(from_uri, "from_uri")
-        targets = [self._uri(u, "to_uri") for u in ([uris] if isinstance(uris, str) else list(uris))]
+        listed: list[Any] = (
+            [uris] if isinstance(uris, str) else list(uris) if isinstance(uris, list | tuple) else [uris]
+        )
+        targets = [self._uri(u, "to_uri") for u in listed]
         if not targets:
             raise InvalidArgumentError("link needs at least one target URI")
         fs = self._namespace().fs
@@ -451,7 +472,8 @@ class OpenViking(Embedded):
         from .ingest.fsops import refuse_while_a_move_is_unfinished
         from .ingest.reindex import reindex
 
-        root = self._uri(uri) if uri else None
+        root = None if uri is None or (isinstance(uri, str) and not uri) else self._uri(uri)
+        progress = callback(progress, "progress")
         store = self._open()
         if root is not None and not root.is_container and str(root) not in store.stored_uris([str(root)]):
             raise NotFoundError(

@@ -13,7 +13,7 @@
       + ConfigFileNotFoundError (also NotFoundError) NOT_FOUND          the config file named does not exist
   x CancelledError                                  CANCELLED          the user pressed Ctrl-C
   x UnavailableError                                UNAVAILABLE        a model server could not be reached
-  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out
+  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out, a regex ran too long
   x InternalError                                   INTERNAL
 
 Every error carries a one-line ``message``, an optional ``hint`` (what to do next) and a
@@ -163,7 +163,7 @@ class UnavailableError(OpenVikingError):
 
 
 class DeadlineExceededError(OpenVikingError):
-    """A model server did not answer in time."""
+    """A model server did not answer in time, or a grep's regex work passed its deadline."""
 
     code = "DEADLINE_EXCEEDED"
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidURIError, PermissionDeniedError
 from .oslocal import has_undecodable, utf8_text
+from .values import describe
 
 __all__ = [
     "CONTEXT_TYPES",
@@ -130,7 +131,7 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
         PermissionDeniedError: a ``.``/``..`` segment, a backslash or a drive prefix.
     """
     if not isinstance(uri, str):
-        raise InvalidURIError(str(uri), f"{field} must be a string")
+        raise InvalidURIError(describe(uri), f"{field} must be a string")
     if has_undecodable(uri):
         raise InvalidURIError(utf8_text(uri), "URI is not valid UTF-8", hint="Name the path in UTF-8 text")
     text = uri.strip()
