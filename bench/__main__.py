@@ -8,6 +8,7 @@
     python -m bench grepglob --work /tmp/ov-bench   # grep/glob vs rg, fd, Python's glob
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
     python -m bench golden --save /tmp/golden.json   # every README command's JSON, for a diff
+    python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -166,12 +167,16 @@ def main(argv: list[str] | None = None) -> int:
         from . import golden
 
         return golden.main(given[1:])
+    if given[:1] == ["reliability"]:
+        from . import reliability
+
+        return reliability.main(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
         "suite",
-        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "all"],
+        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "storage", "all"],
         nargs="?",
         default="all",
     )
@@ -243,6 +248,11 @@ def main(argv: list[str] | None = None) -> int:
         local_sizes = tuple(int(s) for s in args.local_sizes.split(",") if s)
         report["ingest_scale"] = ingest_scale.run_ingest_scale(work, sizes, local_sizes)
         ingest_scale.print_report(report["ingest_scale"])
+    if args.suite == "storage":  # not in `all`: it starts its own S3 server and 45 writer processes
+        from . import storage
+
+        report["storage"] = storage.run(work)
+        storage.print_report(report["storage"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])

@@ -2,21 +2,21 @@
 
 It implements :class:`~openviking.interface.OpenVikingClient` as a facade: each method
 checks its arguments (before any store is opened or model loaded, so a bad one fails at
-once) and hands the work to the module that owns it. It owns only what a process shares
-between calls: the configuration, the open store, the embedder built once.
+once) and hands the work to the module that owns it. What it keeps between calls (the
+configuration, the open store, the embedder built once) is :class:`~openviking.embedded.Embedded`'s.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .access import Access, check_user, no_summary_names
-from .config import Config, config_from_dict, load_config
-from .errors import InvalidArgumentError, NotFoundError
+from .access import no_summary_names
+from .embedded import Embedded
+from .errors import InvalidArgumentError, InvalidURIError, NotFoundError
 from .interface import MessageContent, ProgressCallback
 from .results import (
     AddResult,
@@ -39,17 +39,13 @@ from .results import (
 )
 from .tags import normalize_tags
 from .types import FindResult
-from .uri import VikingURI, parse, shell_word, sidecar_owner
-from .values import optional_limit, whole_number
-from .warn import WarningCallback, python_warning
+from .uri import VikingURI, shell_word, sidecar_owner
+from .values import callback, describe, flag, optional_limit, optional_text, strings, whole_number
 
 if TYPE_CHECKING:
-    from .ingest.transaction import Write
     from .interface import Session
     from .models.embedder import Embedder
-    from .namespace import Namespace
     from .retrieve.request import FindRequest
-    from .session.sessions import SessionStore
     from .store.lance import LanceStore
 
 __all__ = ["OpenViking"]
@@ -57,7 +53,7 @@ __all__ = ["OpenViking"]
 TimeBound = str | datetime | date
 
 
-class OpenViking:
+class OpenViking(Embedded):
     """An embedded OpenViking over one LanceDB store (see :class:`~openviking.interface.OpenVikingClient`).
 
     Args:
@@ -76,142 +72,6 @@ class OpenViking:
             for ctx in client.find("how do I authenticate users").resources:
                 print(ctx.uri, ctx.score)
     """
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        config: Config | Mapping[str, object] | None = None,
-        config_file: str | os.PathLike[str] | None = None,
-        warn: WarningCallback | None = None,
-    ) -> None:
-        if isinstance(config, dict):  # ov.conf's content, as parsed JSON
-            config = config_from_dict(config)
-        if config is not None and not isinstance(config, Config):
-            raise InvalidArgumentError(
-                f"config must be a Config or a dict of ov.conf's keys (got {type(config).__name__})",
-                hint="Or pass config_file='path/to/ov.conf'",
-            )
-        if config is not None:
-            check_user(config.user)
-        self._path_arg = path
-        self._config = config
-        self._config_file = config_file
-        self._warn: WarningCallback = warn if warn is not None else python_warning
-        self._store: LanceStore | None = None
-        self._embedder: Embedder | None = None
-        self._isolated = False
-
-    # ------------------------------------------------------------------ lifecycle
-    def initialize(self) -> None:
-        """Load the configuration now (it is otherwise loaded on first use)."""
-        _ = self.config
-
-    @property
-    def config(self) -> Config:
-        """The configuration in effect."""
-        if self._config is None:
-            config = load_config(self._config_file)
-            check_user(config.user)
-            self._config = config
-        return self._config
-
-    @property
-    def store_path(self) -> str:
-        """Where the store lives."""
-        return self.config.store_path(self._path_arg)
-
-    @property
-    def user(self) -> str:
-        """The user whose space ``viking://~`` and ``viking://user/memories`` name."""
-        return self.config.user
-
-    def close(self) -> None:
-        """Release the store handle."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-    def __enter__(self) -> OpenViking:
-        self.initialize()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def as_user(self, user: str, *, isolated: bool = False) -> OpenViking:
-        """A client for ``user`` over this one's store and embedder (a server answers many
-        users from one open store and one loaded model). ``isolated``: ``user`` may not read
-        other users' spaces either, and listings leave them out.
-
-        Raises:
-            ConfigError: ``user`` is not a valid user id.
-        """
-        import dataclasses
-
-        check_user(user)
-        other = OpenViking(self._path_arg, config=dataclasses.replace(self.config, user=user), warn=self._warn)
-        other._store = self._open(create=True)
-        other._embedder = self.embedder()
-        other._isolated = isolated
-        return other
-
-    @property
-    def _access(self) -> Access:
-        return Access(self.user, isolated=self._isolated)
-
-    def embedder(self) -> Embedder:
-        """The configured embedder (built once)."""
-        if self._embedder is None:
-            from .models.embedder import make_embedder
-
-            self._embedder = make_embedder(self.config.embedding, warn=self._warn)
-        return self._embedder
-
-    # ------------------------------------------------------------------ the parts, opened lazily
-    def _open(self, *, create: bool = False) -> LanceStore:
-        if self._store is None:
-            from .store.lance import LanceStore
-
-            self._store = LanceStore.open(self.store_path, create=create)
-        return self._store
-
-    def _existing_store(self) -> LanceStore | None:
-        from .store.lance import store_exists
-
-        return self._open() if store_exists(self.store_path) else None
-
-    def _namespace(self) -> Namespace:
-        from .namespace import Namespace
-
-        return Namespace(self._open(), self._access)
-
-    def _sessions(self, *, create: bool = False) -> SessionStore:
-        from .session.sessions import SessionStore
-
-        return SessionStore(self._open(create=create), self.user)
-
-    def _uri(self, text: str, field: str = "uri") -> VikingURI:
-        return self._access.reachable(parse(text, user=self.user, field=field))
-
-    @contextmanager
-    def _writing(
-        self, store: LanceStore, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
-    ) -> Iterator[Write]:
-        """One write of ``store`` (see :mod:`openviking.ingest.transaction`)."""
-        from .ingest.transaction import limits_of, writing
-
-        with writing(
-            store, self.embedder(), limits_of(self.config, self._warn), self._warn, touching, guard=guard
-        ) as w:
-            yield w
-
-    def _said(self, result: AddResult) -> AddResult:
-        """Each file's caveat (not UTF-8, renamed) through the warning channel, and kept in
-        ``result.warnings``."""
-        for item in result.warnings:
-            self._warn(f"{item['path']}: {item['warning']}")
-        return result
 
     # ------------------------------------------------------------------ retrieval
     def find(
@@ -239,6 +99,7 @@ class OpenViking:
         from .retrieve.retriever import find
 
         extras = Telemetry(telemetry, include_provenance, "search.find")
+        explain = flag(explain, "explain")
         request = self._find_request(
             query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
             context_type, tags, mode,
@@ -273,6 +134,7 @@ class OpenViking:
         from .retrieve.search import search
 
         extras = Telemetry(telemetry, include_provenance, "search.search")
+        explain = flag(explain, "explain")
         request = self._find_request(
             query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
             context_type, tags, mode,
@@ -363,6 +225,7 @@ class OpenViking:
             level_limit=level_limit,
             count=count,
             files_with_matches=files_with_matches,
+            spans=spans,
         )
         target = self._uri(uri)
         for item in excluded_uris(exclude_uri):
@@ -421,6 +284,9 @@ class OpenViking:
     ) -> list[Entry] | list[str]:
         """The entries of a directory; URIs only with ``simple``."""
         optional_limit(node_limit, "node_limit")
+        recursive, simple = flag(recursive, "recursive"), flag(simple, "simple")
+        show_hidden = flag(show_hidden, "show_hidden")
+        abs_limit = whole_number(abs_limit, "abs_limit")
         entries = self._namespace().ls(
             self._uri(uri), recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
         )
@@ -457,13 +323,19 @@ class OpenViking:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
         """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface)."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources, existing_path
 
         source = existing_path(path)
+        for value, name in ((to, "to"), (parent, "parent")):
+            if value is not None and not isinstance(value, str):
+                raise InvalidURIError(describe(value), f"{name} must be a string")
         tag_list = normalize_tags(tags)
+        include, exclude = strings(include, "include"), strings(exclude, "exclude")
+        progress = callback(progress, "progress")
         sources = Sources(self.user, self.store_path)
         root = sources.target(source, to, parent, self._existing_store)
         walked = sources.walk_text(source, include, exclude)
@@ -471,8 +343,9 @@ class OpenViking:
         with self._writing(store, [root]) as w:
             new = store.get_node(str(root), columns=["uri"]) is None
             result = ingest_tree(
-                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked
-            )
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked,
+                recorded_as=Path(source_name) if source_name else None,
+            )  # fmt: skip
         warning = sources.renamed_warning(source, to, root) if new and (result.added or result.directories) else None
         if warning is not None:
             result.warnings.insert(0, warning)
@@ -486,9 +359,9 @@ class OpenViking:
         from .ingest.pipeline import write_document
 
         uri, name = memory_uri(text, category, self.user)
+        wanted = None if tags is None else normalize_tags(tags)
         store = self._open(create=True)
         with self._writing(store, [uri]) as w:
-            wanted = None if tags is None else normalize_tags(tags)
             result = write_document(store, w.embedder, uri, text.strip() + "\n", tags=wanted, limits=w.limits)
         return MemoryResult(uri=str(uri), category=name, added=bool(result.added), tags_changed=bool(result.updated))
 
@@ -499,22 +372,27 @@ class OpenViking:
         *,
         tags: Iterable[str] | str | None = None,
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources, existing_path
 
         source = existing_path(path)
+        name = optional_text(name, "name")
+        progress = callback(progress, "progress")
+        tag_list = normalize_tags(tags)
         sources = Sources(self.user, self.store_path)
         folder = sources.skill_folder(source, name)
         walked = sources.walk_text(source, (), ())
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
         with self._writing(store, [root]) as w:
-            sources.not_another_skill(store, folder, source)
+            recorded = Path(source_name) if source_name else None
+            sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
-                store, w.embedder, source, root, tags=normalize_tags(tags), limits=w.limits, progress=progress,
-                walked=walked,
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
+                walked=walked, recorded_as=recorded,
             )  # fmt: skip
         warning = sources.renamed_skill_warning(folder, name) if result.added else None
         if warning is not None:
@@ -525,6 +403,7 @@ class OpenViking:
         """Create a directory (parents too); ``description`` becomes its L0 abstract."""
         from .ingest.fsops import make_directory
 
+        description = optional_text(description, "description")
         target = self._access.writable(self._uri(uri))
         store = self._open(create=True)
         with self._writing(store, [target]) as w:
@@ -533,6 +412,8 @@ class OpenViking:
     def rm(self, uri: str, recursive: bool = False) -> RemoveResult:
         """Remove a file, or a directory with ``recursive``; its records and relations go too."""
         from .ingest.fsops import remove
+
+        recursive = flag(recursive, "recursive")
 
         def remove_nodes(target: VikingURI, recursive: bool, also: Callable[[RemoveResult], None]) -> RemoveResult:
             store = self._open()
@@ -561,8 +442,12 @@ class OpenViking:
         """Relate ``from_uri`` to one or more URIs, with a reason (every URI must exist)."""
         from .store.relations import add_links
 
+        reason = optional_text(reason, "reason") or ""
         source = self._uri(from_uri, "from_uri")
-        targets = [self._uri(u, "to_uri") for u in ([uris] if isinstance(uris, str) else list(uris))]
+        listed: list[Any] = (
+            [uris] if isinstance(uris, str) else list(uris) if isinstance(uris, list | tuple) else [uris]
+        )
+        targets = [self._uri(u, "to_uri") for u in listed]
         if not targets:
             raise InvalidArgumentError("link needs at least one target URI")
         fs = self._namespace().fs
@@ -587,7 +472,8 @@ class OpenViking:
         from .ingest.fsops import refuse_while_a_move_is_unfinished
         from .ingest.reindex import reindex
 
-        root = self._uri(uri) if uri else None
+        root = None if uri is None or (isinstance(uri, str) and not uri) else self._uri(uri)
+        progress = callback(progress, "progress")
         store = self._open()
         if root is not None and not root.is_container and str(root) not in store.stored_uris([str(root)]):
             raise NotFoundError(
@@ -620,7 +506,7 @@ class OpenViking:
         return self._sessions().get(session_id)
 
     def list_sessions(self) -> list[SessionInfo]:
-        """Every session of the user, newest first."""
+        """Every session of the user, most recently changed first."""
         return self._sessions().all()
 
     def delete_session(self, session_id: str) -> SessionDeleted:

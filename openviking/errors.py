@@ -5,13 +5,15 @@
   x InvalidURIError(..., ValueError)                INVALID_URI        bad scheme or scope
   x UnauthenticatedError                            UNAUTHENTICATED    no API key, or one the server does not know
   x PermissionDeniedError                           PERMISSION_DENIED  `.`/`..`/backslash segments, another user's space
+    + StoreNotWritableError                         PERMISSION_DENIED  a read-only store (the machine's state: exit 1)
   x NotFoundError(..., LookupError)                 NOT_FOUND          missing store, URI, session, path
   x AlreadyExistsError                              ALREADY_EXISTS     mv/mkdir onto an existing URI
   x FailedPreconditionError                         FAILED_PRECONDITION store/embedder mismatch, rm dir without -r
     + ConfigError                                   FAILED_PRECONDITION unreadable or invalid config file
       + ConfigFileNotFoundError (also NotFoundError) NOT_FOUND          the config file named does not exist
+  x CancelledError                                  CANCELLED          the user pressed Ctrl-C
   x UnavailableError                                UNAVAILABLE        a model server could not be reached
-  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out
+  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out, a regex ran too long
   x InternalError                                   INTERNAL
 
 Every error carries a one-line ``message``, an optional ``hint`` (what to do next) and a
@@ -161,7 +163,7 @@ class UnavailableError(OpenVikingError):
 
 
 class DeadlineExceededError(OpenVikingError):
-    """A model server did not answer in time."""
+    """A model server did not answer in time, or a grep's regex work passed its deadline."""
 
     code = "DEADLINE_EXCEEDED"
 

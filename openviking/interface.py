@@ -266,6 +266,7 @@ class OpenVikingClient(Protocol):
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
         """Mirror a local file or folder under a ``viking://`` URI and index it; re-adding
         indexes only what changed.
@@ -278,6 +279,9 @@ class OpenVikingClient(Protocol):
             include: only files matching one of these gitignore-style globs.
             exclude: leave out what matches these globs.
             progress: called while embedding.
+            source_name: the path the nodes record as their source instead of ``path``: a
+                server adding an upload records the client's own path, so the same folder
+                uploaded again is unchanged.
 
         Raises:
             NotFoundError: ``path`` does not exist, or ``parent`` does not.
@@ -297,9 +301,10 @@ class OpenVikingClient(Protocol):
         *,
         tags: TagSpec | None = None,
         progress: ProgressCallback | None = None,
+        source_name: str | None = None,
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under
-        ``viking://agent/skills/<name>``.
+        ``viking://agent/skills/<name>`` (``source_name`` as in :meth:`add_resource`).
 
         Raises:
             AlreadyExistsError: another skill holds the name.

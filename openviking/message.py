@@ -1,4 +1,4 @@
-"""Message parts, as the brief's SDK examples use them (``from openviking.message import TextPart``)."""
+"""Message parts, as upstream's SDK examples use them (``from openviking.message import TextPart``)."""
 
 from __future__ import annotations
 

@@ -13,8 +13,12 @@ __all__ = ["has_undecodable", "require_utf8", "utf8_text"]
 
 
 def utf8_text(text: str) -> str:
-    """``text`` as valid UTF-8, each byte that was not written as ``\\xe9``."""
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """``text`` as valid UTF-8, each byte that was not written as ``\\xe9`` (a lone surrogate
+    that stands for no byte, which only a Python caller can pass, as ``\\ud800``)."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def has_undecodable(text: str) -> bool:

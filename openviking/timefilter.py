@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from .errors import InvalidArgumentError
+from .values import describe
 
 __all__ = [
     "TIME_FIELDS",
@@ -60,6 +61,9 @@ def parse_iso_datetime(value: str) -> datetime:
     """Parse ISO 8601 with a trailing ``Z`` allowed and extra fraction digits truncated.
 
     A value without a zone is taken as UTC; the result is always an aware UTC datetime.
+
+    Raises:
+        ValueError: not ISO 8601, or a moment that is outside the years 1-9999 in UTC.
     """
     text = value.strip()
     if text.endswith(("Z", "z")):
@@ -68,7 +72,10 @@ def parse_iso_datetime(value: str) -> datetime:
     moment = datetime.fromisoformat(text)
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError as exc:  # 0001-01-01T00:00+01:00 is in the year 0 in UTC
+        raise ValueError(f"{value} is outside the years 1-9999 in UTC") from exc
 
 
 def format_iso8601(moment: datetime) -> str:
@@ -92,12 +99,13 @@ def parse_time_range(
         InvalidArgumentError: an unreadable bound, an unknown ``time_field`` or ``since`` later
             than ``until``.
     """
-    field = (time_field or "").strip() or "updated_at"
+    field = (time_field.strip() if isinstance(time_field, str) else time_field) or "updated_at"
     if field not in TIME_FIELDS:
+        shown = time_field if isinstance(time_field, str) and len(time_field) <= 60 else describe(time_field)
         raise InvalidArgumentError(
-            f"time_field must be one of: {', '.join(TIME_FIELDS)} (got '{time_field}')",
+            f"time_field must be one of: {', '.join(TIME_FIELDS)} (got '{shown}')",
             hint="Pass time_field='updated_at' (when the source last changed) or 'created_at' (when first added)",
-            details={"time_field": time_field},
+            details={"time_field": shown},
         )
     since = _bound_text(since, "since")
     until = _bound_text(until, "until")
@@ -128,7 +136,7 @@ def _bound_text(value: object, label: str) -> str | None:
         raise InvalidArgumentError(
             f"{label} must be a string, a date or a datetime (got {type(value).__name__})",
             hint="Examples: '2h', '7d', '2026-01-31', '2026-01-31T12:00:00Z'",
-            details={label: repr(value)},
+            details={label: describe(value)},
         )
     return value.strip() or None
 
@@ -136,19 +144,22 @@ def _bound_text(value: object, label: str) -> str | None:
 def _parse_bound(value: str, label: str, *, upper: bool, now: datetime) -> datetime:
     relative = _RELATIVE.match(value)
     if relative:
-        amount, unit = int(relative.group(1)), relative.group(2)
+        digits, unit = relative.group(1), relative.group(2)
+        amount = int(digits) if len(digits) <= 18 else 10**18  # so many units back is past year 1 anyway
         try:
             return now - timedelta(**{_UNITS[unit]: amount})
-        except OverflowError as exc:
+        except (OverflowError, ValueError) as exc:
             raise InvalidArgumentError(
-                f"Invalid {label} value '{value}': too far in the past", details={label: value}, hint=_FORMS
+                f"Invalid {label} value '{_short(value)}': too far in the past",
+                details={label: _short(value)},
+                hint=_FORMS,
             ) from exc
     if _DATE_ONLY.match(value):
         try:
             day = datetime.strptime(value, "%Y-%m-%d").date()
         except ValueError as exc:
             raise InvalidArgumentError(
-                f"Invalid {label} value '{value}': {exc}", details={label: value}, hint=_FORMS
+                f"Invalid {label} value '{_short(value)}': {exc}", details={label: _short(value)}, hint=_FORMS
             ) from exc
         clock = time(23, 59, 59, 999999) if upper else time(0, 0, 0)
         return datetime.combine(day, clock, tzinfo=now.tzinfo or UTC).astimezone(UTC)
@@ -156,7 +167,12 @@ def _parse_bound(value: str, label: str, *, upper: bool, now: datetime) -> datet
         return parse_iso_datetime(value)
     except ValueError as exc:
         raise InvalidArgumentError(
-            f"Invalid {label} value '{value}': not a relative time, a date or an ISO 8601 time",
-            details={label: value},
+            f"Invalid {label} value '{_short(value)}': not a relative time, a date or an ISO 8601 time",
+            details={label: _short(value)},
             hint=_FORMS,
         ) from exc
+
+
+def _short(text: str) -> str:
+    """A bound as a message quotes it (a long one cut short)."""
+    return text if len(text) <= 80 else describe(text)

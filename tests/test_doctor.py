@@ -109,7 +109,7 @@ def test_doctor_reads_the_store_and_reports_a_missing_data_file(cli: Any, tmp_pa
     for data in (store / "records.lance" / "data").iterdir():  # what a bad copy or a full disk leaves
         data.unlink()
     assert cli("find", "alpha", *ov).code == 1  # the store is broken: find says so...
-    out = cli("doctor", *ov)  # ...and so does doctor, which only counted rows before
+    out = cli("doctor", *ov)  # ...and so does doctor, which reads every table rather than count rows
     assert out.code == 1
     assert "  cannot be read (see the problems below)" in out.out
     problem = next(line for line in out.out.splitlines() if line.startswith("problem: "))

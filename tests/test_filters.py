@@ -1,4 +1,4 @@
-"""The filter DSL (spec 2.3) turned into LanceDB prefilters, checked through find() on a real store.
+"""The upstream filter DSL turned into LanceDB prefilters, checked through find() on a real store.
 
 The store holds a few files and their directories (hash embedder). Every find here uses
 ``score_threshold=0`` and a large limit in hybrid mode, where every candidate scores above 0, so

@@ -509,7 +509,7 @@ def test_missing_store(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError) as info:
         client.find("docker")
     assert info.value.code == "NOT_FOUND"
-    assert info.value.hint and "add-resource" in info.value.hint
+    assert info.value.hint and "add_resource" in info.value.hint  # the SDK's words; the CLI says add-resource
     assert not (tmp_path / "missing").exists()
 
 
@@ -545,7 +545,7 @@ def test_context_manager_and_close(tmp_path: Path) -> None:
     assert client.find("some text").total > 0  # and a closed client reopens on use
 
 
-# ----------------------------------------------------------------------------- the brief's extras
+# ----------------------------------------------------------------------------- telemetry, SyncHTTPClient
 @pytest.mark.parametrize("telemetry", [True, {"summary": True}])
 def test_telemetry_when_asked(corpus: OpenViking, telemetry: Any) -> None:
     result = corpus.find("deploy the server", telemetry=telemetry)
@@ -571,6 +571,7 @@ def test_bad_telemetry_is_invalid_argument(corpus: OpenViking, telemetry: Any) -
 
 
 def test_the_briefs_sync_http_client_opens_the_local_store(corpus: OpenViking) -> None:
+    """``ov.SyncHTTPClient(url=..., api_key=...)``, as upstream's examples open a client, is the local store's."""
     import openviking as ov
 
     with pytest.warns(OpenVikingWarning, match="no server") as caught:

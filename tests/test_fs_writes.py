@@ -1,4 +1,4 @@
-"""Filesystem writes around retrieval (issue 4): mkdir, rm, mv, link, unlink, relations.
+"""Filesystem writes around retrieval: mkdir, rm, mv, link, unlink, relations.
 
 Every write must keep the store consistent: every record find can return and every relation
 endpoint is a node that exists; nothing else is lost. Bad input gets its code, message and exit
@@ -364,7 +364,7 @@ def test_an_interrupted_mv_holds_off_the_writes_it_touches(
     interrupt_once(monkeypatch, "delete_records_below")
     with pytest.raises(KeyboardInterrupt):
         handbook_client.mv(DEPLOY, f"{R}/ops")
-    assert {DEPLOY, f"{R}/ops"} <= set(handbook_client.ls(R, recursive=True, simple=True))  # both, for now
+    assert {DEPLOY, f"{R}/ops"} <= set(handbook_client.ls(R, recursive=True, simple=True))  # both, mid-move
     # removing the half-made copy must not finish the move first and take the original with it
     for write in (
         lambda: handbook_client.rm(f"{R}/ops", recursive=True),

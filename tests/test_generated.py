@@ -1,4 +1,4 @@
-"""The committed completions and man page are what the CLI generates now (not stale)."""
+"""The committed completions and man page are what the CLI generates (not stale)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""glob: globset's rules (reference 4.2), proven against Python's glob.glob, and the bad inputs of issue 3."""
+"""glob: globset's rules (as upstream's ragfs uses them), proven against Python's glob.glob; bad input."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def rel(matches: list[str], base: str = T) -> list[str]:
 # ----------------------------------------------------------------------------- the pattern language
 
 TRUTH_TABLE = [
-    # reference 4.2 and crates/ragfs/src/core/glob.rs
+    # upstream's crates/ragfs/src/core/glob.rs and globset's rules
     ("foo/bar.rs", "*.rs", False),
     ("a/b/c.md", "a/**/*.md", True),
     ("foo/bar", "foo/**", True),
@@ -182,6 +182,7 @@ def test_separator_only_patterns_are_valid_and_match_nothing(client: OpenViking)
 
 
 def test_result_shape_and_brief_examples(client: OpenViking) -> None:
+    """``{matches, count}``, and the patterns of OpenViking's retrieval API examples (``**/*.md``, ``**/*.py``)."""
     result = client.glob("**/*.md", T)
     assert list(result) == ["matches", "count"]
     assert result["count"] == len(result["matches"])

@@ -1,4 +1,4 @@
-"""grep: the brief's semantics, proven against ripgrep and Python's ``re``, and the bad inputs of issue 3.
+"""grep: the semantics OpenViking's retrieval API documents, proven against ripgrep and Python's ``re``; bad input.
 
 A store is built once per module with the hash embedder. The differential tests compare the
 (path, line) pairs of ``openviking grep`` with ``rg -n`` on the same files, and the RE2
@@ -184,6 +184,7 @@ def split_lines(text: str) -> list[str]:
 
 
 def test_result_shape_as_in_the_brief(client: OpenViking) -> None:
+    """``{matches: [{uri, line, content}], count, match_count, files_scanned}``, as upstream returns it."""
     result = client.grep(FX, "authentication", case_insensitive=True)
     assert list(result) == ["matches", "count", "match_count", "files_scanned"]
     assert result["count"] == result["match_count"] == len(result["matches"]) == 2

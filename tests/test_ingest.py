@@ -257,7 +257,7 @@ def test_names_that_start_like_a_drive_are_added_not_refused(hash_client: OpenVi
         {"ok.md": "# Ok\n\nok\n", "C:notes.md": "# C\n\nC\n", "D:dir/x.md": "# X\n\nx\n", "e:f:g.md": "# E\n\ne\n"},
     )
     with pytest.warns(OpenVikingWarning, match="stored as"):  # the SDK says so too, as the CLI does
-        result = hash_client.add_resource(tree)  # one such name used to refuse the whole folder
+        result = hash_client.add_resource(tree)  # one such name does not refuse the whole folder
     assert (result.added, result.skipped) == (4, 0)
     assert files_under(hash_client, f"{R}/drives") == {
         f"{R}/drives/{name}" for name in ("ok.md", "C_notes.md", "D_dir/x.md", "e_f:g.md")
@@ -300,7 +300,7 @@ def test_names_that_are_not_utf8_are_added_with_their_bytes_spelled_out(
     hash_client: OpenViking, tmp_path: Path
 ) -> None:
     # Bytes a Latin-1 machine wrote (0xE9 is é there), which Python holds as lone surrogates:
-    # one such name used to stop the whole add with "this is a bug".
+    # one such name must not stop the whole add with "this is a bug".
     base = tmp_path / "latin"
     (base / os.fsdecode(b"d\xe9")).mkdir(parents=True)
     (base / "ok.md").write_text("# Ok\n\nok\n", encoding="utf-8")
@@ -601,8 +601,8 @@ def test_sidecars_listed_with_their_real_size(hash_client: OpenViking, en_tree: 
 
 
 def test_a_level_0_or_1_hits_uri_reads_as_its_directory(hash_client: OpenViking, en_tree: Path) -> None:
-    # find returns <dir>/.abstract.md and <dir>/.overview.md for directory hits; the brief's
-    # loops call overview() and relations() on them.
+    # find returns <dir>/.abstract.md and <dir>/.overview.md for directory hits; the loops of
+    # OpenViking's retrieval API examples call overview() and relations() on them.
     hash_client.add_resource(en_tree)
     hash_client.link(f"{R}/handbook", f"{R}/handbook/auth.md", "start here")
     for name in (".abstract.md", ".overview.md"):
@@ -995,3 +995,22 @@ def test_a_layout_folder_is_a_parent_before_anything_is_in_it(hash_client: OpenV
     assert hash_client.add_resource(skill, parent="viking://agent/skills").root_uri == "viking://agent/skills/SKILL.md"
     error = unharmed(hash_client, lambda: hash_client.add_resource(note, parent=f"{R}/nowhere"))
     assert (error.code, error.message) == ("NOT_FOUND", f"Parent not found: {R}/nowhere")
+
+
+def test_source_name_records_another_path_as_the_source(hash_client: OpenViking, tmp_path: Path) -> None:
+    # What a server does with an upload: each copy sits in a new temporary folder, and is
+    # recorded as the client's own path, so the next copy of the same folder matches it.
+    shown = "/home/alice/handbook"
+    first = make_tree(tmp_path / "copy1" / "handbook", EN_FILES)
+    result = hash_client.add_resource(first, source_name=shown)
+    assert result.added == len(EN_FILES)
+    stat = hash_client.stat("viking://resources/handbook/deploy/docker.md")
+    assert stat.source == f"{shown}/deploy/docker.md"
+    assert hash_client.stat("viking://resources/handbook/deploy").source == f"{shown}/deploy"
+    second = make_tree(tmp_path / "copy2" / "handbook", {k: v for k, v in EN_FILES.items() if k != "README.md"})
+    again = hash_client.add_resource(second, source_name=shown)
+    assert (again.added, again.updated, again.unchanged, again.removed) == (0, 0, len(EN_FILES) - 1, 1)
+    skill = make_tree(tmp_path / "s1" / "write-rfc", {"SKILL.md": "# Write an RFC\n"})
+    hash_client.add_skill(skill, source_name="/home/alice/write-rfc")
+    other_copy = make_tree(tmp_path / "s2" / "write-rfc", {"SKILL.md": "# Write an RFC, better\n"})
+    assert hash_client.add_skill(other_copy, source_name="/home/alice/write-rfc").updated == 1

@@ -2,7 +2,7 @@
 
 ``OpenVikingClient`` is the one description of the tool. These tests hold the embedded
 client to it (same methods, same parameters, same defaults), check that the results'
-``to_dict()`` and ``from_dict()`` round-trip, and that the brief's dict-style reads work.
+``to_dict()`` and ``from_dict()`` round-trip, and that upstream's dict-style reads work.
 """
 
 from __future__ import annotations
@@ -108,6 +108,7 @@ def test_find_results_round_trip_through_their_json(client: ov.OpenViking) -> No
 
 
 def test_the_brief_reads_grep_and_glob_and_relations_as_dicts(client: ov.OpenViking) -> None:
+    """grep, glob and relations read as the dicts upstream's SDK returns (``results["matches"]``)."""
     results = client.grep(H, "docker", case_insensitive=True)
     assert results["count"] == len(results["matches"]) > 0
     for match in results["matches"]:

@@ -1,4 +1,4 @@
-"""Directory summaries written by the configured LLM (``vlm``; DESIGN section 4), against an
+"""Directory summaries (L0/L1) written by the configured LLM (``vlm``), against an
 OpenAI-compatible chat server that the tests start on 127.0.0.1."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Memories and skills (issue 4): ``add_memory`` / ``add-memory`` and ``add_skill`` / ``add-skill``.
+"""Memories and skills: ``add_memory`` / ``add-memory`` and ``add_skill`` / ``add-skill``.
 
 Memories land under ``viking://user/{user}/memories/[category/]<name>.md`` and come back in
 the ``memories`` group of find with their category; skills land under
@@ -473,7 +473,7 @@ def test_skill_name_option(handbook_client: OpenViking, skill_dir: Path, tmp_pat
 
 
 def test_a_skill_name_taken_by_another_skill_is_refused(handbook_client: OpenViking, tmp_path: Path) -> None:
-    # the second "report" used to land in the first one's folder: its SKILL.md beside the
+    # the second "report" must not land in the first one's folder: its SKILL.md beside the
     # first one's template, under the first one's source
     one = make_tree(
         tmp_path / "one", {"SKILL.md": "---\nname: report\ndescription: Weekly report\n---\n# R\n", "t.md": "A\n"}
@@ -486,7 +486,7 @@ def test_a_skill_name_taken_by_another_skill_is_refused(handbook_client: OpenVik
     assert info.value.message == f"A skill named 'report' already exists, with files from elsewhere ({one}/SKILL.md)"
     assert (
         info.value.hint
-        == f"Give this one another name with --name, or remove the other: openviking rm -r {SKILLS}/report"
+        == f"Give this one another name with name=, or remove the other: rm('{SKILLS}/report', recursive=True)"
     )
     assert handbook_client.ls(f"{SKILLS}/report", simple=True) == listed  # nothing of the second one went in
     assert handbook_client.add_skill(one).unchanged == 2  # the same source again is an update, not a clash

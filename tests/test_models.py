@@ -95,7 +95,7 @@ def test_chat_timeout_is_deadline_exceeded() -> None:
 
 
 def test_chat_timeout_says_how_often_it_was_asked() -> None:
-    # the client asks again after a timeout: "within 0.3s" alone understated the wait threefold
+    # the client asks again after a timeout: "within 0.3s" alone would understate the wait threefold
     with ChatServer(slow("late", 5)) as server:
         chat = OpenAIChat(chat_config(server.api_base, timeout=0.3, max_retries=2))
         with pytest.raises(DeadlineExceededError) as info:

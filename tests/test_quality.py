@@ -1,6 +1,6 @@
 """Retrieval quality on the OpenViking docs with the real local embedder.
 
-Each question below is answered by exactly one page of ../shared/data/openviking-docs
+Each question below is answered by exactly one page of OpenViking's docs (``helpers.DOCS_EN``)
 (checked by reading the pages); that page must rank first among the resources. English
 questions search the English pages, Chinese questions the Chinese pages. Chinese questions
 over the English pages (the cross-lingual case) must rank their page first when they name
@@ -108,6 +108,7 @@ def test_pure_chinese_question_finds_the_english_page(docs_store: tuple[Any, Any
 
 
 def test_issue_chinese_example_finds_an_embedding_config_page(docs_store: tuple[Any, Any]) -> None:
+    """The Chinese example question, 如何配置嵌入模型, finds a page on the embedding config."""
     # "how to configure the embedding model": three pages document the embedding config keys
     # (the configuration guide, the server config reference and the Volcengine guide's
     # "Embedding Configuration Fields"), so any of them in the top 3 is a right answer.
@@ -122,6 +123,7 @@ def test_issue_chinese_example_finds_an_embedding_config_page(docs_store: tuple[
 
 
 def test_issue_walkthrough_through_the_cli(docs_store: tuple[Any, Any], cli: Any) -> None:
+    """The README's walk-through on the docs: find in English and Chinese, then read the page found."""
     client, _ = docs_store
     store = str(client.store_path)
     found = cli("find", "how do I authenticate users", "--uri", DOCS, "--limit", "5", "--store", store)

@@ -59,7 +59,7 @@ def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
     assert result["files"] == 2
     assert uris(client) == before
     listed = client.ls("viking://", recursive=True, simple=True)
-    client.reindex()  # all of it: it stored a node for viking:// itself, which glob and ls then listed
+    client.reindex()  # all of it: no node for viking:// itself, which glob and ls would list
     assert client.ls("viking://", recursive=True, simple=True) == listed
     assert "viking://" not in client.glob("*")["matches"] and client._open().get_node("viking://") is None
 
@@ -67,7 +67,7 @@ def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
 def test_reindex_of_a_uri_that_does_not_exist_is_not_found(store: Path, cli: Any) -> None:
     client = OpenViking(path=store, config=config_from_dict(HASH_CONF))
     with pytest.raises(NotFoundError, match=f"Nothing to reindex: {ROOT}/nope does not exist"):
-        client.reindex(f"{ROOT}/nope")  # a typo used to report "Re-embedded 0 files and 1 directories"
+        client.reindex(f"{ROOT}/nope")  # a typo is NOT_FOUND, not "Re-embedded 0 files and 1 directories"
     assert client.reindex("viking://user/default/memories")["files"] == 0  # the layout's folders exist
     conf = write_config(store.parent / "ov.conf", HASH_CONF)
     out = cli("reindex", f"{ROOT}/nope", "--store", store, "--config", conf)
@@ -125,9 +125,9 @@ def test_an_interrupted_reindex_keeps_the_store_and_resumes(store: Path, monkeyp
 def test_writes_between_an_interrupted_reindex_and_its_resumption_are_not_lost(
     store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The resumed run skipped every file it had finished, so a file edited, moved or removed in
-    # between kept its old records in the new table: find returned removed files, moved ones
-    # twice, and never the edited text.
+    # A resumed run that skipped every file it had finished would keep the old records of a file
+    # edited, moved or removed in between: find would return removed files, moved ones twice,
+    # and never the edited text.
     client = interrupted_reindex(store, monkeypatch, files_done=3)
     pending = client._open().pending_records_table()
     done = sorted({row["uri"] for row in client._open()._query_rows(pending, None, ["uri"])} - {ROOT})

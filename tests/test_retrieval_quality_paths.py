@@ -1,4 +1,4 @@
-"""Issue 5's behaviours that tests can pin (figures live in bench/): modes, --explain,
+"""What tests can pin of retrieval quality (its figures live in bench/): modes, --explain,
 awkward queries, and the vector index (exact fallback, stale rows, interrupted builds)."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_explain_in_the_table_output(client: OpenViking, cli: Any, tmp_path: Pat
     assert "No results found." in out.err
     assert "time: removed" in out.err
     assert "Suggestion:" in out.err
-    # jsonl holds hits only: the explanation of none goes to stderr as in the table (it was lost)
+    # jsonl holds hits only: the explanation of none goes to stderr as in the table, not lost
     lines = cli("find", "authenticate", "--explain", "--after", "2099-01-01", "-o", "jsonl", *argv)
     assert (lines.code, lines.out, lines.err) == (0, "", out.err)
     quiet = cli("find", "authenticate", "--after", "2099-01-01", "-o", "jsonl", *argv)
@@ -151,7 +151,7 @@ def test_a_pages_summary_adds_a_fifth_of_its_bm25_to_the_keyword_side(client: Op
 
 
 def test_a_store_without_the_summary_index_answers_and_gets_it_at_the_next_add(tmp_path: Path) -> None:
-    # Stores written before the summaries were indexed: find works without them (no summary
+    # A store an older version wrote has no summary index: find works without it (no summary
     # part), and adding the unchanged tree again builds the index.
     source = make_tree(tmp_path / "src", TREE)
     client = OpenViking(path=tmp_path / "store", config=config_from_dict(HASH64_CONF))

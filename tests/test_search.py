@@ -1,4 +1,4 @@
-"""search (issue 4): planning from a session, typed passes, merge, rerank, and every fallback.
+"""search: planning from a session, typed passes, merge, rerank, and every fallback.
 
 The LLM and the reranker are real HTTP servers on 127.0.0.1 (tests/servers.py) that the
 ``openai`` package talks to over sockets; the store is a real LanceDB directory with
@@ -611,6 +611,7 @@ def test_empty_documents_are_not_sent_and_keep_their_score() -> None:
 
 # ----------------------------------------------------------------------------- SDK styles
 def test_brief_sdk_style_with_a_session_object(make_client: Callable[..., Client]) -> None:
+    """The SDK example of OpenViking's retrieval API docs: a Session handle's messages plan the search."""
     with ChatServer(GOOD_PLAN) as chat:
         client = make_client(chat)
         session = client.session()
@@ -624,7 +625,7 @@ def test_brief_sdk_style_with_a_session_object(make_client: Callable[..., Client
 
 
 def test_a_session_may_be_named_by_its_dict_or_its_id(make_client: Callable[..., Client]) -> None:
-    # create_session()'s dict and the bare id were taken for "no session": no plan, no word
+    # create_session()'s dict and the bare id each name the session: neither reads as "no session"
     with ChatServer(GOOD_PLAN) as chat:
         client = make_client(chat)
         info = client.create_session()
@@ -646,6 +647,7 @@ def test_a_session_may_be_named_by_its_dict_or_its_id(make_client: Callable[...,
 
 
 def test_chinese_brief_example(make_client: Callable[..., Client]) -> None:
+    """The SDK example of OpenViking's Chinese retrieval docs (检索机制): an RFC asked for in a session."""
     reply = plan_json(("创建 RFC 文档", "skill"), ("RFC 文档模板", "resource"), ("用户的代码规范偏好", "memory"))
     with ChatServer(reply) as chat:
         client = make_client(chat)
@@ -682,6 +684,7 @@ def ov_with(cli: Cli, corpus: Path, tmp_path: Path) -> Callable[..., Cli]:
 
 
 def test_cli_brief_example(ov_with: Callable[..., Cli]) -> None:
+    """A session made on the command line, then the retrieval docs' ``search --session-id``, which plans."""
     with ChatServer(GOOD_PLAN) as chat:
         ov = ov_with(chat)
         sid = ov("session", "new", "-o", "json").json()["result"]["session_id"]
@@ -804,6 +807,7 @@ def test_api_keys_never_appear_in_output_errors_or_debug(ov_with: Callable[..., 
 
 
 def test_brief_example_in_a_real_shell_with_jq(corpus: Path, tmp_path: Path) -> None:
+    """The same as a user types it in bash: session new, add-message, search; the plan read with jq."""
     with ChatServer(GOOD_PLAN) as chat:
         conf = write_config(tmp_path / "ov.conf", raw_config(chat))
         script = f"""

@@ -1,4 +1,4 @@
-"""Sessions (issue 4): the SDK, the brief's TextPart style, the CLI group, and bad input.
+"""Sessions: the SDK, upstream's TextPart style, the CLI group, and bad input.
 
 Every bad input is checked for its code, message and exit status, and for leaving the store
 exactly as it was.
@@ -75,6 +75,7 @@ def test_add_message_creates_the_session_and_keeps_order(hash_client: Any) -> No
 
 
 def test_brief_sdk_style(hash_client: Any) -> None:
+    """The SDK example of OpenViking's retrieval API docs: ``client.session()`` and TextPart messages."""
     session = hash_client.session()
     assert GENERATED_ID.match(session.session_id)
     session.add_message("user", [TextPart(text="I'm building a login page with OAuth")])
@@ -90,6 +91,7 @@ def test_brief_sdk_style(hash_client: Any) -> None:
 
 
 def test_chinese_brief_sdk_style(hash_client: Any) -> None:
+    """The SDK example of the Chinese retrieval docs (检索机制): ``create_session()`` and ``add_message()``."""
     session_info = hash_client.create_session()
     hash_client.add_message(
         session_id=session_info["session_id"], role="user", content="我们正在为项目设计 OAuth 登录流程。"
@@ -236,6 +238,7 @@ def test_summary_is_stored_and_shown(hash_client: Any) -> None:
 
 # ----------------------------------------------------------------------------- CLI
 def test_cli_brief_example_plain_and_json(ov: Cli) -> None:
+    """``session new`` and ``add-message`` as a user runs them before ``search --session-id``, plain and JSON."""
     new = ov("session", "new")
     assert new.code == 0, new.err
     sid = new.out.strip()
@@ -334,7 +337,7 @@ def test_cli_group_help_lists_every_subcommand(cli: Cli) -> None:
 
 
 def test_brief_shell_example_in_a_real_shell(tmp_path: Path) -> None:
-    """The issue's three commands as a user types them, jq included."""
+    """The session commands as a user types them in bash (new, add-message, show), jq included."""
     conf = write_hash_config(tmp_path / "ov.conf")
     script = f"""
 set -euo pipefail

@@ -1,4 +1,4 @@
-"""since/until parsing: every rule and pinned example of spec 2.4, 1.8 and 8.1.
+"""since/until parsing: every rule of upstream's ``search_filters.py`` and every example its tests pin.
 
 ``now`` is pinned to 2026-03-11T18:00Z as in upstream's tests/unit/test_search_filters.py.
 """

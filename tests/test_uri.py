@@ -1,4 +1,4 @@
-"""viking:// URIs: parsing, canonical form, aliases, errors and context types (spec 1.1-1.4, 8.6)."""
+"""viking:// URIs: parsing, canonical form, aliases, errors and context types, as upstream's URI tests pin them."""
 
 from __future__ import annotations
 
@@ -184,7 +184,7 @@ def test_dots_inside_a_name_are_fine() -> None:
     assert str(parse("viking://resources/a..b/.hidden/x.md")) == "viking://resources/a..b/.hidden/x.md"
 
 
-# ----------------------------------------------------------------------------- context types (spec 1.4)
+# ----------------------------------------------------------------------------- context types
 @pytest.mark.parametrize(
     ("text", "context_type"),
     [
@@ -208,7 +208,7 @@ def test_dots_inside_a_name_are_fine() -> None:
         ("viking://user/default", "resource"),
         ("viking://user", "resource"),
         ("viking://", "resource"),
-        # the brief's shorthand: DESIGN.md reads it as the configured user's memories
+        # the retrieval docs' shorthand, read as the configured user's memories (upstream rejects it)
         ("viking://user/memories/x.md", "memory"),
         ("viking://~/memories/x.md", "memory"),
     ],

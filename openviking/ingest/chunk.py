@@ -126,7 +126,7 @@ def _dialogue_chunks(lines: list[str], turns: list[Turn], max_chars: int) -> lis
 
 
 def text_lines(text: str) -> list[str]:
-    """The lines of ``text`` as grep and editors number them: cut at ``\n`` (a ``\r`` before it
+    """The lines of ``text`` as grep and editors number them: cut at ``\\n`` (a ``\\r`` before it
     goes with it), not at the form feeds and other separators ``str.splitlines`` also cuts at."""
     lines = [line.removesuffix("\r") for line in text.split("\n")]
     return lines[:-1] if lines and lines[-1] == "" else lines
@@ -226,8 +226,8 @@ def _merge_small(blocks: list[_Block], min_chars: int, max_chars: int) -> list[_
         previous = merged[-1] if merged else None
         if previous is not None and _only_a_heading(previous):
             # A heading with no text of its own ("## How It Works" right above "### Write Flow")
-            # goes with the section below, whatever its size: alone it was a chunk of two or
-            # three words that won keyword searches for them. The section's path names it.
+            # goes with the section below, whatever its size: alone it would be a chunk of two or
+            # three words that wins keyword searches for them. The section's path names it.
             merged[-1] = _Block(previous.line_start, previous.lines + block.lines, block.heading)
             continue
         if previous is not None and previous.size < min_chars and previous.size + block.size <= max_chars:

@@ -33,6 +33,11 @@ def memory_uri(text: object, category: str | None, user: str) -> tuple[VikingURI
     require_utf8(text, "Memory text", "memory")
     folder = VikingURI(("user", user, "memories"))
     name = ""
+    if category is not None and not isinstance(category, str):
+        raise InvalidArgumentError(
+            f"Memory category must be a string (got {type(category).__name__})",
+            hint="Use a simple name such as preferences, entities, events, cases, profile",
+        )
     if category:
         name = category.strip().lower()
         if not _CATEGORY.match(name):

@@ -28,7 +28,7 @@ from .directories import refresh_directories
 from .files import Appender, ProgressCallback, looks_unchanged, prepare_file, prepare_text, write_batch, write_files
 from .limits import DEFAULT_LIMITS, IngestLimits
 from .rows import node_row
-from .walk import SourceFile, WalkResult, walk
+from .walk import SourceFile, WalkResult, recorded_under, walk
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -51,15 +51,20 @@ def ingest_tree(
     limits: IngestLimits = DEFAULT_LIMITS,
     progress: ProgressCallback | None = None,
     walked: WalkResult | None = None,
+    recorded_as: Path | None = None,
 ) -> AddResult:
     """Mirror ``source`` (a file or a folder) at ``root`` and index what changed.
 
     ``walked`` is the walk of ``source`` when the caller already made it (with the same
-    include/exclude globs); otherwise it is made here.
+    include/exclude globs); otherwise it is made here. ``recorded_as`` is the path the nodes
+    record as their source instead of ``source`` (an upload's path on the client's machine).
     """
     started = time.monotonic()
     if walked is None:
         walked = walk(source, include, exclude)
+    origin = source
+    if recorded_as is not None:
+        walked, origin = recorded_under(walked, source, recorded_as), recorded_as
     result = AddResult(root_uri=str(root))
     result.skipped_files = [{"path": rel, "reason": reason} for rel, reason in walked.skipped]
     result.skipped = len(result.skipped_files)
@@ -89,13 +94,13 @@ def ingest_tree(
         result.skipped += 1
     seen = {str(uri) for _, uri in targets}
     alive = {item.label for item, _ in targets}
-    result.removed = _remove_vanished(store, existing, seen - set(dropped), alive - _sources(existing, dropped), source)
+    result.removed = _remove_vanished(store, existing, seen - set(dropped), alive - _sources(existing, dropped), origin)
     result.directories = refresh_directories(
         store,
         embedder,
         root,
         tags=tag_list,
-        source=source,
+        source=origin,
         folders=folders,
         limits=limits,
     )
@@ -268,7 +273,7 @@ def _local_folders(targets: list[tuple[SourceFile, VikingURI]], root: VikingURI)
     ``d_x``)."""
     folders: dict[str, str] = {}
     for item, uri in targets:
-        local, folder = item.path.parent, uri.parent
+        local, folder = item.shown.parent, uri.parent
         while folder is not None and folder.is_within(root) and str(folder) not in folders:
             folders[str(folder)] = utf8_text(str(local))
             local, folder = local.parent, folder.parent

@@ -17,6 +17,7 @@ from openviking.access import Access
 from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.oslocal import utf8_text
 from openviking.uri import VikingURI, parse
+from openviking.values import describe
 
 from .naming import KEPT_CHARS, SKILL_FILES, resource_name, sanitize_segment, skill_name
 from .walk import WalkResult, looks_binary, walk
@@ -33,9 +34,19 @@ def existing_path(path: str | os.PathLike[str]) -> Path:
     Raises:
         NotFoundError: nothing is there.
     """
-    source = Path(path).expanduser()
-    if not source.exists():
-        raise NotFoundError(f"Path not found: {path}", details={"path": str(path)})
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidArgumentError(
+            f"path must be a string or a path (got {type(path).__name__})", details={"path": describe(path)}
+        )
+    try:
+        source = Path(path).expanduser()
+        found = source.exists()
+    except (OSError, TypeError, ValueError, RuntimeError):  # a NUL byte, a name too long, no home for ~
+        found = False
+    if not found:
+        shown = str(path)
+        shown = shown if len(shown) <= 4096 else describe(shown)
+        raise NotFoundError(f"Path not found: {shown}", details={"path": shown})
     return source.absolute()
 
 

@@ -9,6 +9,7 @@ could loop, or pull in a second copy of the tree).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 from openviking.errors import InvalidArgumentError
 from openviking.oslocal import utf8_text
 
-__all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "walk"]
+__all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "recorded_under", "walk"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -30,11 +31,18 @@ class SourceFile:
     rel: str  # valid UTF-8 (``oslocal.utf8_text``): URIs and messages are made from it
     size: int
     mtime: float
+    # The path recorded instead of ``path``: a server adding an upload records the client's own.
+    origin: Path | None = None
+
+    @property
+    def shown(self) -> Path:
+        """The path the store records for the file."""
+        return self.path if self.origin is None else self.origin
 
     @property
     def label(self) -> str:
         """The local path as the store records it (the ``source`` of its node)."""
-        return utf8_text(str(self.path))
+        return utf8_text(str(self.shown))
 
 
 @dataclass(slots=True)
@@ -98,6 +106,13 @@ def walk(
             skip = (found.st_dev, found.st_ino)
     _walk_dir(root, real_root, "", _Ignores(), include_spec, exclude_spec, result, skip)
     return result
+
+
+def recorded_under(walked: WalkResult, root: Path, origin: Path) -> WalkResult:
+    """``walked``, a walk of ``root``, with every file recorded below ``origin`` instead: the
+    same files uploaded again then match what the first upload stored."""
+    files = [dataclasses.replace(f, origin=origin / f.path.relative_to(root)) for f in walked.files]
+    return WalkResult(files, list(walked.skipped))
 
 
 def _user_spec(patterns: Sequence[str], flag: str) -> object | None:

@@ -24,7 +24,7 @@ __all__ = ["Embedder", "HashEmbedder", "LocalE5Embedder", "OpenAIEmbedder", "mak
 
 # Tokens of each embedded text the local model reads: the local model embeds about 2,000
 # tokens/s on 2 cores, so a chunk's vector comes from its heading path and first lines,
-# while the full-text index covers every word (measured in bench/: see README).
+# while the full-text index covers every word (measured in bench/: see bench/README.md).
 LOCAL_MAX_TOKENS = 80
 # Texts per call into the local model's C engine, which a Ctrl-C cannot stop midway.
 ENGINE_SLICE = 16

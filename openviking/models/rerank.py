@@ -1,6 +1,6 @@
 """Rerankers: an OpenAI-compatible ``/rerank`` endpoint (Jina, vLLM, DashScope, TEI...) and Cohere v2.
 
-The wire formats (``reference/openviking-spec.md`` section 7.2):
+The wire formats, as upstream's rerank clients (``openviking/models/rerank/``) use them:
 
 * ``openai``: POST ``{"model", "query", "documents"}`` to ``api_base``, which is the **full**
   endpoint URL (``http://host:8000/v1/rerank``); the reply is

@@ -19,7 +19,9 @@ Unicode code points (globset matches bytes: its ``?`` does not match ``é``).
 
 Hidden files (a name starting with ``.``) are left out; directories match like files, hidden
 ones included. Results are ordered by path segments (code point order), cut to ``node_limit``
-(0 or None: all). The match runs as one RE2 pattern over the store's ``uri`` column.
+(0 or None: all). The match runs as one RE2 pattern over the store's ``uri`` column, under a
+deadline like grep's (:mod:`.bounded`). A pattern is at most :data:`MAX_GLOB_CHARS` long, with
+braces nested at most :data:`MAX_BRACE_DEPTH` deep.
 """
 
 from __future__ import annotations
@@ -31,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.store.fs import VikingFS
 from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
-from openviking.values import optional_limit
+from openviking.values import describe, optional_limit
 
 from .arrays import to_bool
+from .bounded import Deadline, re2_mask
 from .cache import CACHE
 from .charset import complement, minus_points, normalize, re2_escape, set_re2
 
@@ -46,6 +49,8 @@ if TYPE_CHECKING:
 __all__ = ["GlobPattern", "compile_glob", "glob", "glob_match"]
 
 HINT = "Quote the pattern so the shell leaves it alone; match a literal [, ], {, } or , with a backslash before it"
+MAX_GLOB_CHARS = 10_000
+MAX_BRACE_DEPTH = 32
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,6 +82,11 @@ def compile_glob(pattern: str) -> GlobPattern:
     """
     if not isinstance(pattern, str):
         raise InvalidArgumentError(f"glob pattern must be a string (got {type(pattern).__name__})")
+    if len(pattern) > MAX_GLOB_CHARS:
+        raise InvalidArgumentError(
+            f"Glob pattern is {len(pattern):,} characters long, more than the {MAX_GLOB_CHARS:,} glob takes",
+            details={"length": len(pattern), "limit": MAX_GLOB_CHARS},
+        )
     if not pattern:
         raise InvalidArgumentError(
             "Glob pattern must not be empty",
@@ -202,6 +212,8 @@ class _Parser:
             elif char == "[":
                 self.char_class()
             elif char == "{":
+                if len(self.stack) >= MAX_BRACE_DEPTH:
+                    raise self.error(f"braces are nested more than {MAX_BRACE_DEPTH} deep")
                 self.stack.append(len(self.branches))
                 self.branches.append([])
             elif char == "}":
@@ -430,15 +442,35 @@ def glob(
     regex = compiled.full(base)
     if regex is None:
         return {"matches": [], "count": 0}
+    _check_re2(compiled, regex)
     listing = _listing(store, base, user)
-    keep = to_bool(pc.match_substring_regex(listing.uris, regex)) & ~listing.hidden_file
+    deadline = Deadline()
+    cost = max(1, len(compiled.normalized))  # a token of the pattern is one character of it at least
+    keep = re2_mask(listing.uris, regex, cost, deadline) & ~listing.hidden_file
     matched = listing.uris.take(pa.array(np.flatnonzero(keep), pa.int64()))
     if extra_folders:
         extra = pa.array(list(extra_folders), matched.type)
-        matched = pa.concat_arrays([matched, extra.filter(pc.match_substring_regex(extra, regex))])
+        chosen = pa.array(re2_mask(extra, regex, cost, deadline))
+        matched = pa.concat_arrays([matched, extra.filter(chosen)])
     # path-segment order: "/" sorts before every character of a name
     order = pc.sort_indices(pc.replace_substring(matched, "/", "\x00"))
     if limit is not None:
         order = order.slice(0, limit)
     matches = matched.take(order).to_pylist()
     return {"matches": matches, "count": len(matches)}
+
+
+def _check_re2(compiled: GlobPattern, regex: str) -> None:
+    """Raises:
+    InvalidArgumentError: RE2 cannot compile the pattern (too big for it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        pc.match_substring_regex(pa.array([""], pa.large_string()), regex)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise InvalidArgumentError(
+            f"Glob pattern {describe(compiled.pattern)} is too big to run: {exc}",
+            hint=HINT,
+            details={"pattern": describe(compiled.pattern)},
+        ) from exc

@@ -19,7 +19,10 @@ The pattern language and its meaning are Python's ``re`` (Unicode ``\\w``/``\\d`
 
 RE2 runs in linear time, so a pattern such as ``(a+)+$`` on a long line finishes in
 milliseconds; Python's backtracking engine only ever sees lines RE2 already selected, and only
-for the constructs listed in 1.
+for the constructs listed in 1. Every run of a pattern is bounded (:mod:`.bounded`): by a
+deadline (``DEADLINE_EXCEEDED`` past it), RE2 cut in chunks or run in a worker process
+that is killed at the deadline, Python's ``re`` always in that worker and on at most 64 MiB
+of lines. Patterns longer than :data:`MAX_PATTERN_CHARS` are refused.
 
 Lines: content is split at ``\\n``; a ``\\r`` just before it belongs to the terminator (as with
 ``rg --crlf``); a final ``\\n`` does not start another line. Line numbers start at 1.
@@ -42,12 +45,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.errors import InvalidArgumentError
+from openviking.errors import InvalidArgumentError, InvalidURIError
 from openviking.store.fs import VikingFS, tree_key
 from openviking.uri import SCHEME, VikingURI, parse
-from openviking.values import optional_limit
+from openviking.values import describe, flag, optional_limit
 
 from .arrays import string_offsets, take, to_bool
+from .bounded import Deadline, python_search, python_spans, re2_mask, re2_replace
 from .cache import CACHE
 from .charset import re2_escape
 from .lines import Blocks, Lines, blocks_of, lines_of
@@ -70,8 +74,8 @@ __all__ = [
     "search_content",
 ]
 
-# Below this many bytes one thread is faster than two.
-PARALLEL_MIN_BYTES = 4 * 1024 * 1024
+# Python compiles about 2 µs a character, and writing a pattern out for RE2 more.
+MAX_PATTERN_CHARS = 100_000
 # Marks a match inside a line when RE2 reports where the matches are (private-use characters).
 MARK_OPEN, MARK_CLOSE = "\ue000", "\ue001"
 
@@ -89,6 +93,7 @@ def check_arguments(
     level_limit: Any = 5,
     count: bool = False,
     files_with_matches: bool = False,
+    spans: bool = False,
 ) -> tuple[int | None, int | None]:
     """Validate grep's arguments with no store and no heavy import (the regex with Python's ``re``).
 
@@ -100,17 +105,27 @@ def check_arguments(
     """
     limit = optional_limit(node_limit, "node_limit")
     depth_limit = optional_limit(level_limit, "level_limit")
+    case_insensitive = flag(case_insensitive, "case_insensitive")
+    fixed_strings = flag(fixed_strings, "fixed_strings")
+    count = flag(count, "count")
+    files_with_matches = flag(files_with_matches, "files_with_matches")
+    flag(spans, "spans")
     if count and files_with_matches:
         raise InvalidArgumentError(
             "Use just one of --count or --files-with-matches", details={"count": True, "files_with_matches": True}
         )
-    _python_pattern(_string(pattern), bool(case_insensitive), bool(fixed_strings))
+    _python_pattern(_string(pattern), case_insensitive, fixed_strings)
     return limit, depth_limit
 
 
 def _string(pattern: Any) -> str:
     if not isinstance(pattern, str):
         raise InvalidArgumentError(f"pattern must be a string (got {type(pattern).__name__})")
+    if len(pattern) > MAX_PATTERN_CHARS:
+        raise InvalidArgumentError(
+            f"pattern is {len(pattern):,} characters long, more than the {MAX_PATTERN_CHARS:,} grep takes",
+            details={"pattern": describe(pattern), "length": len(pattern), "limit": MAX_PATTERN_CHARS},
+        )
     return pattern
 
 
@@ -126,8 +141,9 @@ def _python_pattern(pattern: str, case_insensitive: bool, fixed_strings: bool) -
             hint="Escape special characters with a backslash, or search for the text as it is with fixed_strings=True",
             details={"pattern": pattern, "position": exc.pos, "reason": exc.msg},
         ) from exc
-    except (OverflowError, RecursionError, ValueError) as exc:
-        raise InvalidArgumentError(f"Invalid regex pattern: {exc}", details={"pattern": pattern}) from exc
+    except (OverflowError, RecursionError, ValueError, MemoryError) as exc:
+        reason = str(exc) or type(exc).__name__
+        raise InvalidArgumentError(f"Invalid regex pattern: {reason}", details={"pattern": describe(pattern)}) from exc
 
 
 # ---------------------------------------------------------------------------------------------
@@ -140,7 +156,10 @@ def compile_pattern(pattern: str, *, case_insensitive: bool = False, fixed_strin
     Raises:
         InvalidArgumentError: not a string, or not a valid Python regular expression.
     """
-    return line_pattern(_python_pattern(_string(pattern), bool(case_insensitive), bool(fixed_strings)))
+    compiled = _python_pattern(
+        _string(pattern), flag(case_insensitive, "case_insensitive"), flag(fixed_strings, "fixed_strings")
+    )
+    return line_pattern(compiled)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -221,28 +240,6 @@ def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Sn
     return snap
 
 
-def _regex_mask(values: pa.Array, regex: str) -> np.ndarray:
-    """Which strings RE2 ``regex`` finds a match in (two threads on large inputs)."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    if not len(values):
-        return np.zeros(0, dtype=bool)
-    if values.nbytes >= PARALLEL_MIN_BYTES and len(values) > 1:
-        from concurrent.futures import ThreadPoolExecutor
-
-        half = len(values) // 2
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            parts = list(
-                pool.map(
-                    lambda part: to_bool(pc.match_substring_regex(part, regex)),
-                    [values.slice(0, half), values.slice(half)],
-                )
-            )
-        return np.concatenate(parts)
-    return to_bool(pc.match_substring_regex(values, regex))
-
-
 # ---------------------------------------------------------------------------------------------
 # grep
 
@@ -296,7 +293,9 @@ def grep(
         level_limit=level_limit,
         count=count,
         files_with_matches=files_with_matches,
+        spans=spans,
     )
+    deadline = Deadline()
     compiled = compile_pattern(pattern, case_insensitive=case_insensitive, fixed_strings=fixed_strings)
     target = parse(uri, user=user, field="uri")
     excluded = [parse(item, user=user, field="exclude_uri") for item in excluded_uris(exclude_uri)]
@@ -304,15 +303,23 @@ def grep(
     max_depth = None if is_file or depth_limit is None else target.depth + depth_limit
     snap = _snapshot(store, target, max_depth)
     selected = _select(snap, target, is_file, max_depth, excluded)
-    found = _search(snap, selected, compiled, spans=spans)
+    found = _search(snap, selected, compiled, spans=bool(spans), deadline=deadline)
     return _result(snap, selected, found, limit, count=count, files_with_matches=files_with_matches)
 
 
 def excluded_uris(exclude_uri: str | Sequence[str] | None) -> list[str]:
-    """``exclude_uri`` as a list: one URI, several (``-x A -x B``), or none."""
+    """``exclude_uri`` as a list: one URI, several (``-x A -x B``), or none.
+
+    Raises:
+        InvalidURIError: neither a string nor a list or tuple of them.
+    """
     if exclude_uri is None:
         return []
-    return [exclude_uri] if isinstance(exclude_uri, str) else list(exclude_uri)
+    if isinstance(exclude_uri, str):
+        return [exclude_uri]
+    if isinstance(exclude_uri, list | tuple) and all(isinstance(item, str) for item in exclude_uri):
+        return list(exclude_uri)
+    raise InvalidURIError(describe(exclude_uri), "exclude_uri must be a string or a list of strings")
 
 
 def _select(
@@ -354,7 +361,7 @@ class Found:
     spans: list[list[list[int]]] | None = None
 
 
-def _search(snap: _Snapshot, selected: np.ndarray, compiled: LinePattern, *, spans: bool) -> Found:
+def _search(snap: _Snapshot, selected: np.ndarray, compiled: LinePattern, *, spans: bool, deadline: Deadline) -> Found:
     warm = snap._lines is not None or snap.uses > 1
     return search_content(
         snap.content,
@@ -364,6 +371,7 @@ def _search(snap: _Snapshot, selected: np.ndarray, compiled: LinePattern, *, spa
         blocks=snap.blocks() if warm else None,
         ascii_files=snap.ascii_files,
         spans=spans,
+        deadline=deadline,
     )
 
 
@@ -376,23 +384,30 @@ def search_content(
     blocks: Blocks | None = None,
     ascii_files: Callable[[], np.ndarray] | None = None,
     spans: bool = False,
+    deadline: Deadline | None = None,
 ) -> Found:
     """The lines of files ``files`` (sorted indices into ``content``) in which ``compiled`` matches.
 
     Without ``lines``/``blocks`` (the line table and blocks of the whole ``content``), the
     candidate files are cut into lines here; with them, only the lines of matching blocks are
     tested. ``ascii_files`` gives which files are pure ASCII (computed here when None).
+
+    Raises:
+        DeadlineExceededError: the pattern's runs took longer than ``deadline`` (by default a
+            new :class:`.bounded.Deadline`) allows, or need Python's re on too much text.
     """
     import numpy as np
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if not len(files):
         return Found([], [], [])
+    deadline = deadline or Deadline()
     restrict = None
     if lines is not None and blocks is not None:
         chosen = np.zeros(len(content), dtype=bool)
         chosen[files] = True
-        block_index = _keep_matching(blocks.text, np.flatnonzero(chosen[blocks.file]), compiled)
+        block_index = _keep_matching(blocks.text, np.flatnonzero(chosen[blocks.file]), compiled, deadline)
         in_block = np.zeros(len(blocks.file), dtype=bool)
         in_block[block_index] = True
         assert blocks.of_line is not None
@@ -408,9 +423,9 @@ def search_content(
             )
     else:
         # the candidate files, cut into blocks of lines; only the lines of matching blocks are cut
-        files = _keep_matching(content, files, compiled, regex=False)
+        files = _keep_matching(content, files, compiled, deadline, regex=False)
         blocks = blocks_of(take(content, files))
-        chosen = _keep_matching(blocks.text, np.arange(len(blocks.file)), compiled)
+        chosen = _keep_matching(blocks.text, np.arange(len(blocks.file)), compiled, deadline)
         part = lines_of(take(blocks.text, chosen))
         owner = chosen[part.file]
         text, line_file, line_number = (
@@ -427,20 +442,24 @@ def search_content(
             flags[other] = to_bool(pc.string_is_ascii(take(text, other)))
         return flags
 
-    hit, by_re2 = _decide(text, compiled, ascii_lines, restrict)
+    hit, by_re2 = _decide(text, compiled, ascii_lines, deadline, restrict)
     if compiled.empty_line is not None and len(text):
-        hit[np.diff(string_offsets(text)) == 0] = compiled.empty_line
+        empty = np.diff(string_offsets(text)) == 0
+        if empty.any():  # Python's answer for an empty line, where RE2's may differ
+            hit[empty] = python_search(compiled.python, pa.array([""], pa.large_string()), deadline)[0]
     hits = np.flatnonzero(hit)
     if not len(hits):
         return Found([], [], [])
     hit_text = take(text, hits)
     found = Found(line_file[hits].tolist(), line_number[hits].tolist(), hit_text.to_pylist())
     if spans:
-        found.spans = _spans(found.text, hit_text, compiled, by_re2[hits])
+        found.spans = _spans(found.text, hit_text, compiled, by_re2[hits], deadline)
     return found
 
 
-def _keep_matching(texts: pa.Array, index: np.ndarray, compiled: LinePattern, *, regex: bool = True) -> np.ndarray:
+def _keep_matching(
+    texts: pa.Array, index: np.ndarray, compiled: LinePattern, deadline: Deadline, *, regex: bool = True
+) -> np.ndarray:
     """The entries of ``index`` whose text (a file or a block of lines) can hold a match: one
     of the pattern's required strings, then (with ``regex``) its multi-line form."""
     import numpy as np
@@ -448,68 +467,74 @@ def _keep_matching(texts: pa.Array, index: np.ndarray, compiled: LinePattern, *,
     if compiled.literals and len(index):
         found = np.zeros(len(index), dtype=bool)
         for literal in compiled.literals:
-            found |= _mask_of(texts, index, re2_escape(literal))
+            # a plain string: RE2's automaton for it has one state per character, never more
+            found |= _mask_of(texts, index, re2_escape(literal), 1, deadline)
         index = index[found]
     if regex and compiled.content is not None and len(index):
-        index = index[_mask_of(texts, index, compiled.content)]
+        index = index[_mask_of(texts, index, compiled.content, compiled.positions, deadline)]
     return index
 
 
-def _mask_of(texts: pa.Array, index: np.ndarray, regex: str) -> np.ndarray:
+def _mask_of(texts: pa.Array, index: np.ndarray, regex: str, positions: int, deadline: Deadline) -> np.ndarray:
     """Which of the strings ``texts[index]`` RE2 finds a match in (all of them are tested when
     that is cheaper than copying most of them)."""
     if len(index) * 2 > len(texts):
-        kept: np.ndarray = _regex_mask(texts, regex)[index]
+        kept: np.ndarray = re2_mask(texts, regex, positions, deadline)[index]
         return kept
-    return _regex_mask(take(texts, index), regex)
+    return re2_mask(take(texts, index), regex, positions, deadline)
 
 
 def _decide(
     text: pa.Array,
     compiled: LinePattern,
     ascii_lines: Callable[[], np.ndarray],
+    deadline: Deadline,
     restrict: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(matches, decided by RE2)`` for every line of ``text`` (or those ``restrict`` keeps)."""
     import numpy as np
 
     count = len(text)
+    cost = compiled.positions
     if compiled.exact is not None:
-        hit = _regex_mask(text, compiled.exact)
+        hit = re2_mask(text, compiled.exact, cost, deadline)
         return (hit & restrict if restrict is not None else hit), np.ones(count, dtype=bool)
     hit = np.zeros(count, dtype=bool)
     by_re2 = np.zeros(count, dtype=bool)
     rest = np.arange(count) if restrict is None else np.flatnonzero(restrict)
     if compiled.ascii is not None:
         by_re2 = ascii_lines()
-        hit = _regex_mask(text, compiled.ascii) & by_re2  # RE2 over every line: no copy to make
+        hit = re2_mask(text, compiled.ascii, cost, deadline) & by_re2  # RE2 over every line: no copy to make
         if restrict is not None:
             hit &= restrict
         rest = rest[~by_re2[rest]]
+    if len(rest) and compiled.candidates is not None:
+        rest = rest[_mask_of(text, rest, compiled.candidates, cost, deadline)]
     if len(rest):
-        if compiled.candidates is not None:
-            rest = rest[_mask_of(text, rest, compiled.candidates)]
-        search = compiled.python.search
-        strings = take(text, rest).to_pylist()
-        hit[rest] = np.fromiter((search(line) is not None for line in strings), dtype=bool, count=len(strings))
+        hit[rest] = python_search(compiled.python, take(text, rest), deadline)
     return hit, by_re2
 
 
-def _spans(lines: list[str], hit_text: pa.Array, compiled: LinePattern, by_re2: np.ndarray) -> list[list[list[int]]]:
+def _spans(
+    lines: list[str], hit_text: pa.Array, compiled: LinePattern, by_re2: np.ndarray, deadline: Deadline
+) -> list[list[list[int]]]:
     """Where the pattern matches in each matching line (character offsets), to highlight them."""
-    import pyarrow.compute as pc
+    import numpy as np
 
     marked: list[str | None] = [None] * len(lines)
-    regex = compiled.exact or compiled.ascii
+    regex, cost = compiled.span_regex()
     if regex is not None and by_re2.any():
-        rewritten = pc.replace_substring_regex(hit_text, regex, MARK_OPEN + "\\0" + MARK_CLOSE).to_pylist()
+        replacement = MARK_OPEN + "\\0" + MARK_CLOSE
+        rewritten = re2_replace(hit_text, regex, replacement, cost, deadline)
         for i, line in enumerate(lines):
             if by_re2[i] and MARK_OPEN not in line and MARK_CLOSE not in line:
                 marked[i] = rewritten[i]
+    by_python = [i for i, text in enumerate(marked) if text is None]
+    from_python = iter(python_spans(compiled.python, take(hit_text, np.asarray(by_python, dtype=np.int64)), deadline))
     out: list[list[list[int]]] = []
-    for line, text in zip(lines, marked, strict=True):
+    for text in marked:
         if text is None:
-            out.append([[m.start(), m.end()] for m in compiled.python.finditer(line) if m.end() > m.start()])
+            out.append(next(from_python))
             continue
         spans: list[list[int]] = []
         position, start = 0, -1

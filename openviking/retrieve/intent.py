@@ -7,8 +7,8 @@ code block, else the first balanced ``{...}`` span). An unknown context type bec
 ``resource``; queries past the fifth are dropped. A reply with no plan in it raises
 :class:`PlanError`; the caller then searches with the raw query.
 
-The prompt is ours (the brief's query styles: a skill query starts with a verb, a resource
-query is a noun phrase, a memory query reads "the user's ...").
+The prompt is ours, in the query styles of OpenViking's retrieval docs: a skill query starts
+with a verb, a resource query is a noun phrase, a memory query reads "the user's ...".
 """
 
 from __future__ import annotations

@@ -4,17 +4,20 @@ grep's pattern language is Python's ``re``; its speed comes from RE2 (through py
 syntax and classes differ. Python's own parser reads the pattern, and it is written out again
 in RE2 syntax, with every character class spelled out as the code point ranges Python itself
 gives it (RE2's ``\\w`` is ASCII; Python's is not) and Python's case-insensitive rules applied
-to each character. Constructs RE2 has no equivalent for (back-references, look-around,
-conditionals, atomic groups and possessive repeats, counts above 1000) become a looser RE2
-pattern that selects candidate lines, and Python's ``re`` decides on those lines only.
-Python's Unicode ``\\b``/``\\B`` equal RE2's on ASCII-only lines, so only the other lines of
-such a pattern go through Python.
+to each character. A count RE2 refuses (above 1,000, or nested counts multiplying past it)
+is written as several it takes (:mod:`.re2repeat`). Constructs RE2 has no equivalent for
+(back-references, look-around, conditionals, atomic groups and possessive repeats) become a
+looser RE2 pattern that selects candidate lines, and Python's ``re`` decides on those lines
+only (under grep's deadline: :mod:`.bounded`). Python's Unicode ``\\b``/``\\B`` equal RE2's on
+ASCII-only lines, so only the other lines of such a pattern go through Python. The strings
+every match must contain come from the same tree (:mod:`.re2literals`).
 
 The parser (``re._parser``), its opcodes (``re._constants``), the case tables (``_sre``,
 ``re._casefix``) are CPython's private modules, and may change in any release: they are
 imported here only, and :func:`internals_problem` checks them once, at the first pattern,
 by parsing known patterns and asking known characters. When anything differs, no pattern is
-translated and grep runs Python's ``re`` on every line: slower, never wrong.
+translated and grep runs Python's ``re`` on every line: slower (and bounded by the same
+deadline and input cap), never wrong.
 """
 
 from __future__ import annotations
@@ -26,14 +29,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from .charset import MAX_CODE, Ranges, category_ranges, complement, minus_points, normalize, set_re2
+from .re2literals import RequiredLiterals, combine_flags
+from .re2repeat import RE2_MAX_REPEAT, fold, piece_count, pieces, positions, quantifier, trimmed
 
 __all__ = ["LinePattern", "check_internals", "internals_problem", "line_pattern"]
 
-RE2_MAX_REPEAT = 1000
-# Required strings: at most this many are searched one by one (each is a fast plain-string
-# scan in RE2; a pattern of several alternatives runs many times slower).
-MAX_LITERALS = 8
-MAX_LITERAL_SET = 64
+# A repeat written out as pieces longer than this is left to Python's re instead (the nearest
+# RE2 can say selects its candidate lines); no RE2 text longer than MAX_RE2_TEXT is compiled.
+MAX_EXPANSION = 100_000
+MAX_RE2_TEXT = 1_000_000
+# RE2 compiles a count's pieces in time that grows with the square of their number (0.13 s at
+# 10,000 positions, 13 s at 100,000): past this many positions only the cheap loose forms are
+# compiled, and Python's re decides (under the deadline).
+MAX_RE2_POSITIONS = 10_000
+# Each case-insensitive class is checked against Python on every cased character (~3 ms): a
+# pattern with more distinct ones than this is left to Python's re (bounding the translation).
+MAX_CASED_CLASSES = 64
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,10 +187,21 @@ class LinePattern:
             every line is a candidate).
         content: RE2 text that matches a file's whole content when one of its lines matches,
             or None (every file is a candidate).
+        empty_line: True when Python must be asked about an empty line, as RE2's answer may
+            differ (``\\B``: Python before 3.14 finds no non-boundary in an empty string, RE2
+            does), else None. It is asked at search time, under the search's deadline (on the
+            empty string alone a pattern can still take exponential time).
         literals: strings one of which every match contains (RE2 finds a plain string many
             times faster than it runs a pattern), or () when there are none worth it.
-        empty_line: Python's answer for an empty line where RE2's may differ (``\\B``: Python
-            before 3.14 finds no non-boundary in an empty string, RE2 does), else None.
+        positions: the character tests of the RE2 forms with their counts multiplied out
+            (:func:`.re2repeat.positions`): what one byte can cost RE2 at worst.
+        marks: when the forms above were made from the pattern without what can match nothing
+            at its start and end (:func:`.re2repeat.trimmed`: the same lines, other matches),
+            the RE2 text of the whole pattern, or None (Python's re says where the matches are);
+            ``mark_positions`` is its cost.
+
+    Otherwise ``exact`` and ``ascii`` also give where the matches are (spans): Python's, except
+    after a count over 1,000 of a group of variable width, where a match may end elsewhere.
     """
 
     python: re.Pattern[str]
@@ -189,6 +211,16 @@ class LinePattern:
     content: str | None
     empty_line: bool | None = None
     literals: tuple[str, ...] = ()
+    positions: int = 1
+    trimmed: bool = False
+    marks: str | None = None
+    mark_positions: int = 1
+
+    def span_regex(self) -> tuple[str | None, int]:
+        """The RE2 text that says where the matches are on the lines RE2 decided, and its cost."""
+        if self.trimmed:
+            return self.marks, self.mark_positions
+        return self.exact or self.ascii, self.positions
 
 
 def line_pattern(compiled: re.Pattern[str]) -> LinePattern:
@@ -200,8 +232,8 @@ def line_pattern(compiled: re.Pattern[str]) -> LinePattern:
 
 
 def _empty_line(compiled: re.Pattern[str]) -> bool | None:
-    """Python's answer for an empty line when the pattern holds ``\\B`` (RE2's may differ), else None."""
-    return compiled.search("") is not None if re.search(r"\\B", compiled.pattern) else None
+    """True when the pattern holds ``\\B`` (RE2's answer for an empty line may differ), else None."""
+    return True if re.search(r"\\B", compiled.pattern) else None
 
 
 @functools.lru_cache(maxsize=64)
@@ -209,8 +241,21 @@ def _translated(compiled: re.Pattern[str]) -> LinePattern:
     source = compiled.pattern
     exact = ascii_ = candidates = content = None
     empty_line = _empty_line(compiled)
+    cost = mark_cost = 1
+    marks, trim = None, False
     try:
         translator = _Translator(source, compiled.flags)
+        whole, c = translator.tree.data, translator.c
+        mark_cost = cost = max(1, positions(whole, c, translator.groups))
+        translator.large = cost > MAX_RE2_POSITIONS
+        selected = trimmed(whole, c)
+        if selected is not whole:  # the whole pattern for the matches, the rest for the lines
+            trim = True
+            text, inexact, boundary = translator.emit("line")
+            marks = None if inexact or boundary else _re2_or_none(text)
+            translator.nodes = selected
+            cost = max(1, positions(selected, c, translator.groups))
+            translator.large = cost > MAX_RE2_POSITIONS
         line, inexact, boundary = translator.emit("line")
         if not inexact and not boundary:
             exact = _re2_or_none(line)
@@ -223,7 +268,7 @@ def _translated(compiled: re.Pattern[str]) -> LinePattern:
         literals = translator.literals()
     except (_Untranslatable, RecursionError):
         literals = ()
-    return LinePattern(compiled, exact, ascii_, candidates, content, empty_line, literals)
+    return LinePattern(compiled, exact, ascii_, candidates, content, empty_line, literals, cost, trim, marks, mark_cost)
 
 
 class _Untranslatable(Exception):
@@ -235,6 +280,8 @@ def _re2_or_none(text: str) -> str | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if len(text) > MAX_RE2_TEXT:
+        return None
     try:
         pc.match_substring_regex(pa.array([""], pa.large_string()), text)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
@@ -242,7 +289,7 @@ def _re2_or_none(text: str) -> str | None:
     return text
 
 
-class _Translator:
+class _Translator(RequiredLiterals):
     """Writes a parsed Python pattern out as RE2 text, in one of four modes.
 
     ``line``: exact on any line, except where it reports ``inexact`` (no RE2 equivalent) or a
@@ -251,6 +298,9 @@ class _Translator:
     ``loose``: matches a superset of the lines (what has no equivalent is widened or dropped).
     ``content``: a superset for a whole file: anchors match at line ends, where a ``\\r`` may
     precede the ``\\n``.
+
+    ``weight`` is the largest product of nested RE2 counts in what was written so far (RE2
+    refuses one above 1,000), which sets how big the pieces of an enclosing count may be.
     """
 
     def __init__(self, source: str, flags: int) -> None:
@@ -267,11 +317,15 @@ class _Translator:
         self.mode = "line"
         self.crude = False
         self.in_reference = False
+        self.weight = 1
+        self.large = False  # too many positions to compile exactly: counts are left loose
+        self.nodes: list[Any] = self.tree.data  # what emit() writes out
+        self._classes: dict[tuple[Any, int], Ranges] = {}
 
     def emit(self, mode: str, *, crude: bool = False) -> tuple[str, bool, bool]:
         """``(RE2 text, inexact, Unicode boundary)`` of the whole pattern in ``mode``."""
-        self.mode, self.crude, self.inexact, self.boundary = mode, crude, False, False
-        text = self._seq(self.tree.data, self.flags)
+        self.mode, self.crude, self.inexact, self.boundary, self.weight = mode, crude, False, False, 1
+        text = self._seq(self.nodes, self.flags)
         return text, self.inexact, self.boundary
 
     def _collect_groups(self, nodes: Iterable[Any], flags: int) -> None:
@@ -279,7 +333,7 @@ class _Translator:
         for op, av in nodes:
             if op is c.SUBPATTERN:
                 group, add, delete, sub = av
-                inner = _combine_flags(flags, add, delete)
+                inner = combine_flags(flags, add, delete)
                 if group:
                     self.groups[group] = (sub, inner)
                 self._collect_groups(sub, inner)
@@ -308,26 +362,32 @@ class _Translator:
     def _node(self, op: Any, av: Any, flags: int) -> str:
         c = self.c
         if op is c.LITERAL:
-            return self._set(_literal_set(av, flags))
+            return self._set(self._literal_set(av, flags))
         if op is c.NOT_LITERAL:
-            return self._set(complement(_literal_set(av, flags)))
+            return self._set(complement(self._literal_set(av, flags)))
         if op is c.ANY:
             return self._set([(0, MAX_CODE)] if flags & c.SRE_FLAG_DOTALL else [(0, 9), (11, MAX_CODE)])
         if op is c.IN:
-            return self._set(_class_set(av, flags))
+            return self._set(self._class_set(av, flags))
         if op is c.CATEGORY:
-            return self._set(_class_set([(op, av)], flags))
+            return self._set(self._class_set([(op, av)], flags))
         if op is c.BRANCH:
             return "(?:" + "|".join(self._seq(alt, flags) for alt in av[1]) + ")"
         if op is c.SUBPATTERN:
             _group, add, delete, sub = av
-            return "(?:" + self._seq(sub, _combine_flags(flags, add, delete)) + ")"
+            return "(?:" + self._seq(sub, combine_flags(flags, add, delete)) + ")"
         if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
             if op is c.POSSESSIVE_REPEAT:
                 self.inexact = True  # a possessive match is also a match of the greedy form
             low, high, sub = av
+            bound = None if high >= int(c.MAXREPEAT) else high
+            lazy = op is c.MIN_REPEAT
+            if op is not c.POSSESSIVE_REPEAT:
+                low, bound, sub, lazy = fold(low, bound, sub, lazy, c)
+            outer, self.weight = self.weight, 1
             body = "(?:" + self._seq(sub, flags) + ")"
-            return body + self._quantifier(low, high) + ("?" if op is c.MIN_REPEAT else "")
+            inner, self.weight = self.weight, outer
+            return self._repeat(body, low, bound, inner, "?" if lazy else "")
         if op is c.ATOMIC_GROUP:
             self.inexact = True  # likewise: an atomic match is a match of the plain group
             return "(?:" + self._seq(av, flags) + ")"
@@ -355,88 +415,42 @@ class _Translator:
             return ""
         raise _Untranslatable(str(op))
 
-    def _quantifier(self, low: int, high: int) -> str:
-        unbounded = high >= int(self.c.MAXREPEAT)
+    def _repeat(self, body: str, low: int, high: int | None, inner: int, lazy: str) -> str:
+        """``body{low,high}`` (``high`` None: unbounded) in RE2 terms; ``inner`` is the body's
+        weight; ``lazy`` is ``"?"`` for a lazy repeat."""
         if self.crude:
-            return "*" if low == 0 else "+"
-        if low > RE2_MAX_REPEAT or (not unbounded and high > RE2_MAX_REPEAT):
-            self.inexact = True  # RE2 counts to 1000: {n,} with n <= 1000 is the nearest it can say
-            return _count(min(low, RE2_MAX_REPEAT), None)
-        if unbounded:
-            return {0: "*", 1: "+"}.get(low) or _count(low, None)
-        if low == high:
-            return _count(low, low)
-        return "?" if (low, high) == (0, 1) else _count(low, high)
+            return body + ("*" if low == 0 else "+") + lazy
+        count = low if high is None else high
+        if self.large and count > 1:
+            self.inexact = True  # {1,} is the loosest a count can be written: x{n,m} matches within x+
+            return body + ("*" if low == 0 else "+") + lazy
+        if count <= 1 or count * inner <= RE2_MAX_REPEAT:
+            self.weight = max(self.weight, max(count, 1) * inner)
+            return body + quantifier(low, high) + lazy
+        limit = RE2_MAX_REPEAT // inner  # >= 1: the body's own counts were cut to fit
+        if piece_count(low, high, limit) * len(body) > MAX_EXPANSION:
+            # too long to write out: {n,} with the most n RE2 takes here is the nearest superset
+            self.inexact = True
+            self.weight = max(self.weight, min(low, limit) * inner)
+            return body + quantifier(min(low, limit), None) + lazy
+        parts = pieces(low, high, limit)
+        self.weight = max(self.weight, max(most or least for least, most in parts) * inner)
+        return "".join(body + quantifier(least, most) + lazy for least, most in parts)
 
-    # ------------------------------------------------------------------ required literals
+    def _literal_set(self, code: int, flags: int) -> Ranges:
+        return _literal_set(code, flags)
 
-    def literals(self) -> tuple[str, ...]:
-        """Plain strings one of which every match contains (at least 2 characters each, at most 8)."""
-        required = self._literal_seq(self.tree.data, self.flags)[1]
-        if not required or len(required) > MAX_LITERALS or min(map(len, required)) < 2:
-            return ()
-        return tuple(sorted(required))
-
-    def _literal_seq(self, nodes: Iterable[Any], flags: int) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-        """``(exact, required)`` of a sequence: every string it matches when they are few; strings
-        one of which each match contains. Runs of exact parts are joined; the best run or
-        part's required set wins."""
-        options: list[frozenset[str]] = []
-        whole: frozenset[str] | None = frozenset({""})
-        run: frozenset[str] = frozenset({""})
-        for op, av in nodes:
-            exact, required = self._literal_node(op, av, flags)
-            if exact is not None and len(run) * len(exact) <= MAX_LITERAL_SET:
-                run = frozenset(a + b for a in run for b in exact)
-            else:
-                options.append(run)
-                run = exact if exact is not None else frozenset({""})
-                if required:
-                    options.append(required)
-            if whole is not None:
-                whole = (
-                    frozenset(a + b for a in whole for b in exact)
-                    if exact is not None and len(whole) * len(exact) <= MAX_LITERAL_SET
-                    else None
-                )
-        options.append(run)
-        return whole, max(options, key=_literal_score)
-
-    def _literal_node(self, op: Any, av: Any, flags: int) -> tuple[frozenset[str] | None, frozenset[str] | None]:
-        c = self.c
-        if op is c.LITERAL:
-            if flags & c.SRE_FLAG_IGNORECASE and _literal_set(av, flags) != [(av, av)]:
-                return None, None  # a character with other cases is no plain string
-            return frozenset({chr(av)}), frozenset({chr(av)})
-        if op is c.IN and not flags & c.SRE_FLAG_IGNORECASE:
-            ranges = _class_set(av, flags)
-            if sum(high - low + 1 for low, high in ranges) <= 4:
-                chars = frozenset(chr(x) for low, high in ranges for x in range(low, high + 1))
-                return chars, chars
-            return None, None
-        if op is c.SUBPATTERN:
-            _group, add, delete, sub = av
-            return self._literal_seq(sub, _combine_flags(flags, add, delete))
-        if op is c.BRANCH:
-            parts = [self._literal_seq(alt, flags) for alt in av[1]]
-            exacts = [p[0] for p in parts if p[0] is not None]
-            requireds = [p[1] for p in parts if p[1]]
-            exact = frozenset[str]().union(*exacts) if len(exacts) == len(parts) else None
-            required = frozenset[str]().union(*requireds) if len(requireds) == len(parts) else None
-            if exact is not None and len(exact) > MAX_LITERAL_SET:
-                exact = None
-            return exact, required
-        if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-            low, high, sub = av
-            if low == 0:
-                return None, None
-            exact, required = self._literal_seq(sub, flags)
-            return (exact if low == high == 1 else None), required
-        if op is c.ATOMIC_GROUP:
-            return self._literal_seq(av, flags)
-        if op in (c.AT, c.ASSERT, c.ASSERT_NOT):
-            return frozenset({""}), None  # zero width
-        return None, None
+    def _class_set(self, items: Any, flags: int) -> Ranges:
+        """:func:`_class_set`, once per distinct class; a case-insensitive one costs a check of
+        every cased character, so past :data:`MAX_CASED_CLASSES` of them Python's re decides."""
+        key = (tuple(items), flags)
+        found = self._classes.get(key)
+        if found is None:
+            cased = sum(1 for (_items, f) in self._classes if f & self.c.SRE_FLAG_IGNORECASE)
+            if flags & self.c.SRE_FLAG_IGNORECASE and cased >= MAX_CASED_CLASSES:
+                raise _Untranslatable("too many case-insensitive classes")
+            found = self._classes[key] = _class_set(items, flags)
+        return found
 
     def _at(self, code: Any, flags: int) -> str:
         c = self.c
@@ -453,27 +467,6 @@ class _Translator:
                 self.boundary = True
             return r"\b" if code == c.AT_BOUNDARY else r"\B"
         raise _Untranslatable(str(code))
-
-
-def _literal_score(option: frozenset[str]) -> tuple[int, int]:
-    if not option or len(option) > MAX_LITERALS:
-        return (-1, 0)
-    return (min(map(len, option)), -len(option))
-
-
-def _count(low: int, high: int | None) -> str:
-    """An RE2 counted repeat: ``{low}``, ``{low,}`` or ``{low,high}``."""
-    if high is None:
-        return "{" + str(low) + ",}"
-    return "{" + str(low) + "}" if low == high else "{" + str(low) + "," + str(high) + "}"
-
-
-def _combine_flags(flags: int, add: int, delete: int) -> int:
-    # As re._compiler._combine_flags: a scoped (?a:...) or (?u:...) replaces the type flag.
-    type_flags = re.ASCII | re.UNICODE | re.LOCALE
-    if add & type_flags:
-        flags &= ~type_flags
-    return (flags | add) & ~delete
 
 
 # ---------------------------------------------------------------------------------------------

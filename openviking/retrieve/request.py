@@ -22,7 +22,7 @@ from openviking.tags import normalize_tags
 from openviking.timefilter import parse_time_range
 from openviking.types import FindResult
 from openviking.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
-from openviking.values import real_number, whole_number
+from openviking.values import describe, flag, real_number, whole_number
 
 __all__ = ["MAX_LIMIT", "FindRequest", "Telemetry", "context_types_from", "find_request"]
 
@@ -69,7 +69,7 @@ def find_request(
     """
     if not isinstance(query, str):
         raise InvalidArgumentError(
-            f"Search query must be a string (got {type(query).__name__})", details={"query": repr(query)}
+            f"Search query must be a string (got {type(query).__name__})", details={"query": describe(query)}
         )
     require_utf8(query, "Search query", "query")
     if not query.strip():
@@ -78,11 +78,11 @@ def find_request(
             hint='Say what to look for in words, e.g. "how to authenticate users"',
             details={"query": query},
         )
-    effective = whole_number(
-        node_limit if node_limit is not None else limit,
-        "node_limit" if node_limit is not None else "limit",
-        hint="Pass limit as a whole number, e.g. limit=10",
-    )
+    # any larger count asks for everything (MAX_LIMIT); node_limit, when given, wins
+    hint = "Pass limit as a whole number, e.g. limit=10"
+    effective = whole_number(limit, "limit", maximum=None, hint=hint)
+    if node_limit is not None:
+        effective = whole_number(node_limit, "node_limit", maximum=None, hint=hint)
     threshold = real_number(
         default_threshold if score_threshold is None else score_threshold,
         "score_threshold",
@@ -90,12 +90,13 @@ def find_request(
     )
     from .retriever import MODES
 
-    chosen_mode = mode or default_mode
-    if chosen_mode not in MODES:
+    chosen_mode: object = default_mode if mode is None or (isinstance(mode, str) and not mode) else mode
+    if not isinstance(chosen_mode, str) or chosen_mode not in MODES:
+        shown = chosen_mode if isinstance(chosen_mode, str) and len(chosen_mode) <= 60 else describe(chosen_mode)
         raise InvalidArgumentError(
-            f"mode must be one of: {', '.join(MODES)} (got '{chosen_mode}')",
+            f"mode must be one of: {', '.join(MODES)} (got '{shown}')",
             hint="Pass mode='hybrid', 'vector' or 'keyword'",
-            details={"mode": chosen_mode},
+            details={"mode": shown},
         )
     time_range = parse_time_range(since, until, time_field)
     parsed_filter = parse_filter(filter_)
@@ -122,7 +123,7 @@ def targets_of(target_uri: str | Sequence[str] | None, user: str) -> tuple[Vikin
         PermissionDeniedError: another user's space.
     """
     if not isinstance(target_uri, str | list | tuple | type(None)):
-        raise InvalidURIError(repr(target_uri), "target_uri must be a string or a list of strings")
+        raise InvalidURIError(describe(target_uri), "target_uri must be a string or a list of strings")
     items = [target_uri] if isinstance(target_uri, str) or target_uri is None else list(target_uri)
     access = Access(user)
     targets: list[VikingURI] = []
@@ -130,7 +131,7 @@ def targets_of(target_uri: str | Sequence[str] | None, user: str) -> tuple[Vikin
         if item is None:
             continue
         if not isinstance(item, str):
-            raise InvalidURIError(str(item), "target_uri must be a string or a list of strings")
+            raise InvalidURIError(describe(item), "target_uri must be a string or a list of strings")
         if item.strip() in ("", "/", "viking://") and len(items) == 1:
             continue
         uri = sidecar_owner(parse(item, user=user, field="target_uri"))
@@ -156,17 +157,23 @@ def context_types_from(value: str | Sequence[str] | None) -> tuple[str, ...]:
             hint="Example: context_type=['memory', 'skill']",
         )
     items = [value] if isinstance(value, str) else list(value)
+    if not all(isinstance(item, str) for item in items):
+        raise InvalidArgumentError(
+            f"context_type must be a string or a list of strings (got {describe(value)})",
+            hint="Example: context_type=['memory', 'skill']",
+        )
     seen: list[str] = []
     for item in items:
-        for part in str(item).split(","):
+        for part in item.split(","):
             text = part.strip().lower()
             if not text:
                 continue
             if text not in CONTEXT_TYPES:
+                shown = part.strip() if len(part) <= 60 else describe(part.strip())
                 raise InvalidArgumentError(
-                    f"context_type must be one or more of: {', '.join(CONTEXT_TYPES)} (got '{part.strip()}')",
+                    f"context_type must be one or more of: {', '.join(CONTEXT_TYPES)} (got '{shown}')",
                     hint="Example: context_type=['memory', 'skill']",
-                    details={"context_type": str(item)},
+                    details={"context_type": item if len(item) <= 200 else describe(item)},
                 )
             if text not in seen:
                 seen.append(text)
@@ -178,7 +185,7 @@ class Telemetry:
 
     def __init__(self, telemetry: object, include_provenance: bool, operation: str) -> None:
         self.started = _telemetry_start(telemetry)
-        self.include_provenance = bool(include_provenance)
+        self.include_provenance = flag(include_provenance, "include_provenance")
         self.operation = operation
 
     def attach(self, result: FindResult) -> FindResult:
@@ -211,8 +218,8 @@ def _telemetry_start(telemetry: object) -> float | None:
     ):
         return time.perf_counter() if telemetry.get("summary", False) else None
     raise InvalidArgumentError(
-        f'telemetry must be true, false or {{"summary": true}} (got {telemetry!r})',
-        details={"telemetry": repr(telemetry)},
+        f'telemetry must be true, false or {{"summary": true}} (got {describe(telemetry)})',
+        details={"telemetry": describe(telemetry)},
     )
 
 
@@ -224,6 +231,10 @@ def session_id_of(session: object, session_id: str | None) -> str | None:
         InvalidArgumentError: ``session`` is none of those, names another session than
             ``session_id``, or the id is empty.
     """
+    if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+        raise InvalidArgumentError(
+            "session_id must be a non-empty string", hint="Leave it out to search without a session"
+        )
     if session is not None:
         named = session.get("session_id") if isinstance(session, Mapping) else getattr(session, "session_id", session)
         if not isinstance(named, str):

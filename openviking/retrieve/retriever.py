@@ -1,8 +1,8 @@
-"""find: one global search per query over L0, L1 and L2 records, as the brief describes it.
+"""find: one global search per query over L0, L1 and L2 records, as OpenViking's retrieval API documents it.
 
 Modes:
 
-* ``vector``: the brief's algorithm. Score = cosine similarity of the query and the record.
+* ``vector``: the documented algorithm. Score = cosine similarity of the query and the record.
 * ``keyword``: LanceDB's BM25 full-text index alone; score = BM25 / best BM25 of the query.
 * ``hybrid`` (default): both, each side reduced to its best record per URI and scaled to
   [0, 1] over its top 100 (BM25 / best BM25; cosine min-max, over a spread of at least 0.1
@@ -60,7 +60,7 @@ TRANSLATION_WEIGHT = 0.3
 SUMMARY_WEIGHT = 0.2
 # Every record of a page carries its summary, so the summary index holds one copy a chunk and
 # a long page's copies take several of the search's rows. Searching one record a page
-# (``chunk <= 0``) scored the same on every set (within 0.002) but took twice as long at 1M
+# (``chunk <= 0``) scores the same on every set (within 0.002) but takes twice as long at 1M
 # records, its prefilter reading every row; so the copies stay.
 # A query is a question, not a document: past this many tokens the model learns nothing new.
 QUERY_MAX_TOKENS = 256
@@ -182,7 +182,7 @@ def score_candidates(
             ), expansion
         try:  # the summary part is a refinement: without it, find still answers
             if not store.has_text_index(column):
-                return [], expansion  # a store from before the summaries were indexed
+                return [], expansion  # a store an older version wrote, with no summary index yet
             rows = keyword_search(
                 store,
                 query,
@@ -338,14 +338,22 @@ def finish(store: LanceStore, candidates: list[Candidate], *, limit: int, thresh
 
     ``candidates`` hold one candidate per URI, as ``score_candidates`` makes them.
     """
-    kept = [item for item in candidates if item.score > threshold]
-    hits = sorted(kept, key=lambda c: (-c.score, c.uri))[:limit]
+    kept = sorted((item for item in candidates if item.score > threshold), key=lambda c: (-c.score, c.uri))
+    # A file's records are written before its node: records whose node is not there are an add
+    # still under way in another process (or one that crashed), which no hit may point into.
+    hits: list[Candidate] = []
+    start = 0
+    while len(hits) < limit and start < len(kept):
+        batch = kept[start : start + limit - len(hits)]
+        start += len(batch)
+        stored = store.stored_uris([item.uri for item in batch])
+        hits += [item for item in batch if item.uri in stored]
     fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
     return hits
 
 
 def to_matched(item: Candidate, *, explain: bool = False) -> MatchedContext:
-    """The brief's MatchedContext for a candidate (display URI with the level suffix)."""
+    """Upstream's MatchedContext for a candidate (display URI with the level suffix)."""
     row = item.row
     level = int(row.get("level", 2))
     uri = str(row["uri"])

@@ -1,4 +1,4 @@
-"""search: find, plus a session, LLM intent analysis and rerank .
+"""search: find, plus a session, LLM intent analysis and rerank.
 
 1. **Plan.** With a ``session_id``, ``retrieval.enable_intent`` on, a session holding a
    summary or messages, and an LLM configured (``query_planner``, else ``vlm``), the LLM
@@ -91,7 +91,7 @@ def search(
     explain: bool = False,
     warn: Warn | None = None,
 ) -> FindResult:
-    """The brief's ``search()`` over an open store (see the module docstring).
+    """Upstream's ``search()`` over an open store (see the module docstring).
 
     Args:
         store: the open store.

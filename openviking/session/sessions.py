@@ -27,6 +27,7 @@ from openviking.results import Message, MessageAdded, SessionDeleted, SessionInf
 from openviking.store.session_rows import SessionRows
 from openviking.timefilter import format_iso8601
 from openviking.uri import sessions_folder
+from openviking.values import describe
 
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
@@ -66,11 +67,12 @@ def validate_session_id(value: Any) -> str:
     """
     text = value.strip() if isinstance(value, str) else ""
     if not text or len(text) > MAX_SESSION_ID or not _SESSION_ID.match(text) or ".." in text:
+        shown = value if isinstance(value, str) and len(value) <= 2 * MAX_SESSION_ID else describe(value)
         raise InvalidArgumentError(
-            f"Invalid session id '{value}': use letters, digits, '.', '_' and '-', starting with a letter "
+            f"Invalid session id '{shown}': use letters, digits, '.', '_' and '-', starting with a letter "
             f"or digit, at most {MAX_SESSION_ID} characters",
             hint="Leave it out to get a generated id: openviking session new",
-            details={"session_id": value},
+            details={"session_id": shown},
         )
     return text
 

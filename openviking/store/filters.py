@@ -6,11 +6,18 @@ N levels below each value), ``range``/``range_out`` (``gte``/``gt``/``lte``/``lt
 ``time_range`` (``field`` a time field, ``gte``/``lte`` ISO times), ``contains`` (``substring``)
 and ``prefix`` (``prefix``). Unknown ops and fields are refused, so a typo never matches
 nothing in silence.
+
+Every value is checked before it reaches SQL: numbers are integers of at most 64 bits or finite
+floats (never ``NaN``, ``Infinity`` or a 5,000-digit integer pasted in as a bare word), a
+filter is at most :data:`MAX_DEPTH` nodes deep (a deeper one, or one that contains itself, is
+refused rather than recursed into) and JSON text at most :data:`MAX_TEXT` characters; anything
+else is ``INVALID_ARGUMENT`` naming the node.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +27,7 @@ from typing import Any
 from openviking.errors import InvalidArgumentError, OpenVikingError
 from openviking.timefilter import TimeRange, parse_iso_datetime
 from openviking.uri import VikingURI, parse
+from openviking.values import describe
 
 from .schema import FILTER_FIELDS
 
@@ -32,8 +40,16 @@ __all__ = [
 ]
 
 OPS = ("and", "or", "must", "must_not", "range", "range_out", "time_range", "contains", "prefix")
-_DEPTH_PARA = re.compile(r"^-d=(-?\d+)$")
+_DEPTH_PARA = re.compile(r"^-d=(-?\d{1,9})$")
 _RANGE_KEYS = {"gte": ">=", "gt": ">", "lte": "<=", "lt": "<"}
+# The integer fields' column types (store/schema.py): LanceDB refuses a literal the column cannot
+# hold, so a bound outside is decided here, and a fractional one rounded to the integer it means.
+_INT_RANGE = {"level": (-128, 127)}
+# Far deeper than any filter a person or a program means; deep enough nesting would otherwise
+# exhaust Python's recursion (json.loads and the compiler both recurse).
+MAX_DEPTH = 64
+MAX_TEXT = 1_000_000
+_EXAMPLE = 'Example: filter={"op": "must", "field": "level", "conds": [2]}'
 
 
 def sql_string(value: str) -> str:
@@ -47,7 +63,12 @@ def sql_in(column: str, values: Iterable[str]) -> str:
 
 
 def sql_timestamp(moment: datetime) -> str:
-    """A UTC timestamp literal with millisecond precision."""
+    """A UTC timestamp literal with millisecond precision (outside the years 1700-2200, which
+    LanceDB's SQL reads through nanoseconds, a count of milliseconds since 1970)."""
+    if not 1700 <= moment.year <= 2200:
+        since = moment - datetime(1970, 1, 1, tzinfo=moment.tzinfo)
+        milliseconds = since.days * 86_400_000 + since.seconds * 1000 + since.microseconds // 1000
+        return f"to_timestamp_millis({milliseconds})"
     text = moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{moment.microsecond // 1000:03d}"
     return f"TIMESTAMP '{text}'"
 
@@ -70,17 +91,42 @@ def parse_filter(value: str | Mapping[str, Any] | None) -> dict[str, Any] | None
     if isinstance(value, str):
         if not value.strip():
             return None
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise InvalidArgumentError(
-                f"--filter is not valid JSON: {exc.msg} at column {exc.colno}",
-                hint='Example: filter={"op": "must", "field": "level", "conds": [2]}',
-                details={"filter": value},
-            ) from exc
+        value = _loads(value)
     if not isinstance(value, dict):
-        raise InvalidArgumentError("filter must be a JSON object with an 'op'", details={"filter": value})
+        raise InvalidArgumentError("filter must be a JSON object with an 'op'", details={"filter": _jsonable(value)})
     return value or None
+
+
+def _loads(text: str) -> Any:
+    """A filter's JSON text, parsed.
+
+    Raises:
+        InvalidArgumentError: not JSON (``NaN`` and ``Infinity`` are not), too long, too deep,
+            or an integer of more digits than Python reads.
+    """
+    if len(text) > MAX_TEXT:
+        raise InvalidArgumentError(
+            f"--filter is {len(text):,} characters long, more than the {MAX_TEXT:,} it may be",
+            details={"length": len(text), "limit": MAX_TEXT},
+        )
+
+    def no_constant(name: str) -> Any:
+        raise InvalidArgumentError(
+            f"--filter is not valid JSON: {name} is not a JSON number", hint=_EXAMPLE, details={"value": name}
+        )
+
+    try:
+        return json.loads(text, parse_constant=no_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidArgumentError(
+            f"--filter is not valid JSON: {exc.msg} at column {exc.colno}",
+            hint=_EXAMPLE,
+            details={"filter": describe(text) if len(text) > 200 else text},
+        ) from exc
+    except RecursionError as exc:
+        raise _too_deep(text) from exc
+    except ValueError as exc:  # an integer of more digits than int() reads (sys.get_int_max_str_digits)
+        raise InvalidArgumentError(f"--filter holds a number Python cannot read: {exc}", details={}) from exc
 
 
 def check_filter(node: dict[str, Any], *, user: str = "default") -> None:
@@ -92,20 +138,23 @@ def check_filter(node: dict[str, Any], *, user: str = "default") -> None:
     filter_to_sql(node, user=user)
 
 
-def filter_to_sql(node: dict[str, Any], *, user: str = "default") -> str:
-    """Validate one DSL node (recursively) and return its SQL predicate.
+def filter_to_sql(node: dict[str, Any], *, user: str = "default", depth: int = 1) -> str:
+    """Validate one DSL node (recursively, ``depth`` levels down) and return its SQL predicate.
 
     Raises:
-        InvalidArgumentError: unknown op or field, or a value of the wrong kind.
+        InvalidArgumentError: unknown op or field, a value of the wrong kind, or nodes nested
+            deeper than :data:`MAX_DEPTH`.
     """
+    if depth > MAX_DEPTH:
+        raise _too_deep(node)
     if not isinstance(node, dict):
         raise _bad("each filter node must be a JSON object", node)
     op = node.get("op")
-    if op not in OPS:
+    if not isinstance(op, str) or op not in OPS:
         raise InvalidArgumentError(
-            f"Unknown filter op '{op}'",
+            f"Unknown filter op '{_name(op)}'",
             hint=f"Known ops: {', '.join(OPS)}",
-            details={"op": op, "known_ops": list(OPS)},
+            details={"op": _jsonable(op), "known_ops": list(OPS)},
         )
     if op in ("and", "or"):
         conds = node.get("conds")
@@ -113,7 +162,7 @@ def filter_to_sql(node: dict[str, Any], *, user: str = "default") -> str:
             raise _bad(f"'{op}' needs a list 'conds'", node)
         if not conds:
             return "TRUE" if op == "and" else "FALSE"
-        joined = f" {op.upper()} ".join(f"({filter_to_sql(c, user=user)})" for c in conds)
+        joined = f" {op.upper()} ".join(f"({filter_to_sql(c, user=user, depth=depth + 1)})" for c in conds)
         return joined
     name, kind = _field(node)
     if op in ("must", "must_not"):
@@ -185,11 +234,11 @@ def _any(parts: Iterable[str]) -> str:
 
 def _field(node: dict[str, Any]) -> tuple[str, str]:
     name = node.get("field")
-    if name not in FILTER_FIELDS:
+    if not isinstance(name, str) or name not in FILTER_FIELDS:
         raise InvalidArgumentError(
-            f"Unknown filter field '{name}'",
+            f"Unknown filter field '{_name(name)}'",
             hint=f"Known fields: {', '.join(FILTER_FIELDS)}",
-            details={"field": name, "known_fields": list(FILTER_FIELDS)},
+            details={"field": _jsonable(name), "known_fields": list(FILTER_FIELDS)},
         )
     kind = FILTER_FIELDS[name]
     column = "tags" if kind == "tags" else name
@@ -215,7 +264,9 @@ def _must(node: dict[str, Any], name: str, kind: str, user: str) -> str:
     if kind == "int":
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in conds):
             raise _bad(f"'{name}' conds must be integers", node)
-        return f"{name} IN ({', '.join(str(v) for v in conds)})"
+        low, high = _INT_RANGE[name]
+        held = sorted({int(v) for v in conds if low <= v <= high})  # nothing stored is outside
+        return f"{name} IN ({', '.join(map(str, held))})" if held else "FALSE"
     if not all(isinstance(v, str) for v in conds):
         raise _bad(f"'{name}' conds must be strings", node)
     if kind == "tags":
@@ -237,7 +288,8 @@ def _range(node: dict[str, Any], name: str, kind: str) -> str:
         elif kind == "int":
             if not isinstance(value, int | float) or isinstance(value, bool):
                 raise _bad(f"'{name}' bounds must be numbers", node)
-            literal = repr(value)
+            parts.append(_int_bound(name, key, value, node))
+            continue
         elif kind in ("string", "path"):
             if not isinstance(value, str):
                 raise _bad(f"'{name}' bounds must be strings", node)
@@ -257,11 +309,26 @@ def _time(value: Any, node: dict[str, Any]) -> datetime:
         raise _bad(f"'{value}' is not an ISO 8601 time", node) from exc
 
 
+def _int_bound(name: str, key: str, value: float, node: Any) -> str:
+    """``name KEY value`` for an integer column: a fractional bound as the integer it means
+    (``>= 1.5`` is ``>= 2``), a bound the column cannot reach as TRUE or FALSE."""
+    if not math.isfinite(value):
+        raise _bad(f"'{name}' bounds must be finite numbers (got {value!r})", node)
+    whole = math.ceil(value) if key in ("gte", "lt") else math.floor(value)
+    low, high = _INT_RANGE[name]
+    above = key in ("gte", "gt")  # the values kept are above the bound
+    if whole > high or (whole == high and key == "gt"):
+        return "FALSE" if above else "TRUE"
+    if whole < low or (whole == low and key == "lt"):
+        return "TRUE" if above else "FALSE"
+    return f"{name} {_RANGE_KEYS[key]} {whole}"
+
+
 def _depth_para(node: dict[str, Any]) -> int | None:
     para = node.get("para")
     if para is None:
         return None
-    match = _DEPTH_PARA.match(str(para))
+    match = _DEPTH_PARA.match(para) if isinstance(para, str) else None
     if not match:
         raise _bad("'para' must look like -d=N", node)
     depth = int(match.group(1))
@@ -272,12 +339,26 @@ def _bad(reason: str, node: Any) -> InvalidArgumentError:
     return InvalidArgumentError(f"Invalid filter: {reason}", details={"node": _jsonable(node)})
 
 
+def _too_deep(node: Any) -> InvalidArgumentError:
+    return InvalidArgumentError(
+        f"Invalid filter: nodes are nested more than {MAX_DEPTH} levels deep",
+        hint="Join the conditions in one 'and' or 'or' instead of nesting them",
+        details={"node": describe(node), "limit": MAX_DEPTH},
+    )
+
+
+def _name(value: Any) -> str:
+    """An op or field as a message quotes it: a short string as it is, anything else described."""
+    return value if isinstance(value, str) and len(value) <= 60 else describe(value)
+
+
 def _jsonable(node: Any) -> Any:
+    """``node`` for an error's details: itself when it is small JSON, else a short description."""
     try:
-        json.dumps(node)
-    except (TypeError, ValueError):
-        return repr(node)
-    return node
+        text = json.dumps(node, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return describe(node)
+    return node if len(text) <= 2000 else describe(node)
 
 
 def levels_from(value: int | str | Sequence[int | str] | None) -> tuple[int, ...]:
@@ -288,10 +369,17 @@ def levels_from(value: int | str | Sequence[int | str] | None) -> tuple[int, ...
     """
     if value is None:
         return ()
-    items: list[int | str] = [value] if isinstance(value, int | str) else list(value)
+    items: list[Any] = [value] if isinstance(value, int | str) else list(value) if _listed(value) else [None]
+    if not all(isinstance(item, int | str) for item in items):
+        raise InvalidArgumentError(
+            f"level must be 0, 1, 2, a string such as '0,2' or a list of them (got {describe(value)})",
+            hint="Example: level=[0, 1]",
+            details={"level": describe(value)},
+        )
     levels: set[int] = set()
     for item in items:
-        for part in str(item).split(","):
+        text_of_item = item if isinstance(item, str) else str(item) if abs(item) < 10**6 else describe(item)
+        for part in text_of_item.split(","):
             text = part.strip()
             if not text:
                 continue
@@ -299,9 +387,13 @@ def levels_from(value: int | str | Sequence[int | str] | None) -> tuple[int, ...
                 text = text[1:]
             if text not in ("0", "1", "2"):
                 raise InvalidArgumentError(
-                    f"Invalid level '{part.strip()}': levels are 0 (abstract), 1 (overview) and 2 (content)",
+                    f"Invalid level '{_name(part.strip())}': levels are 0 (abstract), 1 (overview) and 2 (content)",
                     hint="Example: level=[0, 1]",
-                    details={"level": str(item)},
+                    details={"level": _name(text_of_item)},
                 )
             levels.add(int(text))
     return tuple(sorted(levels))
+
+
+def _listed(value: Any) -> bool:
+    return isinstance(value, list | tuple | set | frozenset)

@@ -1,45 +1,43 @@
-"""LanceStore: the one place that talks to LanceDB.
+"""LanceStore: an open store's tables and the named reads and writes of them.
 
-A store is one LanceDB directory holding three tables: ``nodes`` (the virtual filesystem,
-content included), ``records`` (what retrieval scores: vectors plus a full-text index on
-their text) and ``meta`` (format version and embedder identity). Every write goes through
-:meth:`LanceStore.write_lock`, an OS file lock, because LanceDB's concurrent ``merge_insert``
-on the same keys silently duplicates rows.
+A store is one LanceDB directory (or prefix of a bucket) holding ``nodes`` (the virtual
+filesystem, content included), ``records`` (what retrieval scores: vectors plus a full-text
+index on their text) and ``meta`` (format version and embedder identity), with the
+``relations`` table (relations.py) and the session tables (session_rows.py) beside them;
+search.py runs the scoring queries on ``records``. The connection, the table handles, the write
+lock and the commits are ``tables.py``'s; every write goes through
+:meth:`~openviking.store.tables.Tables.write_lock` (``locking.py``: a file lock on disk, a lease
+in the bucket), because LanceDB's concurrent ``merge_insert`` on the same keys duplicates rows.
 """
 
 from __future__ import annotations
 
-import contextlib
-import errno
-import os
-import re
-import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import (
     FailedPreconditionError,
-    InternalError,
     NotFoundError,
-    OpenVikingError,
-    StoreNotWritableError,
 )
 
 from . import schema
 from .filters import Scope, path_scope_sql, sql_in, sql_string
+from .locking import LOCK_FILE
+from .tables import COMMIT_TRIES, Tables, _batches, _dedupe, run, store_exists, store_writable
+from .tables import _translate as _translate  # where the tests word LanceDB's errors
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from openviking.config import StorageConfig
     from openviking.uri import VikingURI
 
-__all__ = ["LanceStore", "store_exists"]
+__all__ = ["COMMIT_TRIES", "LOCK_FILE", "LanceStore", "run", "store_exists", "store_writable"]
 
-LOCK_FILE = ".openviking.lock"
 # Names the records table an unfinished model-change reindex is filling (a file, not a meta row:
-# every records write checks it, and a stat is cheaper than a query).
+# every records write checks it, and reading it once per take of the lock is cheaper than a query).
 PENDING_RECORDS_FILE = ".openviking.reindex"
 # Old versions are cleaned up once they are this old, not at once: a reader in another
 # process may still be using one (LanceDB warns that 0 breaks concurrent readers).
@@ -50,79 +48,39 @@ FTS_TOKENIZER = "icu/split"
 FTS_COLUMNS = ("text", "abstract")
 # Vector index by size (measured in bench/: see bench/README.md). Below ANN_MIN_ROWS a flat
 # scan is exact and fast enough; above it IVF_FLAT: e5 vectors all sit in a narrow cone, where
-# product quantisation lost half the true neighbours (recall@10 0.57 at 100k, 0.39 at 1M with
+# product quantisation loses half the true neighbours (recall@10 0.57 at 100k, 0.39 at 1M with
 # IVF_PQ, refine 10) while IVF_FLAT keeps exact distances (recall 1.0, 20 ms at 1M, built in
 # 16 s against 94 s). How the index is searched is decided in search.py.
 ANN_MIN_ROWS = 50_000
-# LanceDB's metadata cache (manifests, file footers) defaults to 1 GiB and keeps the manifest
-# of every version a long add writes, each one fragment longer than the last: 234 MB of it
-# by the end of a 100k-record add, most of the growth in RSS through the batches. A compacted
-# store's metadata is a few MB, so reads lose nothing (bench/README.md, ingest-scale).
-METADATA_CACHE_BYTES = 64 * 2**20
 
 
-def store_exists(path: str) -> bool:
-    """True when ``path`` holds an openviking store (cheap check, no lancedb import)."""
-    if "://" in path:
-        return True  # object storage: only LanceDB itself can tell
-    return (Path(path) / f"{schema.NODES}.lance").is_dir()
-
-
-def store_writable(path: str) -> bool:
-    """True when this process may write the store (always assumed for object storage)."""
-    return "://" in path or os.access(path, os.W_OK)
-
-
-class LanceStore:
+class LanceStore(Tables):
     """An open store. Create with :meth:`open`; close with :meth:`close` or ``with``."""
 
-    def __init__(self, path: str, db: Any) -> None:
-        self.path = path
-        self._db = db
-        self._tables: dict[str, Any] = {}
-        self._thread_lock = threading.RLock()
-        self._lock_depth = 0
-        # Run each time this store takes the write lock (not when it takes it again inside):
-        # a write in progress checks that the store is still as it found it.
-        self.write_checks: list[Callable[[], None]] = []
-        self._lock_fd: int | None = None
-        # The records table in use: `reindex` builds a new one and then points the store at it.
-        self.records_table = schema.RECORDS
+    def __init__(self, path: str, db: Any, **settings: Any) -> None:
+        super().__init__(path, db, **settings)
+        self._pending: tuple[str | None] | None = None  # the reindex marker, read once per take of the lock
         self._indexed: dict[tuple[str, str], bool] = {}  # (table, column): has an index
         self._counts: dict[tuple[str, str], int] = {}
 
+    def _wrote(self) -> None:
+        self._counts.clear()
+
+    def _released(self) -> None:
+        self._pending = None
+
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def open(cls, path: str, *, create: bool = False) -> LanceStore:
-        """Open the store at ``path``; with ``create`` make it when missing.
+    def open(cls, path: str, *, create: bool = False, storage: StorageConfig | None = None) -> LanceStore:
+        """Open the store at ``path``; with ``create`` make it when missing. ``storage`` holds
+        the options and settings of a store on object storage.
 
         Raises:
-            NotFoundError: no store at ``path`` and ``create`` is false.
+            NotFoundError: no store at ``path`` and ``create`` is false (or no such bucket).
+            UnavailableError: the object store cannot be reached.
+            PermissionDeniedError: the object store refused the credentials.
         """
-        if not create and not store_exists(path):
-            raise NotFoundError(
-                f"No store at {path}",
-                hint="Add something first with add_resource(PATH) (or name another store: path=, OPENVIKING_STORE)",
-                details={"store": path},
-            )
-        if create and "://" not in path:
-            try:
-                Path(path).mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise FailedPreconditionError(
-                    f"Cannot create the store directory {path}: {exc.strerror}", details={"store": path}
-                ) from exc
-        from ._fastimport import defer_namespace_client
-
-        defer_namespace_client()
-        import lancedb
-
-        try:
-            session = lancedb.Session(metadata_cache_size_bytes=METADATA_CACHE_BYTES)
-            db = lancedb.connect(path, read_consistency_interval=timedelta(0), session=session)
-        except Exception as exc:  # lancedb raises plain ValueError/OSError/RuntimeError
-            raise _translate(exc, f"Cannot open the store at {path}") from exc
-        store = cls(path, db)
+        store = cls._connect(path, create=create, storage=storage)
         if create:
             with store.write_lock():
                 store._create_base_tables()
@@ -135,82 +93,28 @@ class LanceStore:
         store.records_table = store.meta().get("records_table") or schema.RECORDS
         return store
 
-    def close(self) -> None:
-        """Forget open table handles (LanceDB holds no other resource)."""
-        self._tables.clear()
-
-    def __enter__(self) -> LanceStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def _has_table(self, name: str) -> bool:
-        if name in self._tables:
-            return True
-        try:
-            self._tables[name] = self._db.open_table(name)
-        except (FileNotFoundError, ValueError):
-            return False
-        except Exception as exc:
-            if "not found" in str(exc).lower() or "does not exist" in str(exc).lower():
-                return False
-            raise _translate(exc, f"Cannot open table {name}") from exc
-        return True
-
-    def read_problems(self) -> list[str]:
-        """Why each table that cannot be read fails (a data file deleted or damaged), for doctor.
-
-        Counting rows reads only the manifest, so one column of every row is read here."""
-        problems = []
-        for name in run(self._db.list_tables).tables:
-            try:
-                table = self._table(name)
-                column = table.schema.names[0]
-                run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
-            except OpenVikingError as exc:
-                problems.append(f"table {name}: {exc.message}")
-        return problems
-
-    def _table(self, name: str) -> Any:
-        if not self._has_table(name):
-            raise NotFoundError(f"The store at {self.path} has no {name} table", details={"table": name})
-        return self._tables[name]
+    @classmethod
+    def open_existing(cls, path: str, *, storage: StorageConfig | None = None) -> LanceStore | None:
+        """The store at ``path``, or None when there is none (errors reaching it are raised)."""
+        if not store_exists(path):
+            return None
+        store = cls._connect(path, create=False, storage=storage)
+        if not store._has_table(schema.NODES):
+            return None
+        store.records_table = store.meta().get("records_table") or schema.RECORDS
+        return store
 
     def _create_base_tables(self) -> None:
         for name, table_schema in ((schema.NODES, schema.nodes_schema()), (schema.META, schema.meta_schema())):
             if not self._has_table(name):
-                self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
+                self._tables[name] = self.run(
+                    lambda name=name, table_schema=table_schema: self._db.create_table(
+                        name, schema=table_schema, exist_ok=True
+                    )
+                )
         meta = self.meta()
         if "format_version" not in meta:
             self.set_meta({"format_version": schema.FORMAT_VERSION})
-
-    # ------------------------------------------------------------------ locking
-    @contextlib.contextmanager
-    def write_lock(self) -> Iterator[None]:
-        """Hold the store's write lock (re-entrant; a no-op for object storage)."""
-        with self._thread_lock:
-            if self._lock_depth == 0 and "://" not in self.path:
-                import fcntl
-
-                try:
-                    fd = os.open(os.path.join(self.path, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-                except OSError as exc:
-                    raise _translate(exc, f"Cannot write to the store {self.path}") from exc
-                fcntl.flock(fd, fcntl.LOCK_EX)
-                self._lock_fd = fd
-            self._lock_depth += 1
-            try:
-                if self._lock_depth == 1:
-                    for check in self.write_checks:
-                        check()  # what another process did while the lock was free may forbid this write
-                yield
-            finally:
-                self._counts.clear()
-                self._lock_depth -= 1
-                if self._lock_depth == 0 and self._lock_fd is not None:
-                    os.close(self._lock_fd)  # closing releases the flock
-                    self._lock_fd = None
 
     # ------------------------------------------------------------------ meta
     def meta(self) -> dict[str, str]:
@@ -326,10 +230,10 @@ class LanceStore:
         if where and where != "TRUE":
             query = query.where(where)
         query = query.select(list(columns or schema.NODE_COLUMNS)).limit(limit)
-        return run(query.to_arrow)
+        return self.run(query.to_arrow)
 
     def _count_nodes(self, where: str | None = None) -> int:
-        return int(run(lambda: self._table(schema.NODES).count_rows(where if where != "TRUE" else None)))
+        return int(self.run(lambda: self._table(schema.NODES).count_rows(where if where != "TRUE" else None)))
 
     def upsert_nodes(self, rows: list[dict[str, Any]]) -> None:
         """Insert or replace nodes keyed by ``uri``."""
@@ -340,7 +244,10 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            run(lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data))
+            self._commit(
+                table,
+                lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data),
+            )
 
     def insert_nodes(self, rows: list[dict[str, Any]]) -> None:
         """Append nodes known to be new (no merge: it scans every row written since the last
@@ -353,7 +260,7 @@ class LanceStore:
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
             table = self._table(schema.NODES)
-            run(lambda: table.add(data))
+            self._commit(table, lambda: table.add(data))
 
     def table_versions(self) -> tuple[int, int]:
         """The nodes and records tables' current versions on disk (-1: no records table yet).
@@ -362,13 +269,13 @@ class LanceStore:
         last write knows that nobody else wrote in between."""
 
         def version(name: str) -> int:
-            return int(run(lambda: self._table(name).version)) if self._has_table(name) else -1
+            return int(self.run(lambda: self._table(name).version)) if self._has_table(name) else -1
 
         return version(schema.NODES), version(self.records_table)
 
     def _delete_nodes(self, where: str) -> None:
         with self.write_lock():
-            run(lambda: self._table(schema.NODES).delete(where))
+            self._commit(self._table(schema.NODES), lambda: self._table(schema.NODES).delete(where))
 
     # ------------------------------------------------------------------ records
     @property
@@ -392,7 +299,7 @@ class LanceStore:
             merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             if uris:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
-            run(lambda: merge.execute(data))
+            self._commit(table, lambda: merge.execute(data))
             self._outdate_pending(lambda: sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
 
     def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
@@ -406,7 +313,7 @@ class LanceStore:
             return
         with self.write_lock():
             table = self._ensure_records(dimension)
-            run(lambda: table.add(data))
+            self._commit(table, lambda: table.add(data))
             self._outdate_pending(lambda: sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
 
     def delete_records_below(self, uri: VikingURI) -> None:
@@ -429,23 +336,49 @@ class LanceStore:
     # than keeping records of files that moved, vanished or changed.
     def pending_records_table(self) -> str | None:
         """The records table an unfinished model-change reindex is filling, if any."""
-        if "://" in self.path:
-            return None
-        try:
-            name = Path(self.path, PENDING_RECORDS_FILE).read_text(encoding="utf-8").strip()
-        except OSError:
-            return None
+        if self._pending is None or not self._lock_depth:
+            self._pending = (self._read_marker(),)
+        name = self._pending[0]
         return name if name and name != self.records_table and self._has_table(name) else None
 
     def set_pending_records_table(self, name: str | None) -> None:
         """Name the table a model-change reindex is filling, or (None) say it is done."""
-        if "://" in self.path:
+        self._pending = (name or None,)
+        if self.location is not None:
+            import obstore
+
+            client = self.location.object_store()
+            self.run(
+                lambda: (
+                    obstore.put(client, PENDING_RECORDS_FILE, (name + "\n").encode())
+                    if name
+                    else obstore.delete(client, PENDING_RECORDS_FILE)
+                )
+            )
             return
         marker = Path(self.path, PENDING_RECORDS_FILE)
         if name:
             marker.write_text(name + "\n", encoding="utf-8")
         else:
             marker.unlink(missing_ok=True)
+
+    def _read_marker(self) -> str | None:
+        if self.location is not None:
+            import obstore
+
+            client = self.location.object_store()
+
+            def read() -> str | None:
+                try:
+                    return bytes(obstore.get(client, PENDING_RECORDS_FILE).bytes()).decode("utf-8").strip()
+                except FileNotFoundError:
+                    return None
+
+            return self.run(read)  # type: ignore[no-any-return]
+        try:
+            return Path(self.path, PENDING_RECORDS_FILE).read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
 
     def _outdate_pending(self, where: Callable[[], str]) -> None:
         pending = self.pending_records_table()
@@ -512,7 +445,8 @@ class LanceStore:
                     hint="Re-embed everything with: openviking reindex",
                 )
             return table
-        table = self._db.create_table(self.records_table, schema=schema.records_schema(dimension), exist_ok=True)
+        name, dimension_schema = self.records_table, schema.records_schema(dimension)
+        table = self.run(lambda: self._db.create_table(name, schema=dimension_schema, exist_ok=True))
         self._tables[self.records_table] = table
         return table
 
@@ -538,14 +472,14 @@ class LanceStore:
     def has_text_index(self, column: str) -> bool:
         """True when the records' ``column`` has a full-text index (checked once per open).
 
-        A store written before the summaries were indexed gets that index at its next write."""
+        A store an older version wrote without the summaries' index gets it at its next write."""
         return self._has_index(column)
 
     def _has_index(self, column: str) -> bool:
         key = (self.records_table, column)
         if key not in self._indexed:
             self._indexed[key] = self._has_table(key[0]) and any(
-                tuple(ix.columns) == (column,) for ix in run(self._tables[key[0]].list_indices)
+                tuple(ix.columns) == (column,) for ix in self.run(self._tables[key[0]].list_indices)
             )
         return self._indexed[key]
 
@@ -554,69 +488,12 @@ class LanceStore:
         self._indexed = {key: known for key, known in self._indexed.items() if key[0] != name}
 
     # ------------------------------------------------------------------ other tables
-    def has_table(self, name: str) -> bool:
-        """True when the store holds table ``name``."""
-        return self._has_table(name)
-
-    def _upsert_rows(self, name: str, rows: list[dict[str, Any]], key: str, table_schema: pa.Schema) -> None:
-        """Insert or replace rows of table ``name`` keyed by ``key`` (the table is made on first use)."""
-        if not rows:
-            return
-        import pyarrow as pa
-
-        data = pa.Table.from_pylist(_dedupe(rows, key), schema=table_schema)
-        with self.write_lock():
-            if not self._has_table(name):
-                self._tables[name] = self._db.create_table(name, schema=table_schema, exist_ok=True)
-            table = self._tables[name]
-            run(lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data))
-
-    def _query_rows(
-        self,
-        name: str,
-        where: str | None = None,
-        columns: Sequence[str] | None = None,
-        limit: int | None = None,
-    ) -> list[dict[str, Any]]:
-        """Rows of table ``name`` matching ``where`` (none when the table does not exist yet)."""
-        if not self._has_table(name):
-            return []
-        query = self._tables[name].search()
-        if where:
-            query = query.where(where)
-        if columns:
-            query = query.select(list(columns))
-        rows: list[dict[str, Any]] = run(query.limit(limit).to_list)
-        return rows
-
-    def _count_rows(self, name: str, where: str | None = None) -> int:
-        """How many rows of table ``name`` match ``where``."""
-        if not self._has_table(name):
-            return 0
-        return int(run(lambda: self._tables[name].count_rows(where)))
-
-    def drop_table(self, name: str) -> None:
-        """Remove table ``name`` and its files (nothing happens when it does not exist)."""
-        with self.write_lock():
-            self._tables.pop(name, None)
-            try:
-                self._db.drop_table(name)
-            except (FileNotFoundError, ValueError):
-                pass
-
     def create_records_table(self, name: str, dimension: int) -> None:
         """Create an empty records table ``name`` (dropping a leftover one of that name)."""
         with self.write_lock():
             self.drop_table(name)
-            self._tables[name] = self._db.create_table(name, schema=schema.records_schema(dimension))
+            self._tables[name] = self.run(lambda: self._db.create_table(name, schema=schema.records_schema(dimension)))
             self._forget_indexes(name)
-
-    def _delete_rows(self, name: str, where: str) -> None:
-        """Delete the rows of table ``name`` matching ``where``."""
-        if not self._has_table(name):
-            return
-        with self.write_lock():
-            run(lambda: self._tables[name].delete(where))
 
     # ------------------------------------------------------------------ maintenance
     def optimize(self) -> None:
@@ -627,7 +504,7 @@ class LanceStore:
                     continue
                 table = self._tables[name]
                 self._ensure_indexes(name, table)
-                run(lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
+                self._commit(table, lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
 
     def ensure_indexes(self) -> None:
         """Create the indexes a store written by an older version lacks (cheap when none is missing)."""
@@ -642,71 +519,21 @@ class LanceStore:
             from lancedb.index import IvfFlat
 
             # Built once; later optimize() calls fold new rows into it without retraining.
-            run(lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
+            self._commit(table, lambda: table.create_index("vector", config=IvfFlat(distance_type="cosine")))
             self._forget_indexes(name)
         for column in FTS_COLUMNS if name == self.records_table and rows > 0 else ():
             if (column,) not in existing:
                 from lancedb.index import FTS
 
                 config = FTS(base_tokenizer=FTS_TOKENIZER, language="English", stem=True, remove_stop_words=True)
-                run(lambda c=column, f=config: table.create_index(c, config=f))
+                self._commit(table, lambda c=column, f=config: table.create_index(c, config=f))
                 self._forget_indexes(name)
         if ("uri",) not in existing and rows > 0:
             from lancedb.index import BTree
 
-            run(lambda: table.create_index("uri", config=BTree()))
+            self._commit(table, lambda: table.create_index("uri", config=BTree()))
 
     # ------------------------------------------------------------------ read caches
     def nodes_version(self) -> int:
         """The nodes table's version: every write changes it, so it keys read caches (grep, glob)."""
-        return int(run(lambda: self._table(schema.NODES).version))
-
-
-def _batches(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
-    """``values`` in lists of at most ``size``: an IN list of thousands of literals is slow to plan."""
-    batch: list[str] = []
-    for value in values:
-        batch.append(value)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _dedupe(rows: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
-    # merge_insert refuses two source rows for one target row; the last one wins.
-    latest: dict[Any, dict[str, Any]] = {}
-    for row in rows:
-        latest[row[key]] = row
-    return list(latest.values())
-
-
-def run(call: Any) -> Any:
-    """Call LanceDB, with its errors as OpenVikingErrors."""
-    try:
-        return call()
-    except OpenVikingError:
-        raise
-    except KeyboardInterrupt:
-        raise
-    except Exception as exc:
-        raise _translate(exc, "Store operation failed") from exc
-
-
-# Lance's errors end with where in its Rust source they were raised: no use to a user.
-_RUST_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
-
-
-def _translate(exc: Exception, context: str) -> OpenVikingError:
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    message = _RUST_LOCATION.sub("", message)
-    if isinstance(exc, FileNotFoundError):
-        return NotFoundError(f"{context}: {message}")
-    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return StoreNotWritableError(
-            f"{context}: {exc.strerror or message}",
-            hint="The store is read-only here; reads still work. Name a writable directory as the store to change it.",
-            details={"error": type(exc).__name__, "errno": exc.errno},
-        )
-    return InternalError(f"{context}: {message}", details={"error": type(exc).__name__})
+        return int(self.run(lambda: self._table(schema.NODES).version))

@@ -1,4 +1,4 @@
-"""Relations: directed links from one URI to others, each with a reason (the brief's
+"""Relations: directed links from one URI to others, each with a reason (upstream's
 ``client.relations(uri)`` and the ``relations`` of every find/search hit)."""
 
 from __future__ import annotations

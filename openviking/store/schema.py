@@ -108,7 +108,7 @@ RELATIONS = "relations"
 
 
 def relations_schema() -> pa.Schema:
-    """Links between URIs (the brief's relations): one row per (from, to) pair."""
+    """Links between URIs (upstream's relations): one row per (from, to) pair."""
     import pyarrow as pa
 
     return pa.schema(

@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .lance import run
-
 if TYPE_CHECKING:
     from .filters import Scope
     from .lance import LanceStore
@@ -53,7 +51,7 @@ def vector_search(
         else:
             query = query.nprobes(ANN_NPROBES)
     query = query.select([*columns, "_distance"]).limit(limit)
-    return list(run(query.to_list))
+    return list(store.run(query.to_list))
 
 
 def keyword_search(
@@ -106,4 +104,4 @@ def _match(
         query = query.where(where, prefilter=True)
     # Rows not yet in the full-text index (written before optimize()) are scanned as well.
     wanted = list(dict.fromkeys([*columns, "id", "_score"]))
-    return list(run(query.select(wanted).limit(limit).to_list))
+    return list(store.run(query.select(wanted).limit(limit).to_list))

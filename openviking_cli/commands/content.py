@@ -75,7 +75,7 @@ def _listing(console: Any, entries: Sequence[Mapping[str, Any]]) -> None:
     widths = [max(len(h), *(cell_len(r[i]) for r in rows)) for i, h in enumerate(("type", "size", "modified", "uri"))]
     if not console.is_terminal:
         # A pipe is not a screen, whatever COLUMNS says: one entry per line, nothing wrapped or cut
-        # (a URI folded to a narrow width and then cropped lost characters).
+        # (a URI folded to a narrow width and then cropped would lose characters).
         console.width = sum(widths) + 2 * 4 + max(20, *(cell_len(r[4]) for r in rows)) + 1
     fixed = widths[0] + widths[1] + widths[2] + 2 * 3
     left = console.width - fixed - widths[3] - 2

@@ -106,7 +106,7 @@ def doctor(ctx: CliContext) -> Output:
     """
     report = ctx.client().doctor()
     problems = report["problems"]
-    if problems and ctx.machine:  # "status": "ok" with exit 1 told a script two things
+    if problems and ctx.machine:  # "status": "ok" with exit 1 would tell a script two things
         from openviking.errors import FailedPreconditionError
 
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -132,6 +132,13 @@ def doctor(ctx: CliContext) -> Output:
             ],
             f"store: {store['path']}" + ("" if store["exists"] else " (not created yet)"),
         ]
+        if store.get("object_storage"):
+            remote = store["object_storage"]
+            lines.append(
+                f"  bucket {remote['bucket']} at {remote['endpoint'] or 'the default endpoint'}"
+                + (f" ({remote['region']})" if remote["region"] else "")
+                + (" · writable" if store.get("writable") else "")
+            )
         if store["exists"] and not store["readable"]:
             lines.append("  cannot be read (see the problems below)")
         elif store["exists"]:

@@ -9,16 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import note, text_width, wrap_cells, wrap_indented
-from openviking_cli.runtime import CliContext, Output, command, text_argument
+from openviking_cli.runtime import CliContext, Output, command, command_group, text_argument
 
 app = typer.Typer()
-session_app = typer.Typer(
-    name="session",
-    help="Create, list, show and delete sessions, and add messages to them.",
-    no_args_is_help=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(session_app, name="session")
+session_app = command_group(app, "session", "Create, list, show and delete sessions, and add messages to them.")
 
 SessionIdArgument = Annotated[str, typer.Argument(help="The session id.", show_default=False)]
 

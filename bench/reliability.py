@@ -1,0 +1,312 @@
+"""``python -m bench reliability``: the input contracts run long, and the catastrophic patterns.
+
+Each suite of :data:`SUITES` gets a folder of its own under ``--work`` (a fresh store each:
+the fuzzed writes of one never reach another's), runs, and returns rows for one table; a suite
+of another kind (crash injection, say) is one more entry.
+
+* ``cli``: ``--examples`` command lines drawn from every command and option of the app with
+  values of every kind (``tests/contracts.py``), run in this process on a small store; counted:
+  tracebacks and "This is a bug" reports, exit statuses other than 0, 1, 2 and 130, stdout
+  written on an error, a store changed by a rejected command, and the slowest input.
+* ``sdk``: ``--examples`` calls of every public method with arguments of every type; counted:
+  exceptions that are not ``OpenVikingError``, ``INTERNAL`` errors, a code other than a
+  bad-input one for an argument of the wrong type, a store changed by a rejected call.
+* ``regex``: every pattern of ``CATASTROPHIC_PATTERNS`` grepped over adversarial files with the
+  default deadline: finished or ``DEADLINE_EXCEEDED``, never another error; where Python's
+  ``re`` finishes in ``--python-seconds`` (in a child process), the lines must be its lines.
+* ``glob``: globs built to hurt (500 nested braces, hundreds of stars, DFA-hostile classes).
+
+    python -m bench reliability --examples 2000
+    python -m bench reliability --suites regex,glob
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from contracts import (  # noqa: E402
+    CATASTROPHIC_PATTERNS,
+    HOSTILE_FILES,
+    World,
+    cli_argv,
+    cli_commands,
+    make_world,
+    python_lines,
+    run_cli,
+    run_sdk,
+    sdk_call,
+    sdk_methods,
+)
+
+from .report import print_table  # noqa: E402
+
+COLUMNS = [
+    "suite",
+    "inputs",
+    "tracebacks",
+    "wrong codes",
+    "non-typed",
+    "other",
+    "over 10 s",
+    "slowest s",
+    "slowest input",
+]
+CATASTROPHIC_GLOBS = [
+    "{" * 500 + "a" + "}" * 500,
+    "{" * 32 + "auth.md" + "}" * 32,
+    "*" * 5000,
+    "*a" + "?" * 40,
+    "**/" * 300 + "*.md",
+    "{a,b,c,d,e,f,g,h}" * 200,
+    "[!a]" * 1000,
+    "*{a,*{b,*{c,*{d,*}}}}" * 50,
+    "?" * 9000,
+    "**/*" * 1000,
+]
+
+
+@contextlib.contextmanager
+def isolated(work: Path) -> Iterator[None]:
+    """A home of its own, no store or config from outside, and ``work`` as the working directory."""
+    saved, cwd = dict(os.environ), os.getcwd()
+    os.environ.update({"HOME": str(work / "home"), "OPENVIKING_HOME": str(work / "home" / ".openviking")})
+    os.environ["NO_COLOR"] = "1"
+    for name in ("OPENVIKING_STORE", "OPENVIKING_CONFIG_FILE", "OPENVIKING_DEBUG", "FORCE_COLOR"):
+        os.environ.pop(name, None)
+    os.chdir(work)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _fuzz(examples: int, seed: int, draw: Callable[[Any], Any], run: Callable[[Any], Any]) -> list[Any]:
+    """``run`` on ``examples`` inputs drawn by ``draw`` (from hypothesis's data), every outcome kept."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as seeded
+    from hypothesis import strategies as st
+
+    outcomes: list[Any] = []
+
+    @seeded(seed)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(data=st.data())
+    def body(data: Any) -> None:
+        outcomes.append(run(draw(data)))
+
+    body()
+    return outcomes
+
+
+def _row(suite: str, outcomes: list[Any], kinds: dict[str, Callable[[str], bool]]) -> dict[str, Any]:
+    problems = [o for o in outcomes if o.problem]
+    row: dict[str, Any] = {"suite": suite, "inputs": len(outcomes)}
+    counted: set[int] = set()
+    for column, test in kinds.items():
+        hits = [o for o in problems if test(o.problem)]
+        counted |= {id(o) for o in hits}
+        row[column] = len(hits)
+    row["other"] = len([o for o in problems if id(o) not in counted])
+    slowest = max(outcomes, key=lambda o: o.seconds) if outcomes else None
+    row["over 10 s"] = len([o for o in outcomes if o.seconds > 10])
+    row["slowest s"] = round(slowest.seconds, 2) if slowest else ""
+    row["slowest input"] = slowest.what[:70] if slowest else ""
+    row["problems"] = [{"input": o.what[:300], "problem": o.problem[:300]} for o in problems[:50]]
+    return row
+
+
+def run_cli_suite(world: World, examples: int, seed: int) -> list[dict[str, Any]]:
+    commands = cli_commands()
+    outcomes = _fuzz(examples, seed, lambda data: data.draw(cli_argv(commands)), lambda argv: run_cli(world, argv))
+    kinds = {
+        "tracebacks": lambda p: p.startswith(("a bug report", "main() raised")),
+        "wrong codes": lambda p: p.startswith("exit status"),
+    }
+    return [_row("cli: every command and option", outcomes, kinds)]
+
+
+def run_sdk_suite(world: World, examples: int, seed: int) -> list[dict[str, Any]]:
+    methods = sdk_methods()
+    outcomes = _fuzz(
+        examples, seed, lambda data: data.draw(sdk_call(methods, world)), lambda call: run_sdk(world, call)
+    )
+    kinds = {
+        "tracebacks": lambda p: p.startswith("INTERNAL"),
+        "wrong codes": lambda p: "of a type it does not take" in p,
+        "non-typed": lambda p: not p.split(":", 1)[0].isupper(),
+    }
+    return [_row("sdk: every public method", outcomes, kinds)]
+
+
+class _Timed:
+    def __init__(self, what: str, seconds: float, problem: str | None = None, result: str = "") -> None:
+        self.what, self.seconds, self.problem, self.result = what, seconds, problem, result
+
+
+def run_regex_suite(world: World, python_seconds: float) -> list[dict[str, Any]]:
+    from openviking.errors import OpenVikingError
+
+    target = "viking://resources/hostile"
+    outcomes: list[_Timed] = []
+    agree = disagree = python_slow = stopped = 0
+    for pattern in CATASTROPHIC_PATTERNS:
+        started = time.perf_counter()
+        found: set[tuple[str, int]] | None = None
+        problem = None
+        try:
+            result = world.client.grep(target, pattern, level_limit=0)
+            found = {(m["uri"].rsplit("/", 1)[1], m["line"]) for m in result["matches"]}
+            outcome = f"{len(found)} lines"
+        except OpenVikingError as exc:
+            outcome = exc.code
+            if exc.code == "DEADLINE_EXCEEDED":
+                stopped += 1
+            else:
+                problem = f"{exc.code}: {exc.message[:200]}"
+        seconds = time.perf_counter() - started
+        expected = python_lines(pattern, HOSTILE_FILES, python_seconds)
+        if expected is None:
+            python_slow += 1
+        elif found is not None:
+            if found == expected:
+                agree += 1
+            else:
+                disagree += 1
+                problem = f"lines differ from Python's: {sorted(found ^ expected)[:5]}"
+        outcomes.append(_Timed(pattern, seconds, problem, outcome))
+        print(f"  {seconds:6.2f} s  {outcome:<18} {pattern[:70]}", file=sys.stderr)
+    row = _row(f"regex: {len(CATASTROPHIC_PATTERNS)} catastrophic patterns", outcomes, {})
+    row.update(
+        {
+            "tracebacks": 0,
+            "wrong codes": len([o for o in outcomes if o.problem and not o.problem.startswith("lines differ")]),
+            "non-typed": 0,
+            "other": disagree,
+            "deadline": stopped,
+            "agree with Python": agree,
+            "Python over limit": python_slow,
+            "outcomes": {o.what: [round(o.seconds, 2), o.result] for o in outcomes},
+        }
+    )
+    return [row]
+
+
+def run_glob_suite(world: World) -> list[dict[str, Any]]:
+    from openviking.errors import OpenVikingError
+
+    outcomes: list[_Timed] = []
+    for pattern in CATASTROPHIC_GLOBS:
+        started = time.perf_counter()
+        problem = None
+        try:
+            outcome = f"{world.client.glob(pattern)['count']} paths"
+        except OpenVikingError as exc:
+            outcome = exc.code
+            if exc.code not in ("INVALID_ARGUMENT", "DEADLINE_EXCEEDED"):
+                problem = f"{exc.code}: {exc.message[:200]}"
+        except Exception as exc:  # counted, not raised: the table says what broke
+            outcome, problem = type(exc).__name__, f"{type(exc).__name__}: {exc}"
+        outcomes.append(_Timed(pattern, time.perf_counter() - started, problem, outcome))
+    row = _row(f"glob: {len(CATASTROPHIC_GLOBS)} hostile globs", outcomes, {"non-typed": lambda p: not p.isupper()})
+    row["outcomes"] = {o.what[:60]: [round(o.seconds, 2), o.result] for o in outcomes}
+    return [row]
+
+
+# A suite: its own folder and the arguments in, rows for the table out.
+Suite = Callable[[Path, argparse.Namespace], list[dict[str, Any]]]
+
+
+@contextlib.contextmanager
+def world_in(folder: Path) -> Iterator[World]:
+    """A fresh contracts store in ``folder``, the working directory while it is used (the
+    command lines' relative paths name its files)."""
+    world = make_world(folder)
+    os.chdir(world.base)
+    try:
+        yield world
+    finally:
+        world.close()
+
+
+def _on_world(run: Callable[[World, argparse.Namespace], list[dict[str, Any]]]) -> Suite:
+    def suite(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+        with world_in(folder) as world:
+            return run(world, args)
+
+    return suite
+
+
+SUITES: dict[str, Suite] = {
+    "cli": _on_world(lambda world, args: run_cli_suite(world, args.examples, args.seed)),
+    "sdk": _on_world(lambda world, args: run_sdk_suite(world, args.examples, args.seed)),
+    "regex": _on_world(lambda world, args: run_regex_suite(world, args.python_seconds)),
+    "glob": _on_world(lambda world, args: run_glob_suite(world)),
+}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench reliability", description=__doc__)
+    parser.add_argument("--examples", type=int, default=1000, help="cli, sdk: inputs each")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--suites", default=",".join(SUITES), help=f"comma-separated, of {', '.join(SUITES)}")
+    parser.add_argument("--python-seconds", type=float, default=10.0, help="regex: how long Python's re may take")
+    parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
+    parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "reliability.json")
+    args = parser.parse_args(argv)
+    chosen = [s for s in args.suites.split(",") if s]
+    unknown = [s for s in chosen if s not in SUITES]
+    if unknown:
+        parser.error(f"unknown suites: {', '.join(unknown)}")
+    work = args.work or Path(tempfile.mkdtemp(prefix="openviking-reliability-"))
+    work.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    with isolated(work):
+        for name in chosen:
+            print(f"{name}...", file=sys.stderr)
+            suite_started = time.perf_counter()
+            for row in SUITES[name](work / name, args):
+                row["seconds"] = round(time.perf_counter() - suite_started, 1)
+                rows.append(row)
+    print_table(rows, COLUMNS, title="reliability: inputs tried and what broke")
+    for row in rows:
+        for problem in row.get("problems", [])[:5]:
+            print(f"  {row['suite']}: {problem['problem'][:160]}\n    <- {problem['input'][:160]}")
+        if "agree with Python" in row:
+            print(
+                f"  regex: {row['deadline']} stopped at the deadline, {row['agree with Python']} agree with "
+                f"Python's re, {row['Python over limit']} that Python's re did not finish in {args.python_seconds:g} s"
+            )
+    command = "python -m bench reliability " + " ".join(argv)
+    report = {"command": command.strip(), "seconds": round(time.perf_counter() - started, 1), "rows": rows}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=True, default=str) + "\n", encoding="utf-8")
+    print(f"\nwritten: {args.out}", file=sys.stderr)
+    broken = sum(
+        r.get("tracebacks", 0) + r.get("wrong codes", 0) + r.get("non-typed", 0) + r.get("other", 0) for r in rows
+    )
+    return 1 if broken or any(r.get("over 10 s") for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

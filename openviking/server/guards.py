@@ -1,0 +1,104 @@
+"""What a request must pass before a route reads it: an API key (401 before a byte of the
+body is read), a body within its cap (413), and a client that sends it in time (408).
+
+Both are plain ASGI middleware around the app; a refusal is the usual error envelope.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from openviking.errors import DeadlineExceededError, OpenVikingError
+
+from .auth import Keys
+from .context import CALLER_KEY
+from .envelope import Refused, failure
+from .uploads import TooLargeError
+
+__all__ = ["OPEN_PATHS", "BodyLimits", "KeyCheck", "UPLOAD_PATHS"]
+
+# No key is needed for these: liveness and readiness probes, and the API's own description.
+OPEN_PATHS = frozenset({"/health", "/ready", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+UPLOAD_PATHS = frozenset({"/api/v1/resources/temp_upload"})
+
+
+class KeyCheck:
+    """Who each request acts as, from its key (see :mod:`openviking.server.auth`), left in the
+    scope for the routes; a request without a valid key ends here."""
+
+    def __init__(self, app: ASGIApp, keys: Keys) -> None:
+        self.app = app
+        self.keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] not in OPEN_PATHS:
+            try:
+                scope[CALLER_KEY] = self.keys.caller(Headers(scope=scope))
+            except OpenVikingError as exc:
+                challenge = {"WWW-Authenticate": "Bearer"} if exc.code == "UNAUTHENTICATED" else None
+                await failure(exc, headers=challenge)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def too_large(limit: int) -> Refused:
+    """The 413 of a body over ``limit`` bytes."""
+    error = TooLargeError(f"Request body too large: the limit is {limit} bytes", limit)
+    error.hint = "Uploads have their own limit, server.max_upload_bytes"
+    return Refused(413, error, headers={"Connection": "close"})
+
+
+class BodyLimits:
+    """Caps every request body at ``max_body`` bytes (uploads at ``max_upload``), and the time
+    its client may take to send it at ``timeout`` seconds (an upload: between two chunks)."""
+
+    def __init__(self, app: ASGIApp, *, max_body: int, max_upload: int, timeout: float) -> None:
+        self.app = app
+        self.max_body = max_body
+        self.max_upload = max_upload
+        self.timeout = timeout
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        upload = scope["path"] in UPLOAD_PATHS
+        limit = self.max_upload if upload else self.max_body
+        declared = Headers(scope=scope).get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:  # said up front: refused before it is sent
+            refusal = too_large(limit)
+            await failure(refusal.error, refusal.status_code, refusal.headers)(scope, receive, send)
+            return
+        deadline = time.monotonic() + self.timeout
+        received = 0
+        complete = False
+
+        async def limited() -> Message:
+            nonlocal received, complete
+            if complete:  # after the body: waiting for a disconnect takes as long as it takes
+                return await receive()
+            wait = self.timeout if upload else max(0.0, deadline - time.monotonic())
+            try:
+                with anyio.fail_after(wait):
+                    message = await receive()
+            except TimeoutError:
+                error = DeadlineExceededError(
+                    f"The request body did not arrive within {self.timeout:g} s",
+                    hint="server.request_timeout sets how long a client may take",
+                    details={"timeout_seconds": self.timeout},
+                )
+                raise Refused(408, error, headers={"Connection": "close"}) from None
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise too_large(limit)
+                complete = not message.get("more_body", False)
+            else:
+                complete = True
+            return message
+
+        await self.app(scope, limited, send)

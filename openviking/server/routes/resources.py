@@ -1,0 +1,98 @@
+"""Writes that add content: uploads, resources, skills and memories.
+
+``path`` names a file or folder on the server's machine, so only the root key (or a server
+without keys, on loopback) may give one: a user key would read any file the server can. A
+client elsewhere uploads instead, then adds the upload by its ``temp_file_id``; the add
+then reads as if it were the client's own path (``source_name``), in its messages and in the
+nodes' ``source``, so uploading the same folder again finds it unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, UploadFile
+
+from openviking.errors import OpenVikingError, PermissionDeniedError, UnavailableError
+from openviking.server.auth import Caller
+from openviking.server.bodies import AddMemoryBody, AddResourceBody, AddSkillBody
+from openviking.server.context import CallerOf, Client, ServerState, State
+from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.uploads import Uploads, replaced
+
+router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=EnvelopeResponse)
+
+
+@router.post("/resources/temp_upload")
+def temp_upload(
+    file: Annotated[UploadFile, File(description="A file, or a folder as a .tar or .tar.gz.")],
+    caller: CallerOf,
+    state: State,
+) -> EnvelopeResponse:
+    """Keep an uploaded file or folder for the next add: {temp_file_id}."""
+    return ok({"temp_file_id": _uploads(state).save(file.file, file.filename or "", caller.owner)})
+
+
+@router.post("/resources")
+def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
+    """Mirror a file or folder under a viking:// URI and index it: an AddResult."""
+    with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
+        result = client.add_resource(
+            path, body.to, body.parent, tags=body.tags, include=body.include, exclude=body.exclude, source_name=name
+        )
+        return ok(shown(result))
+
+
+@router.post("/skills")
+def add_skill(body: AddSkillBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
+    """Add an agent skill (a folder holding SKILL.md, or one file): an AddResult."""
+    with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
+        return ok(shown(client.add_skill(path, body.name, tags=body.tags, source_name=name)))
+
+
+@router.post("/memories")
+def add_memory(body: AddMemoryBody, client: Client) -> EnvelopeResponse:
+    """Remember something about the caller's user: a MemoryResult."""
+    return ok(client.add_memory(body.text, body.category, tags=body.tags))
+
+
+Shown = Callable[[Any], Any]
+
+
+@contextmanager
+def _source(
+    path: str | None, upload_id: str | None, source_name: str | None, caller: Caller, state: ServerState
+) -> Iterator[tuple[str, str | None, Shown]]:
+    """The local path to add, the name to record it as, and how to show a result of it;
+    an error from the add shows the client's name too."""
+    if path is not None:
+        if caller.isolated:
+            raise PermissionDeniedError(
+                "A user key cannot add a path on the server's machine",
+                hint="Upload it with POST /api/v1/resources/temp_upload, then add its temp_file_id",
+            )
+        yield path, source_name, _plain
+        return
+    assert upload_id is not None  # the body has one or the other
+    with _uploads(state).taken(upload_id, caller.owner, source_name) as (local, name):
+
+        def shown(value: Any) -> Any:
+            return replaced(_plain(value), str(local), name)
+
+        try:
+            yield str(local), name, shown
+        except OpenVikingError as exc:
+            exc.message, exc.hint, exc.details = shown(exc.message), shown(exc.hint), shown(exc.details)
+            raise
+
+
+def _plain(value: Any) -> Any:
+    return value.to_dict() if hasattr(value, "to_dict") else value
+
+
+def _uploads(state: ServerState) -> Uploads:
+    if state.uploads is None:
+        raise UnavailableError("The server is not ready (starting)", hint="Retry shortly")
+    return state.uploads

@@ -1,0 +1,43 @@
+"""Health, readiness, doctor and reindex: the server and the store as a whole."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from openviking import __version__
+from openviking.errors import PermissionDeniedError
+from openviking.server.bodies import ReindexBody
+from openviking.server.context import CallerOf, Client, State
+from openviking.server.envelope import EnvelopeResponse, ok
+
+router = APIRouter(tags=["system"], default_response_class=EnvelopeResponse)
+
+
+@router.get("/health", response_class=JSONResponse)
+def health(state: State) -> JSONResponse:
+    """Liveness, with no key needed and no envelope (as upstream): the version and whether keys are required."""
+    return JSONResponse({"status": "ok", "healthy": True, "version": __version__, "auth": state.keys.mode})
+
+
+@router.get("/ready", response_class=JSONResponse)
+def ready(state: State) -> JSONResponse:
+    """200 once the store is open and the model loaded; 503 before (and while stopping)."""
+    if state.not_ready:
+        return JSONResponse({"status": "not_ready", "reason": state.not_ready}, status_code=503)
+    return JSONResponse({"status": "ready"})
+
+
+@router.get("/api/v1/doctor")
+def doctor(client: Client) -> EnvelopeResponse:
+    """What is installed and configured, what the store holds, and every problem found."""
+    return ok(client.doctor())
+
+
+@router.post("/api/v1/reindex")
+def reindex(client: Client, caller: CallerOf, body: ReindexBody | None = None) -> EnvelopeResponse:
+    """Embed the store (or the files below uri) again with the configured embedder."""
+    uri = body.uri if body is not None else None
+    if uri is None and caller.isolated:  # the whole store holds other users' spaces too
+        raise PermissionDeniedError("Reindexing the whole store needs the root key", hint="Name a uri of your own")
+    return ok(client.reindex(uri))

@@ -1,0 +1,245 @@
+"""Uploaded files and folders: kept in a temporary folder until a POST /resources or /skills
+adds them, under the name of the client's own path, then deleted.
+
+A folder comes as a ``.tar`` or ``.tar.gz`` (``.tgz``) and is unpacked at once, safely: a
+member with an absolute path, a ``..`` segment, a link leading out of the folder, or a
+device is refused with the whole archive, and so is an archive that unpacks to more than the
+upload cap. An upload belongs to the caller that sent it, is used once, and is deleted after
+an hour when nobody used it.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import secrets
+import shutil
+import tarfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any, BinaryIO
+
+from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError
+
+__all__ = ["ARCHIVE_SUFFIXES", "TooLargeError", "Uploads", "local_name", "replaced"]
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar")
+UNUSED_SECONDS = 3600
+MAX_MEMBERS = 100_000
+_CHUNK = 1024 * 1024
+
+
+class TooLargeError(InvalidArgumentError):
+    """More bytes than a cap allows: INVALID_ARGUMENT, answered 413 (``http_status``)."""
+
+    http_status = 413
+
+    def __init__(self, message: str, limit: int) -> None:
+        super().__init__(message, details={"limit_bytes": limit})
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    """One upload: who sent it, where it is, and the name it came with."""
+
+    owner: str
+    folder: Path
+    name: str
+    is_archive: bool
+    created: float
+
+
+def local_name(path: str) -> str:
+    """The last segment of a path as a client wrote it (``/`` or ``\\``), or ""."""
+    name = PurePosixPath(path.replace("\\", "/").rstrip("/")).name
+    return "" if name in (".", "..") or any(ord(c) < 32 for c in name) else name
+
+
+def replaced(value: Any, old: str, new: str) -> Any:
+    """``value`` (JSON-like) with every ``old`` in its strings spelled ``new``."""
+    if isinstance(value, str):
+        return value.replace(old, new)
+    if isinstance(value, dict):
+        return {k: replaced(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [replaced(v, old, new) for v in value]
+    return value
+
+
+class Uploads:
+    """The uploads of one server, under ``root``, each at most ``max_bytes`` (unpacked too)."""
+
+    def __init__(self, root: Path, max_bytes: int) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._uploads: dict[str, Upload] = {}
+
+    def save(self, stream: BinaryIO, filename: str, owner: str) -> str:
+        """Keep ``stream`` (unpacked when ``filename`` names an archive); returns its id.
+
+        Raises:
+            InvalidArgumentError: no usable file name, or an archive that is not one, is unsafe or too big.
+        """
+        self._forget_unused()
+        name = local_name(filename)
+        if not name:
+            raise InvalidArgumentError(
+                f"The uploaded file needs a name (got {filename!r})", hint="Send the file's name in the multipart part"
+            )
+        upload_id = f"upload_{secrets.token_hex(16)}"
+        folder = self.root / upload_id
+        folder.mkdir()
+        try:
+            is_archive = name.lower().endswith(ARCHIVE_SUFFIXES)
+            received = folder / ("archive" if is_archive else "content")
+            with open(received, "wb") as out:
+                shutil.copyfileobj(stream, out, _CHUNK)
+            if is_archive:
+                _unpack(received, folder / "content", self.max_bytes)
+                received.unlink()
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        with self._lock:
+            self._uploads[upload_id] = Upload(owner, folder, name, is_archive, time.monotonic())
+        return upload_id
+
+    @contextmanager
+    def taken(self, upload_id: str, owner: str, source_name: str | None) -> Iterator[tuple[Path, str]]:
+        """The upload as a local file or folder named as the client's path (``source_name``'s
+        last segment, else the uploaded name), and what messages should call it; it is
+        deleted afterwards, whatever happens.
+
+        Raises:
+            NotFoundError: no such upload for this caller (or it was used already).
+        """
+        with self._lock:
+            upload = self._uploads.get(upload_id)
+            if upload is None or upload.owner != owner:
+                raise NotFoundError(
+                    f"Upload not found: {upload_id}",
+                    hint="Upload with POST /api/v1/resources/temp_upload first; an upload is used once",
+                    details={"temp_file_id": upload_id},
+                )
+            del self._uploads[upload_id]
+        try:
+            name = local_name(source_name or "") or _stem(upload)
+            yield _named(upload, name), source_name or name
+        finally:
+            shutil.rmtree(upload.folder, ignore_errors=True)
+
+    def _forget_unused(self) -> None:
+        cutoff = time.monotonic() - UNUSED_SECONDS
+        with self._lock:
+            stale = [key for key, upload in self._uploads.items() if upload.created < cutoff]
+            folders = [self._uploads.pop(key).folder for key in stale]
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _named(upload: Upload, name: str) -> Path:
+    """The upload's file or folder, renamed ``name`` (a resource is named after its local name).
+
+    Raises:
+        InvalidArgumentError: ``name`` cannot name a file here (too long, say).
+    """
+    target = upload.folder / "named" / name
+    content = upload.folder / "content"
+    try:
+        # A folder archived with its own name (tar -czf docs.tar.gz docs) holds just that folder.
+        inner = content / name
+        if upload.is_archive and os.listdir(content) == [name] and inner.is_dir() and not inner.is_symlink():
+            content = inner
+        target.parent.mkdir()
+        content.rename(target)
+    except OSError as exc:
+        raise InvalidArgumentError(
+            f"Cannot add the upload as {name!r}: {exc.strerror or exc}", hint="Send a shorter source_name"
+        ) from exc
+    return target
+
+
+def _stem(upload: Upload) -> str:
+    if not upload.is_archive:
+        return upload.name
+    lower = upload.name.lower()
+    suffix = next(s for s in ARCHIVE_SUFFIXES if lower.endswith(s))
+    return upload.name[: -len(suffix)] or "upload"
+
+
+def _unpack(archive: Path, into: Path, max_bytes: int) -> None:
+    """Unpack a tar archive into ``into``, refusing it whole when a member is unsafe.
+
+    Raises:
+        InvalidArgumentError: not a tar archive, an unsafe member, too many members, or too big unpacked.
+    """
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            members = _checked_members(tar, max_bytes)
+            into.mkdir()
+            # The "data" filter checks every member again as it is written (and drops modes
+            # such as setuid): a second guard, should the check above miss a case.
+            tar.extractall(into, members=members, filter="data")
+    except OpenVikingError:
+        raise
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise InvalidArgumentError(
+            f"The uploaded archive cannot be unpacked: {exc}",
+            hint="Send a folder as a .tar or .tar.gz, a single file as it is",
+        ) from exc
+
+
+def _checked_members(tar: tarfile.TarFile, max_bytes: int) -> list[tarfile.TarInfo]:
+    members: list[tarfile.TarInfo] = []
+    total = 0
+    for member in tar:
+        members.append(member)
+        if len(members) > MAX_MEMBERS:
+            raise InvalidArgumentError(f"The uploaded archive holds more than {MAX_MEMBERS} entries")
+        reason = _unsafe(member)
+        if reason:
+            raise InvalidArgumentError(
+                f"The uploaded archive is refused: {member.name!r} {reason}",
+                details={"member": member.name, "reason": reason},
+            )
+        total += member.size if member.isfile() else 0
+        if total > max_bytes:
+            raise TooLargeError(f"The uploaded archive unpacks to more than {max_bytes} bytes", max_bytes)
+    return members
+
+
+def _unsafe(member: tarfile.TarInfo) -> str:
+    """Why ``member`` may not be unpacked ("" when it may)."""
+    if not _inside(member.name) or ".." in member.name.replace("\\", "/").split("/"):
+        return "leaves the folder (an absolute path or '..')"
+    if member.issym():
+        target = (
+            member.linkname
+            if member.linkname.startswith("/")
+            else posixpath.join(posixpath.dirname(member.name), member.linkname)
+        )
+        return "" if _inside(target) else "is a link leading out of the folder"
+    if member.islnk():
+        return "" if _inside(member.linkname) else "is a link leading out of the folder"
+    if not (member.isfile() or member.isdir()):
+        return "is not a file, a folder or a link"
+    return ""
+
+
+def _inside(path: str) -> bool:
+    if not path or path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":"):
+        return False
+    depth = 0
+    for part in path.replace("\\", "/").split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part not in ("", "."):
+            depth += 1
+    return True
