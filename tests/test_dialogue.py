@@ -214,3 +214,91 @@ def test_after_and_before_narrow_to_the_sessions_of_those_days(hash_client: Any,
     assert [h.uri.rsplit("/", 1)[-1] for h in found.resources] == ["session-2.md"]
     found = hash_client.find("garden", target_uri="viking://resources/talks", since="2023-06-09")
     assert sorted(h.uri.rsplit("/", 1)[-1] for h in found.resources if h.level == 2) == ["session-2.md", "session-3.md"]
+
+
+# ----------------------------------------------------------------------------- with the local model
+@pytest.fixture
+def local_client(tmp_path: Path) -> Any:
+    """An SDK client on an empty store under tmp_path, with the default (local) embedder."""
+    from openviking.client import OpenViking
+    from openviking.config import Config
+
+    with OpenViking(path=tmp_path / "store", config=Config()) as client:
+        yield client
+
+
+def _talk(number: int, day: str, said: list[str]) -> str:
+    when = datetime.fromisoformat(day).strftime("1:56 pm on %d %B, %Y")
+    turns = "".join(f"[D{number}:{n}] {'Caroline' if n % 2 else 'Melanie'}: {text}\n" for n, text in enumerate(said, 1))
+    return f"# Caroline and Melanie, session {number}\n\n{when}\n\n{turns}"
+
+
+SMALL_TALK = [
+    "Hey! How was your week? Mine was busy with work and the kids.",
+    "Pretty good, thanks. I spent the weekend hiking with my family by the river.",
+    "That sounds lovely. We had friends over for dinner on Saturday night.",
+    "Nice! I have been reading a novel about a lighthouse keeper, it is gripping.",
+]
+
+
+def _conversation(tmp_path: Path) -> Path:
+    """Three sessions: the sunrise painting is in the middle of the second, amid small talk."""
+    days = {1: "2023-05-08", 2: "2023-06-09", 3: "2023-07-15"}
+    files = {
+        "session-1.md": _talk(1, days[1], [*SMALL_TALK, "I started volunteering at the animal shelter."] * 3),
+        "session-2.md": _talk(
+            2,
+            days[2],
+            [*SMALL_TALK * 2, "Look, I painted this lake sunrise last weekend, orange and pink.", *SMALL_TALK],
+        ),
+        "session-3.md": _talk(3, days[3], [*SMALL_TALK, "My cousin got married at the beach last month."] * 3),
+    }
+    root = make_tree(tmp_path / "talks", files)
+    for number, day in days.items():
+        set_mtime(root / f"session-{number}.md", datetime.fromisoformat(day).replace(hour=13, tzinfo=UTC))
+    return root
+
+
+def test_the_session_holding_the_turn_is_found_and_its_chunk_says_the_date(local_client: Any, tmp_path: Path) -> None:
+    local_client.add_resource(_conversation(tmp_path), to="viking://resources/talks")
+    found = local_client.find("When did Melanie paint a sunrise?", target_uri="viking://resources/talks", explain=True)
+    first = found.resources[0]
+    assert first.uri.endswith("session-2.md")
+    start, end = first.explain["record"]["lines"]
+    lines = text_lines(local_client.read(first.uri))
+    assert any("lake sunrise" in line for line in lines[start - 1 : end])
+    # the date comes with the chunk: the keyword side finds the session by its day alone
+    found = local_client.find("9 June, 2023", target_uri="viking://resources/talks", mode="keyword")
+    assert found.resources[0].uri.endswith("session-2.md")
+
+
+def test_a_file_is_ranked_by_its_best_chunk_not_by_how_often_it_mentions_the_words(
+    local_client: Any, tmp_path: Path
+) -> None:
+    passing = [f"I walked past the pottery shop on my way to the station, day {n}." for n in range(24)]
+    root = make_tree(
+        tmp_path / "talks",
+        {
+            "long.md": _talk(1, "2023-05-08", [*passing, *SMALL_TALK] * 2),
+            "short.md": _talk(2, "2023-06-09", [*SMALL_TALK, "I signed up for a pottery class, we make bowls."]),
+        },
+    )
+    local_client.add_resource(root, to="viking://resources/talks")
+    for mode in ("keyword", "hybrid"):
+        found = local_client.find("pottery class", target_uri="viking://resources/talks", mode=mode)
+        assert found.resources[0].uri.endswith("short.md"), mode
+
+
+def test_a_short_memory_that_answers_outranks_a_long_session_that_mentions_the_words(
+    local_client: Any, tmp_path: Path
+) -> None:
+    passing = [f"Caroline said the pottery shop near the station was closed again, day {n}." for n in range(24)]
+    root = make_tree(tmp_path / "talks", {"long.md": _talk(1, "2023-05-08", [*passing, *SMALL_TALK] * 2)})
+    local_client.add_resource(root, to="viking://resources/talks")
+    memory = local_client.add_memory("9 June, 2023. Caroline signed up for a pottery class.", category="talks")
+    found = local_client.find(
+        "What class did Caroline sign up for?",
+        target_uri=["viking://resources/talks", f"viking://user/{local_client.user}/memories/talks"],
+    )
+    assert found.memories and found.memories[0].uri == memory.uri
+    assert found.memories[0].score > max(h.score for h in found.resources)
