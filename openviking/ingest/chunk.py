@@ -21,6 +21,8 @@ __all__ = ["Chunk", "chunk_text", "is_markdown", "text_lines"]
 
 MAX_CHARS = 1800
 MIN_CHARS = 400
+# A transcript's chunk: about six turns of talk, what the model reads in ``rows.DIALOGUE_TOKENS``;
+# each chunk starts with the last turn of the one before, so a question and its answer meet.
 DIALOGUE_CHARS = 600
 DIALOGUE_OVERLAP = 1
 LABEL_CHARS = 60  # a generated 100 KB function name is not a heading

@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 SUMMARY_CHUNK = -1  # chunk number of a file's summary record
+# A transcript's chunk is embedded whole (``chunk.DIALOGUE_CHARS`` with its heading), not its
+# first 80 tokens: its turns are short and the answer is rarely the first of them.
 DIALOGUE_TOKENS = 192
 
 
