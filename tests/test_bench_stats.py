@@ -1,10 +1,14 @@
-"""The benchmark's own arithmetic (bench/quality.py): the paired comparison of two question
-sets, which the closing notes quote for the language gap, and the code questions' answers."""
+"""The benchmark's own arithmetic (bench/quality.py, bench/locomo.py): the paired comparison of
+two question sets, which the closing notes quote for the language gap and the conversations'
+margins, and the code questions' answers."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -45,3 +49,30 @@ def test_a_span_counts_when_it_overlaps_the_definition_in_the_right_file() -> No
     assert span_hits(hits, "b.py", (105, 110)) == {"span@file": 0.0, "span@3": 1.0}  # the file's first hit missed
     assert span_hits(hits, "c.py", (1, 10)) == {"span@file": 0.0, "span@3": 0.0}  # right lines, wrong file
     assert span_hits([("b.py", None)], "b.py", (1, 5)) == {"span@file": 0.0, "span@3": 0.0}
+
+
+def test_conversation_questions_are_scored_by_category_and_paired() -> None:
+    from bench.locomo import margins, rows, score
+
+    first = score(["a", "b", "c"], {"b"})
+    assert first["ndcg@10"] == pytest.approx(1 / math.log2(3))
+    assert (first["hit@1"], first["recall@5"], first["mrr@10"]) == (0.0, 1.0, 0.5)
+    items = [
+        {"id": "c/q1", "category": 1, "dated": False},
+        {"id": "c/q2", "category": 4, "dated": True},
+        {"id": "c/q3", "category": 4, "dated": False},
+    ]
+    ranked = {"c/q1": ["s1"], "c/q2": ["s2"], "c/q3": ["s9", "s3"]}
+    relevant = {"c/q1": {"s1"}, "c/q2": {"s2"}, "c/q3": {"s3"}}
+    ours = {"system": "find", "latencies": [], "by_query": {q: score(ranked[q], relevant[q]) for q in ranked}}
+    theirs = {"system": "bm25s", "latencies": [], "by_query": {q: score(["s0"], relevant[q]) for q in ranked}}
+    table = {(r["dataset"], r["system"]): r for r in rows([ours, theirs], items)}
+    assert table[("locomo", "find")]["hit@1"] == round(2 / 3, 4) and table[("locomo", "bm25s")]["hit@1"] == 0.0
+    assert (
+        table[("locomo/4 single-hop", "find")]["mrr@10"] == 0.75
+        and table[("locomo/4 single-hop", "find")]["queries"] == 2
+    )
+    assert table[("locomo/dated", "find")]["queries"] == 1 and table[("locomo/3 open-domain", "find")]["queries"] == 0
+    gaps = {(m["dataset"], m["metric"]): m for m in margins(ours, theirs, items)}
+    assert gaps[("locomo", "hit@1")]["first_better"] == 2 and gaps[("locomo", "hit@1")]["same"] == 1
+    assert gaps[("locomo/4 single-hop", "recall@5")]["gap"] == 1.0
