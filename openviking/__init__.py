@@ -22,6 +22,7 @@ from .errors import (
     OpenVikingError,
     OpenVikingWarning,
     PermissionDeniedError,
+    UnauthenticatedError,
     UnavailableError,
 )
 from .interface import OpenVikingClient, Session
@@ -98,6 +99,7 @@ __all__ = [
     "SyncOpenViking",
     "TextPart",
     "TypedQuery",
+    "UnauthenticatedError",
     "UnavailableError",
     "UnlinkResult",
     "__version__",

@@ -701,6 +701,12 @@ class SyncHTTPClient(_Base):
             self._http.close()
             self._http = None
 
+    def __del__(self) -> None:
+        # The brief's examples never close their client: its sockets still go when it does.
+        http = getattr(self, "_http", None)
+        if http is not None:
+            http.close()
+
     def __enter__(self) -> SyncHTTPClient:
         self.initialize()
         return self
