@@ -524,13 +524,18 @@ def _status_error(call: Call[Any], response: httpx.Response) -> OpenVikingError:
 
 
 def _archive(path: Path) -> tuple[str, bytes]:
-    """A file as it is, or a folder as a tar.gz of what is in it (links that lead out of it,
-    and what is neither a file nor a folder, left out, as the server would refuse them)."""
+    """A file as it is, or a folder as a tar.gz of what is in it: hidden files are left out
+    (the add would leave them out), ``.gitignore`` files kept (they still apply), and links that
+    lead out of the folder and what is neither a file nor a folder left out too, as the server
+    would refuse the whole archive for them."""
     if path.is_file():
         return path.name, path.read_bytes()
     root = path.resolve()
 
     def kept(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+        name = info.name.rsplit("/", 1)[-1]
+        if name.startswith(".") and name != ".gitignore":
+            return None
         if info.issym() or info.islnk():
             target = (path / info.name).resolve()
             return info if target == root or root in target.parents else None
@@ -593,6 +598,12 @@ class _Base:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self._shown_url!r}, user={self._user!r})"
+
+    @property
+    def _tls_verify(self) -> bool:
+        # A plain http:// server has no certificate to check: loading the CA bundle anyway costs
+        # a short-lived CLI process a sixth of its run. Redirects are not followed, so none leads to https.
+        return self.url.startswith("https://")
 
     def _health_error(self, response: httpx.Response) -> OpenVikingError | None:
         try:
@@ -672,7 +683,9 @@ class SyncHTTPClient(_Base):
         if self._http is None:
             import httpx
 
-            self._http = httpx.Client(base_url=self.url, headers=self._headers, timeout=self.timeout)
+            self._http = httpx.Client(
+                base_url=self.url, headers=self._headers, timeout=self.timeout, verify=self._tls_verify
+            )
         return self._http
 
     @property
@@ -845,7 +858,9 @@ class AsyncHTTPClient(_Base):
         if self._http is None:
             import httpx
 
-            self._http = httpx.AsyncClient(base_url=self.url, headers=self._headers, timeout=self.timeout)
+            self._http = httpx.AsyncClient(
+                base_url=self.url, headers=self._headers, timeout=self.timeout, verify=self._tls_verify
+            )
         return self._http
 
     @property

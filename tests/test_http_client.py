@@ -330,7 +330,8 @@ def test_a_path_that_is_not_here_is_the_servers(keyed: Any) -> None:
 
 def test_a_server_elsewhere_gets_an_upload_that_adds_as_the_path_would(keyed: Any) -> None:
     url, base = keyed
-    tree = make_tree(base / "elsewhere", {"a.md": "# A\n\nAlpha.\n", "sub/b.md": "# B\n\nBeta.\n"})
+    files = {"a.md": "# A\n\nAlpha.\n", "sub/b.md": "# B\n\nBeta.\n", ".gitignore": "ignored.md\n"}
+    tree = make_tree(base / "elsewhere", {**files, "ignored.md": "# I\n\nIgnored.\n", ".hidden.md": "# H\n"})
     (tree / "out").symlink_to("/etc")  # a link leading out is left out of the archive, as the walk skips it
     local = ov.SyncHTTPClient(url, api_key=ROOT_KEY)
     remote = ov.SyncHTTPClient(url, api_key=ROOT_KEY)
