@@ -157,6 +157,11 @@ class CliContext:
             if self.url:
                 from openviking.http_client import SyncHTTPClient
 
+                if "httpx" not in sys.modules:
+                    # httpx imports its own command line (click, rich, pygments) whenever it can;
+                    # this process never runs it, and a remote call's run is mostly imports.
+                    sys.modules["httpx._main"] = None  # type: ignore[assignment]
+
                 self._client = SyncHTTPClient(self.url, self.api_key, warn=self.warn)
             else:
                 from openviking.client import OpenViking
