@@ -718,7 +718,10 @@ class SyncHTTPClient(_Base):
         # The brief's examples never close their client: its sockets still go when it does.
         http = getattr(self, "_http", None)
         if http is not None:
-            http.close()
+            try:
+                http.close()
+            except Exception:  # at interpreter exit its modules may be gone: nothing left to free
+                pass
 
     def __enter__(self) -> SyncHTTPClient:
         self.initialize()
