@@ -361,7 +361,7 @@ def test_an_interrupted_mv_holds_off_the_writes_it_touches(
     handbook_client: OpenViking, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docker = handbook_client.read(DOCKER)
-    interrupt_once(monkeypatch, "delete_records_below")
+    interrupt_once(monkeypatch, "delete_nodes_below")
     with pytest.raises(KeyboardInterrupt):
         handbook_client.mv(DEPLOY, f"{R}/ops")
     assert {DEPLOY, f"{R}/ops"} <= set(handbook_client.ls(R, recursive=True, simple=True))  # both, mid-move
@@ -965,7 +965,7 @@ def test_a_move_left_unfinished_meanwhile_stops_a_write_that_touches_it(
 
     def another_process_moves_and_is_killed() -> None:
         with OpenViking(path=handbook_client.store_path, config=hash_config()) as other:
-            interrupt_once(monkeypatch, "delete_records_below")
+            interrupt_once(monkeypatch, "delete_nodes_below")
             with pytest.raises(KeyboardInterrupt):
                 other.mv(DEPLOY, f"{R}/ops")
 

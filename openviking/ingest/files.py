@@ -88,8 +88,10 @@ class Appender:
         self.versions: tuple[int, int] | None = None
 
     def start(self, root: VikingURI, existing: dict[str, Any], new_uris: list[str]) -> None:
-        """Clear records left at ``new_uris`` (a crash between a batch's records and its nodes)."""
-        if not new_uris or not self.store.has_records:
+        """Clear records under ``root`` that have no node: what a crash between a batch's records
+        and its nodes leaves, or between a vanished file's node and its records (so also at
+        ``new_uris``, which this add then appends to)."""
+        if not self.store.has_records:
             self.versions = self.store.table_versions()
             return
         if not existing:
@@ -97,10 +99,9 @@ class Appender:
             if self.store.count_records_below(root):
                 self.store.delete_records_below(root)
         else:
-            for start in range(0, len(new_uris), 500):
-                batch = new_uris[start : start + 500]
-                if self.store.count_records_by_uri(batch):
-                    self.store.delete_records_by_uri(batch)
+            leftovers = {row["uri"] for row in self.store.records_below(root, ["uri"])} - existing.keys()
+            if leftovers:
+                self.store.delete_records_by_uri(sorted(leftovers))
         self.versions = self.store.table_versions()
 
     @property
