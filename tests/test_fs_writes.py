@@ -784,6 +784,7 @@ class Model:
     def __init__(self) -> None:
         self.nodes: dict[str, bool] = {}
         self.links: dict[tuple[str, str], str] = {}
+        self.last_move: tuple[str, str] | None = None
 
     def pick(self, index: int) -> str:
         candidates = sorted(set(POOL) | set(self.nodes))
@@ -818,7 +819,8 @@ class Model:
         if _within(target, source):
             return "INVALID_ARGUMENT"
         if source not in self.nodes:
-            return "NOT_FOUND"
+            # The same mv run again once it finished has nothing left to do, as rm has.
+            return None if (source, target) == self.last_move and target in self.nodes else "NOT_FOUND"
         if target in self.nodes:
             return "ALREADY_EXISTS"
         if not self._parents_ok(target):
@@ -830,6 +832,7 @@ class Model:
         self.nodes = {moved(u): d for u, d in self.nodes.items()}
         self._add_parents(target)
         self.links = {(moved(f), moved(t)): r for (f, t), r in self.links.items()}
+        self.last_move = (source, target)
         return None
 
     def rm(self, uri: str, recursive: bool) -> str | None:

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 MOVE_IN_PROGRESS = "move_in_progress"  # meta key: [source, target] of a move being written
+LAST_MOVE = "last_move"  # meta key: [source, target] of the last move finished
 
 
 def make_directory(
@@ -131,7 +132,8 @@ def remove(
         parent = uri.parent
         # Also when nothing was left at ``uri``: an rm killed after its deletes left the
         # parent's summary naming what went, and the same rm again refreshes it.
-        if parent is not None and not parent.is_root and store.get_node(str(parent), columns=["uri"]) is not None:
+        above = None if parent is None or parent.is_root else store.get_node(str(parent), columns=["uri", "is_dir"])
+        if above is not None and above["is_dir"]:
             refresh_directories(store, embedder, uri, limits=limits)
     if count:
         store.optimize()
@@ -153,8 +155,8 @@ def move(
     same mv run again, so the store never stays with both trees, or with records of a tree
     that has no nodes.
 
-    With nothing at ``source`` and something at ``target`` (the same mv run again once it
-    finished) it moves nothing and reports 0, as ``rm`` of what is gone does.
+    The same mv run again once it finished (the store's last move, nothing at ``source``
+    and something at ``target``) moves nothing and reports 0, as ``rm`` of what is gone does.
 
     Raises:
         NotFoundError: nothing at ``source`` nor at ``target``.
@@ -173,7 +175,8 @@ def move(
             return MoveResult(from_uri=str(source), to=str(target), moved=moved, resumed=True)
         refuse_while_a_move_is_unfinished(store, [None], meta)  # the store remembers one move at a time
         if store.get_node(str(source), columns=["uri"]) is None:
-            if store.get_node(str(target), columns=["uri"]) is not None:
+            done = meta.get(LAST_MOVE) == json.dumps([str(source), str(target)])
+            if done and store.get_node(str(target), columns=["uri"]) is not None:
                 # The same mv run again after it finished: nothing is left to do, as for rm.
                 return MoveResult(from_uri=str(source), to=str(target), moved=0)
             raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
@@ -265,7 +268,7 @@ def _finish_move(
     relations.move_links(store, source, target)
     refresh_directories(store, embedder, source, limits=limits)
     refresh_directories(store, embedder, target, limits=limits)
-    store.set_meta({MOVE_IN_PROGRESS: ""})
+    store.set_meta({MOVE_IN_PROGRESS: "", LAST_MOVE: json.dumps([str(source), str(target)])})
     return len(nodes)
 
 
