@@ -156,7 +156,7 @@ def test_a_damaged_manifest_is_set_aside(ov: Any) -> None:
     found = problems(ov)
     assert found[0].startswith("the store cannot be read (table nodes: ")
     done = repaired(ov)
-    assert done[0].startswith(f"table nodes: its damaged newest manifest was set aside; version ")
+    assert done[0].startswith("table nodes: its damaged newest manifest was set aside; version ")
     assert f"set aside: {newest.name}" in done[0]
     assert ov("find", "alpha", "-o", "json").code == 0
     assert (ov.store / "nodes.lance" / "_damaged" / newest.name).exists()  # kept, not deleted
