@@ -50,18 +50,13 @@ class Case:
     setup: Sequence[Sequence[str] | Callable[[Path], None]] = ()
     conf: str = "hash"
     rerun_codes: tuple[int, ...] = (0,)
-    env: dict[str, str] = field(default_factory=dict)
+    source: dict[str, str] = field(default_factory=lambda: SOURCE)
 
 
 def _edit(work: Path) -> None:
     (work / "src" / "a.md").write_text("# Alpha\n\nAlpha was rewritten, and is longer now.\n\nA second part.\n")
     (work / "src" / "d2" / "c.md").unlink()
     (work / "src" / "d1" / "new.md").write_text("# New\n\nA new page in the first folder.\n")
-
-
-def _remove_edits(work: Path) -> None:
-    shutil.rmtree(work / "src")
-    make_tree(work / "src", SOURCE)
 
 
 ADD = ["add-resource", "@src"]  # @: the case's work folder
@@ -84,7 +79,8 @@ CASES = [
     ),
     Case("reindex to another model", ["reindex"], setup=[ADD], conf="hash64"),
     Case("reindex in place", ["reindex"], setup=[ADD]),
-    Case("add with the LLM's summaries", ADD, conf="llm"),
+    # Two folders are enough for the LLM's pass (each folder's summary is a commit of its own).
+    Case("add with the LLM's summaries", ADD, conf="llm", source={k: SOURCE[k] for k in ("a.md", "d1/b.md")}),
 ]
 # A message is not a write that can be made twice: killed, it is either there or not.
 ONCE = {"session add-message"}
@@ -216,7 +212,7 @@ def check_readers(store_path: Path, confs: dict[str, Path]) -> None:
 def run_case(case: Case, tmp: Path, chat: ChatServer, runner: Runner) -> tuple[int, int]:
     """(kill points tried, converged) for ``case``; asserts at each."""
     work = tmp / "work"
-    make_tree(work / "src", SOURCE)
+    make_tree(work / "src", case.source)
     make_tree(work / "skill", SKILL)
     confs = _confs(work, chat)
     base = tmp / "base"

@@ -207,8 +207,7 @@ def repair(store: LanceStore, embedder: Embedder, limits: IngestLimits, findings
     kinds = {finding.kind: finding for finding in findings}
     said: list[str] = []
     if "missing_table" in kinds:
-        with store.write_lock():
-            store._create_base_tables()
+        store.create_missing_tables()
         said.append("made the meta table")
     if "pending_reindex" in kinds:
         finding = kinds["pending_reindex"]

@@ -109,6 +109,11 @@ class LanceStore(Tables):
         """The store at ``path`` with no table opened yet: for doctor, when one of them fails to."""
         return cls._connect(path, create=False, storage=storage)
 
+    def create_missing_tables(self) -> None:
+        """Make the base tables a store killed while it was made lacks (doctor --repair)."""
+        with self.write_lock():
+            self._create_base_tables()
+
     def _create_base_tables(self) -> None:
         for name, table_schema in ((schema.NODES, schema.nodes_schema()), (schema.META, schema.meta_schema())):
             if not self._has_table(name):
