@@ -5,7 +5,8 @@ problem that says what to do: the packages, the config file's variables, the loc
 each model server the config names (a TCP connection with a short timeout), and the store
 (every table read through, its embedder, an interrupted reindex or move, whether it is
 writable; on object storage, first whether the bucket can be reached and written, within a
-few seconds, with the endpoint and bucket shown and every credential masked).
+few seconds, with the endpoint and bucket shown and every credential masked), and what a
+killed write or a damaged file left in it (``ingest/repair.py``), which ``repair`` mends first.
 """
 
 from __future__ import annotations

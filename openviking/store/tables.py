@@ -4,7 +4,9 @@
 (to a directory, or to a bucket with its storage options), keeps one handle per table and
 brings them up to date with other processes' writes (``storage.read_consistency_seconds``),
 holds the write lock (``locking.py``), makes each commit (a retryable commit conflict again,
-with backoff), and words LanceDB's errors as OpenVikingErrors with no credential in them.
+with backoff; each counted for the crash tests' fault point), restores a damaged table to its
+last readable version, and words LanceDB's errors as OpenVikingErrors with no credential in them
+(a missing or damaged file as ``StoreDamagedError``).
 """
 
 from __future__ import annotations
