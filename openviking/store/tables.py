@@ -503,7 +503,7 @@ _RUST_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
 # is how it meets a manifest it cannot parse).
 _DAMAGE = re.compile(
     r"not found: \S+\.lance\b|corrupt|failed to fill whole buffer|invalid range|panicked|"
-    r"unexpected eof|manifest|too small|LanceError\(IO\)",
+    r"unexpected eof|too small|LanceError\(IO\)",
     re.IGNORECASE,
 )
 DAMAGE_HINT = "Run openviking doctor to see what is damaged, and openviking doctor --repair to mend it"
