@@ -175,3 +175,17 @@ def test_a_damaged_data_file_goes_back_to_the_last_readable_version(ov: Any) -> 
     assert "rows lost" in done[0]
     listed = ov("ls", R, "-o", "json")
     assert listed.code == 0
+
+
+def test_a_model_change_whose_server_is_down_is_dropped_by_the_next_reindex(ov: Any, tmp_path: Path) -> None:
+    dense = {"provider": "openai", "api_base": "http://127.0.0.1:9/v1", "model": "m", "dimension": 8, "max_retries": 0}
+    down = write_config(tmp_path / "down.conf", {"embedding": {"dense": dense}})
+    assert ov("add-resource", ov.src).code == 0
+    failed = ov("reindex", conf=down)
+    assert failed.code == 1, failed.out
+    assert problems(ov)[0].startswith("a reindex to openai:")  # the old config again: doctor names it
+    done = ov("reindex")
+    assert done.code == 0, done.err
+    again = ov("doctor")
+    assert again.code == 0 and "problem:" not in again.out, again.out  # the marker went with it
+    assert not (ov.store / ".openviking.reindex").exists()
