@@ -8,6 +8,7 @@
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
     python -m bench golden --save /tmp/golden.json   # every README command's JSON, for a diff
     python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
+    python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -157,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "suite",
-        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "storage", "all"],
+        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "storage", "server", "all"],
         nargs="?",
         default="all",
     )
@@ -177,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         default="10000",
         help="ingest-scale: sizes also added with the local model (~14 records/s on 2 cores; '' for none)",
     )
+    parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
+    parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
@@ -230,6 +233,10 @@ def main(argv: list[str] | None = None) -> int:
 
         report["storage"] = storage.run(work)
         storage.print_report(report["storage"])
+    if args.suite == "server":  # not in `all`: it runs a server and a minute of load
+        from . import server
+
+        report["server"] = server.run(work, clients=args.clients, seconds=args.seconds)
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])

@@ -1,7 +1,8 @@
 """openviking: an AI agent's context (resources, memories, skills) in a local ``viking://`` store.
 
-``import openviking as ov; client = ov.OpenViking(path="./store")`` gives the embedded SDK.
-This module stays light: the client (and LanceDB behind it) loads on first attribute access.
+``import openviking as ov; client = ov.OpenViking(path="./store")`` gives the embedded SDK,
+``ov.SyncHTTPClient(url=..., api_key=...)`` (or ``ov.AsyncHTTPClient``) the same over a server.
+This module stays light: a client (and LanceDB, or httpx, behind it) loads on first attribute access.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .errors import (
     OpenVikingError,
     OpenVikingWarning,
     PermissionDeniedError,
+    UnauthenticatedError,
     UnavailableError,
 )
 from .interface import OpenVikingClient, Session
@@ -50,12 +52,13 @@ from .types import ContextType, FindResult, MatchedContext, QueryPlan, QueryResu
 
 if TYPE_CHECKING:
     from .client import OpenViking
-    from .compat import SyncHTTPClient
+    from .http_client import AsyncHTTPClient, SyncHTTPClient
 
 
 __all__ = [
     "AddResult",
     "AlreadyExistsError",
+    "AsyncHTTPClient",
     "ConfigError",
     "ContextType",
     "DeadlineExceededError",
@@ -96,6 +99,7 @@ __all__ = [
     "SyncOpenViking",
     "TextPart",
     "TypedQuery",
+    "UnauthenticatedError",
     "UnavailableError",
     "UnlinkResult",
     "__version__",
@@ -108,10 +112,10 @@ def __getattr__(name: str) -> Any:
         from .client import OpenViking
 
         return OpenViking
-    if name == "SyncHTTPClient":
-        from .compat import SyncHTTPClient
+    if name in ("SyncHTTPClient", "AsyncHTTPClient"):
+        from . import http_client
 
-        return SyncHTTPClient
+        return getattr(http_client, name)
     if name == "Session":
         return Session
     raise AttributeError(f"module 'openviking' has no attribute {name!r}")

@@ -22,6 +22,8 @@ ENVIRONMENT = [
     ("OPENVIKING_CONFIG_FILE", "The config file, when --config is not given."),
     ("OPENVIKING_HOME", "Where ov.conf and the default store live (default ~/.openviking)."),
     ("OPENVIKING_DEBUG", "Set to 1 for tracebacks, as --debug."),
+    ("OPENVIKING_URL", "The server every command is sent to, when --url is not given."),
+    ("OPENVIKING_API_KEY", "The server's API key, when --api-key is not given."),
     ("NO_COLOR", "Disables colours in table output."),
 ]
 EXIT_STATUS = [

@@ -1,9 +1,9 @@
 """What every command shares: the global options, the client, and how its output is printed.
 
 A command is a plain function ``fn(ctx, ...)`` that returns an :class:`Output`; the
-:func:`command` decorator adds ``--store``, ``--config``, ``-o/--output``, ``--json`` and
-``--debug`` to its signature, times it and prints its result in the chosen format; what goes
-wrong meanwhile, boundary.py reports, with the exit status.
+:func:`command` decorator adds ``--store``, ``--config``, ``--url``, ``--api-key``,
+``-o/--output``, ``--json`` and ``--debug`` to its signature, times it and prints its
+result in the chosen format; what goes wrong meanwhile, boundary.py reports, with the exit status.
 """
 
 from __future__ import annotations
@@ -64,6 +64,26 @@ ConfigOption = Annotated[
         dir_okay=False,
     ),
 ]
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url",
+        envvar="OPENVIKING_URL",
+        help="Send the command to the openviking server at this URL (openviking serve) instead of opening a store.",
+        rich_help_panel=GLOBAL_PANEL,
+        show_default=False,
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="OPENVIKING_API_KEY",
+        help="The server's API key (with --url).",
+        rich_help_panel=GLOBAL_PANEL,
+        show_default=False,
+    ),
+]
 OutputOption = Annotated[
     OutputFormat | None,
     typer.Option(
@@ -84,6 +104,8 @@ DebugOption = Annotated[
 _GLOBALS = [
     inspect.Parameter("store", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=StoreOption),
     inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConfigOption),
+    inspect.Parameter("url", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=UrlOption),
+    inspect.Parameter("api_key", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ApiKeyOption),
     inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=OutputOption),
     inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOption),
     inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=DebugOption),
@@ -116,6 +138,8 @@ class CliContext:
 
     store: str | None = None
     config: Path | None = None
+    url: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     output: OutputFormat = OutputFormat.table
     debug: bool = False
     command: str = ""
@@ -127,11 +151,22 @@ class CliContext:
         return self.output is not OutputFormat.table
 
     def client(self) -> OpenVikingClient:
-        """The client for this invocation (imports the library on first use)."""
+        """The client for this invocation (imports the library on first use): over the server
+        at ``--url`` when one is given (no store is opened, nor a model loaded, here), else embedded."""
         if self._client is None:
-            from openviking.client import OpenViking
+            if self.url:
+                from openviking.http_client import SyncHTTPClient
 
-            self._client = OpenViking(self.store, config_file=self.config, warn=self.warn)
+                if "httpx" not in sys.modules:
+                    # httpx imports its own command line (click, rich, pygments) whenever it can;
+                    # this process never runs it, and a remote call's run is mostly imports.
+                    sys.modules["httpx._main"] = None  # type: ignore[assignment]
+
+                self._client = SyncHTTPClient(self.url, self.api_key, warn=self.warn)
+            else:
+                from openviking.client import OpenViking
+
+                self._client = OpenViking(self.store, config_file=self.config, warn=self.warn)
         return self._client
 
     def warn(self, message: str) -> None:
@@ -164,7 +199,13 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
             options = {key: kwargs.pop(key) for key in GLOBAL_NAMES}
             fmt = output_format(options["output"], options["json_"], kwargs.pop(_PARSER_CONTEXT))
             ctx = CliContext(
-                store=options["store"], config=options["config"], output=fmt, debug=options["debug"], command=name
+                store=options["store"],
+                config=options["config"],
+                url=options["url"],
+                api_key=options["api_key"],
+                output=fmt,
+                debug=options["debug"],
+                command=name,
             )
             code = run(ctx, lambda: fn(ctx, **kwargs))
             if code:

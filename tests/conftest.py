@@ -26,7 +26,14 @@ from helpers import (
 )
 from s3server import MotoServer, S3Store, s3_config
 
-ISOLATION_UNSET = ("OPENVIKING_STORE", "OPENVIKING_CONFIG_FILE", "OPENVIKING_DEBUG", "FORCE_COLOR")
+ISOLATION_UNSET = (
+    "OPENVIKING_STORE",
+    "OPENVIKING_CONFIG_FILE",
+    "OPENVIKING_DEBUG",
+    "OPENVIKING_URL",
+    "OPENVIKING_API_KEY",
+    "FORCE_COLOR",
+)
 
 
 def _isolate(mp: pytest.MonkeyPatch, home: Path) -> None:

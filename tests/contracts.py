@@ -232,6 +232,11 @@ class Command:
     params: tuple[Param, ...]
 
 
+# Commands that serve until stopped: valid input starts a server, so their bad input is tested
+# by the server's own tests (test_server_lifecycle.py, test_server_mcp.py) instead.
+SERVING = frozenset({"serve", "mcp"})
+
+
 def cli_commands() -> list[Command]:
     """Every command of the app (session's subcommands too), with its options and arguments."""
     import typer
@@ -243,7 +248,8 @@ def cli_commands() -> list[Command]:
     def walk(command: Any, path: tuple[str, ...]) -> None:
         if hasattr(command, "commands"):
             for name, sub in command.commands.items():
-                walk(sub, (*path, name))
+                if name not in SERVING:
+                    walk(sub, (*path, name))
             return
         params = tuple(
             Param(

@@ -77,6 +77,8 @@ def body_of(response: httpx.Response, status: int = 200) -> Any:
     assert response.headers.get("x-request-id"), response.headers
     payload = response.json()
     assert isinstance(payload["time"], float)
+    said = payload.pop("warnings", None)  # what the CLI prints as Warning: lines, only when there is any
+    assert said is None or (isinstance(said, list) and said and all(isinstance(w, str) and w for w in said)), said
     if status == 200:
         assert set(payload) == {"status", "result", "time"} and payload["status"] == "ok", payload
         return payload["result"]

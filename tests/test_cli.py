@@ -1151,7 +1151,10 @@ def test_moving_global_options_touches_nothing_else() -> None:
     from openviking_cli.main import CommandShape, app, global_options_after_the_command
 
     shape = CommandShape.of(typer.main.get_command(app))
-    assert shape.groups == {"session", "key"} and {"--store", "--config", "-o", "--output"} == shape.value_options
+    assert (
+        shape.groups == {"session", "key"}
+        and {"--store", "--config", "--url", "--api-key", "-o", "--output"} == shape.value_options
+    )
 
     def move(args: list[str]) -> list[str]:
         return global_options_after_the_command(args, shape)

@@ -545,7 +545,7 @@ def test_context_manager_and_close(tmp_path: Path) -> None:
     assert client.find("some text").total > 0  # and a closed client reopens on use
 
 
-# ----------------------------------------------------------------------------- telemetry, SyncHTTPClient
+# ----------------------------------------------------------------------------- telemetry
 @pytest.mark.parametrize("telemetry", [True, {"summary": True}])
 def test_telemetry_when_asked(corpus: OpenViking, telemetry: Any) -> None:
     result = corpus.find("deploy the server", telemetry=telemetry)
@@ -568,33 +568,6 @@ def test_bad_telemetry_is_invalid_argument(corpus: OpenViking, telemetry: Any) -
     with pytest.raises(InvalidArgumentError, match="telemetry must be") as caught:
         corpus.find("deploy the server", telemetry=telemetry)
     assert caught.value.code == "INVALID_ARGUMENT"
-
-
-def test_the_briefs_sync_http_client_opens_the_local_store(corpus: OpenViking) -> None:
-    """``ov.SyncHTTPClient(url=..., api_key=...)``, as upstream's examples open a client, is the local store's."""
-    import openviking as ov
-
-    with pytest.warns(OpenVikingWarning, match="no server") as caught:
-        client = ov.SyncHTTPClient(
-            url="http://localhost:1933", api_key="your-key", path=corpus.store_path, config=corpus.config
-        )
-    assert caught[0].filename == __file__  # the caller's line, not the library's
-    client.initialize()
-    try:
-        got = [hit.uri for hit in client.find("deploy the server")]
-        assert got and got == [hit.uri for hit in corpus.find("deploy the server")]
-    finally:
-        client.close()
-    told: list[str] = []  # a warn callback takes it, as it takes every other warning
-    ov.SyncHTTPClient(url="http://localhost:1933", path=corpus.store_path, config=corpus.config, warn=told.append)
-    assert len(told) == 1 and "ignores url='http://localhost:1933'" in told[0]
-
-
-def test_the_sync_http_client_refuses_an_unknown_keyword(corpus: OpenViking) -> None:
-    import openviking as ov
-
-    with pytest.raises(TypeError, match="pth"):
-        ov.SyncHTTPClient(pth=corpus.store_path)  # a typo must not open the default store
 
 
 def test_numpy_numbers_and_datetimes_are_taken_as_their_plain_kinds(corpus: OpenViking) -> None:

@@ -194,6 +194,27 @@ def test_a_host_beyond_loopback_without_a_key_is_refused(tmp_path: Path, host: s
     assert proc.returncode == 2 and '"code": "INVALID_ARGUMENT"' in proc.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--port", "-1"], "Input should be greater than or equal to 0"),
+        (["--port", "70000"], "Input should be less than or equal to 65535"),
+        (["--port", "x"], "Input should be a valid integer"),
+        (["--host", ""], "--host must name an address to listen on"),
+        (["--host", "  "], "--host must name an address to listen on"),
+    ],
+)
+def test_bad_serve_arguments_exit_2_before_anything_listens(tmp_path: Path, args: list[str], needle: str) -> None:
+    conf = tmp_path / "ov.conf"
+    conf.write_text('{"embedding": {"dense": {"provider": "hash"}}}')
+    store = tmp_path / "store"
+    proc = run_module(["serve", *args, "--store", store, "--config", conf, "-o", "json"], timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    assert '"code": "INVALID_ARGUMENT"' in proc.stderr and needle in proc.stderr, proc.stderr
+    assert not store.exists()
+
+
 def test_a_port_in_use_is_one_error(tmp_path: Path) -> None:
     import socket
 

@@ -23,6 +23,7 @@ from openviking.config import Config
 from openviking.errors import ConfigError, InvalidArgumentError, UnavailableError
 
 from .auth import NOBODY, Caller, Keys
+from .envelope import said
 from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
@@ -92,6 +93,7 @@ class ServerState:
 
 def _log_warning(message: str) -> None:
     log.warning("%s", message)
+    said(message)  # the answer carries it too, for the client to say as the embedded one would
 
 
 def state_of(request: Request) -> ServerState:

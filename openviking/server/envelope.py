@@ -2,9 +2,10 @@
 request id, and the one place an error becomes a response.
 
 Success is ``{"status": "ok", "result", "time"}``, failure ``{"status": "error", "error",
-"time"}`` with the error's ``to_dict()``. An exception nothing handled is logged with its
-traceback under the request's id and answered 500 INTERNAL naming that id, never with the
-traceback itself.
+"time"}`` with the error's ``to_dict()``; what the library said degraded while answering (the
+CLI's ``Warning:`` lines) is added as ``"warnings": [...]`` when there is any. An exception
+nothing handled is logged with its traceback under the request's id and answered 500
+INTERNAL naming that id, never with the traceback itself.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import math
 import re
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -35,6 +36,8 @@ __all__ = [
     "failure",
     "install_handlers",
     "ok",
+    "rewrite_warnings",
+    "said",
     "status_of",
 ]
 
@@ -64,10 +67,11 @@ def status_of(code: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RequestInfo:
-    """The request being answered: its id and when it arrived."""
+    """The request being answered: its id, when it arrived, and the warnings said meanwhile."""
 
     id: str
     started: float
+    warnings: list[str] = field(default_factory=list)
 
 
 # Set by RequestContext for the whole request; FastAPI's thread pool copies it into sync routes.
@@ -102,6 +106,27 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def said(message: str) -> None:
+    """Keep a warning for the answer of the request being served (outside one, nothing)."""
+    info = _current.get()
+    if info is not None and message not in info.warnings:
+        info.warnings.append(message)
+
+
+def rewrite_warnings(change: Callable[[str], str]) -> None:
+    """Reword the warnings kept so far (an upload's temporary path becomes the client's)."""
+    info = _current.get()
+    if info is not None:
+        info.warnings[:] = [change(w) for w in info.warnings]
+
+
+def _with_warnings(body: dict[str, Any]) -> dict[str, Any]:
+    info = _current.get()
+    if info is not None and info.warnings:
+        body["warnings"] = list(info.warnings)
+    return body
+
+
 def _plain(value: Any) -> Any:
     """A result as JSON values: its ``to_dict()``; lists item by item."""
     if hasattr(value, "to_dict"):
@@ -113,12 +138,12 @@ def _plain(value: Any) -> Any:
 
 def ok(value: Any) -> EnvelopeResponse:
     """The success envelope of a result."""
-    return EnvelopeResponse({"status": "ok", "result": _plain(value), "time": _elapsed()})
+    return EnvelopeResponse(_with_warnings({"status": "ok", "result": _plain(value), "time": _elapsed()}))
 
 
 def failure(error: OpenVikingError, status: int | None = None, headers: Mapping[str, str] | None = None) -> Response:
     """The error envelope of ``error``, with the status of its code unless ``status`` is given."""
-    body = {"status": "error", "error": error.to_dict(), "time": _elapsed()}
+    body = _with_warnings({"status": "error", "error": error.to_dict(), "time": _elapsed()})
     return EnvelopeResponse(body, status_code=status or status_of(error.code), headers=headers)
 
 

@@ -87,6 +87,8 @@ def serve(
         UnavailableError: the address cannot be listened on.
         OpenVikingError: the store could not be opened.
     """
+    if host is not None and not host.strip():
+        raise InvalidArgumentError("--host must name an address to listen on (got an empty string)")
     config = load_config(config_file)
     server = config.server
     host = host or server.host
@@ -116,15 +118,19 @@ def prepared(
     bound, so a port in use fails here), and its URL. Logging is left as it is."""
     app = create_app(config=config, store=store)
     sock = _listen(host, port)
-    settings = uvicorn.Config(
-        app,
-        http=_paced(config.server.request_timeout),
-        lifespan="on",
-        log_config=None,
-        access_log=False,  # RequestContext logs each request, with its id
-        server_header=False,
-        timeout_keep_alive=5,
-    )
+    try:
+        settings = uvicorn.Config(
+            app,
+            http=_paced(config.server.request_timeout),
+            lifespan="on",
+            log_config=None,
+            access_log=False,  # RequestContext logs each request, with its id
+            server_header=False,
+            timeout_keep_alive=5,
+        )
+    except BaseException:
+        sock.close()
+        raise
     bound = sock.getsockname()[1]
     return uvicorn.Server(settings), sock, f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
 
@@ -134,9 +140,15 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
         sock = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise UnavailableError(
+            f"Cannot listen on {host}:{port}: {exc.strerror or exc}", details={"host": host, "port": port}
+        ) from exc
+    try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
     except OSError as exc:
+        sock.close()
         raise UnavailableError(
             f"Cannot listen on {host}:{port}: {exc.strerror or exc}", details={"host": host, "port": port}
         ) from exc

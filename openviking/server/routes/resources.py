@@ -19,7 +19,7 @@ from openviking.errors import OpenVikingError, PermissionDeniedError, Unavailabl
 from openviking.server.auth import Caller
 from openviking.server.bodies import AddMemoryBody, AddResourceBody, AddSkillBody
 from openviking.server.context import CallerOf, Client, ServerState, State
-from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.envelope import EnvelopeResponse, ok, rewrite_warnings
 from openviking.server.uploads import Uploads, replaced
 
 router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=EnvelopeResponse)
@@ -79,6 +79,7 @@ def _source(
     with _uploads(state).taken(upload_id, caller.owner, source_name) as (local, name):
 
         def shown(value: Any) -> Any:
+            rewrite_warnings(lambda said: replaced(said, str(local), name))  # before the answer is made
             return replaced(_plain(value), str(local), name)
 
         try:

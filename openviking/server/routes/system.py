@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from openviking import __version__
-from openviking.errors import PermissionDeniedError
+from openviking.errors import OpenVikingError, PermissionDeniedError
 from openviking.server.bodies import ReindexBody
 from openviking.server.context import CallerOf, Client, State
 from openviking.server.envelope import EnvelopeResponse, ok
@@ -15,9 +15,17 @@ router = APIRouter(tags=["system"], default_response_class=EnvelopeResponse)
 
 
 @router.get("/health", response_class=JSONResponse)
-def health(state: State) -> JSONResponse:
-    """Liveness, with no key needed and no envelope (as upstream): the version and whether keys are required."""
-    return JSONResponse({"status": "ok", "healthy": True, "version": __version__, "auth": state.keys.mode})
+def health(request: Request, state: State) -> JSONResponse:
+    """Liveness, with no key needed and no envelope (as upstream): the version, whether keys
+    are required, and (as upstream) the ``user_id`` a valid key, or no key where none is needed, acts as."""
+    body: dict[str, object] = {"status": "ok", "healthy": True, "version": __version__, "auth": state.keys.mode}
+    try:
+        caller = state.keys.caller(request.headers)
+    except OpenVikingError:  # a bad key here is no failure of liveness: it just names nobody
+        caller = None
+    if caller is not None and state.root is not None:
+        body["user_id"] = caller.user or state.root.user
+    return JSONResponse(body)
 
 
 @router.get("/ready", response_class=JSONResponse)
@@ -32,6 +40,15 @@ def ready(state: State) -> JSONResponse:
 def doctor(client: Client) -> EnvelopeResponse:
     """What is installed and configured, what the store holds, and every problem found."""
     return ok(client.doctor())
+
+
+@router.post("/api/v1/doctor/repair")
+def doctor_repair(client: Client, caller: CallerOf) -> EnvelopeResponse:
+    """doctor, after mending what a crash or a damaged file left in the store (root key only:
+    the store holds every user's space)."""
+    if caller.isolated:
+        raise PermissionDeniedError("Repairing the store needs the root key", hint="Ask whoever holds the root key")
+    return ok(client.doctor(repair=True))
 
 
 @router.post("/api/v1/reindex")
