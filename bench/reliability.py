@@ -15,6 +15,11 @@ of another kind (crash injection, say) is one more entry.
   default deadline: finished or ``DEADLINE_EXCEEDED``, never another error; where Python's
   ``re`` finishes in ``--python-seconds`` (in a child process), the lines must be its lines.
 * ``glob``: globs built to hurt (500 nested braces, hundreds of stars, DFA-hostile classes).
+* ``crash``: every write of ``tests/test_crash_points.py`` killed at each of its commits (the
+  fault point), run again, compared with a clean run: kill points tried and converged, per command.
+* ``repair``: stores damaged for real (a killed write, a data file deleted or cut short, a
+  manifest overwritten or emptied, a store killed after its first table): doctor must name the
+  damage, and ``doctor(repair=True)`` leave a store doctor finds nothing wrong with.
 
     python -m bench reliability --examples 2000
     python -m bench reliability --suites regex,glob
@@ -62,6 +67,8 @@ COLUMNS = [
     "over 10 s",
     "slowest s",
     "slowest input",
+    "converged",
+    "repaired",
 ]
 CATASTROPHIC_GLOBS = [
     "{" * 500 + "a" + "}" * 500,
@@ -232,6 +239,120 @@ def run_glob_suite(world: World) -> list[dict[str, Any]]:
     return [row]
 
 
+def run_crash_suite(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from servers import ChatServer
+    from test_crash_points import CASES, Runner, run_case, summary_reply
+
+    rows = []
+    runner = Runner()
+    try:
+        with ChatServer(summary_reply) as chat:
+            for number, case in enumerate(CASES):
+                started = time.perf_counter()
+                problem = ""
+                try:
+                    tried, converged = run_case(case, folder / f"case{number}", chat, runner)
+                except AssertionError as exc:  # counted, and said, in the table
+                    tried, converged, problem = 0, 0, str(exc)[:300]
+                seconds = time.perf_counter() - started
+                print(f"  {seconds:6.1f} s  {case.name}: {converged} of {tried}", file=sys.stderr)
+                rows.append(
+                    {
+                        "suite": f"crash: {case.name}",
+                        "inputs": tried,
+                        "converged": converged,
+                        "other": tried - converged + (1 if problem else 0),
+                        "slowest s": round(seconds, 1),
+                        "problems": [{"input": case.name, "problem": problem}] if problem else [],
+                    }
+                )
+    finally:
+        runner.close()
+    return rows
+
+
+def _damage_cases() -> list[tuple[str, Callable[[Path, Any], None]]]:
+    """(what, damage(store, client)) for the repair suite; each starts from a store of a small tree."""
+    from openviking.store.tables import FAULT_AFTER_COMMITS
+
+    def newest(store: Path, table: str, kind: str) -> Path:
+        if kind == "manifest":
+            return sorted((store / f"{table}.lance" / "_versions").glob("*.manifest"))[0]
+        return max((store / f"{table}.lance" / "data").iterdir(), key=lambda p: p.stat().st_mtime_ns)
+
+    def killed(*argv: str, k: int, conf_name: str = "hash") -> Callable[[Path, Any], None]:
+        def damage(store: Path, client: Any) -> None:
+            import subprocess
+
+            conf = store.parent / f"{conf_name}.conf"
+            env = {**os.environ, FAULT_AFTER_COMMITS: str(k)}
+            args = [sys.executable, "-m", "openviking_cli", *argv, "--store", str(store), "--config", str(conf)]
+            subprocess.run(args, env=env, capture_output=True, cwd=str(REPO), timeout=300)
+
+        return damage
+
+    def records_gone(store: Path, client: Any) -> None:
+        from openviking.store.lance import LanceStore
+
+        with LanceStore.open(str(store)) as opened:
+            opened.delete_records_by_uri(["viking://resources/src/a.md"])
+
+    return [
+        ("rm -r killed at its 1st commit", killed("rm", "-r", "viking://resources/src/d1", k=1)),
+        ("mv killed at its 3rd commit", killed("mv", "viking://resources/src/d1", "viking://resources/m", k=3)),
+        ("reindex to another model killed", killed("reindex", k=3, conf_name="hash64")),
+        ("a file's records deleted", records_gone),
+        ("records data files deleted", lambda s, c: [p.unlink() for p in (s / "records.lance" / "data").iterdir()]),
+        ("newest nodes data file cut short", lambda s, c: os.truncate(newest(s, "nodes", "data"), 64)),
+        ("newest nodes manifest overwritten", lambda s, c: newest(s, "nodes", "manifest").write_bytes(b"x" * 300)),
+        ("newest records manifest emptied", lambda s, c: newest(s, "records", "manifest").write_bytes(b"")),
+    ]
+
+
+def run_repair_suite(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    from helpers import HASH64_CONF, HASH_CONF, make_tree, write_config
+
+    from openviking import OpenViking
+    from openviking.config import load_config
+
+    outcomes: list[_Timed] = []
+    named = 0
+    for number, (what, damage) in enumerate(_damage_cases()):
+        work = folder / f"case{number}"
+        conf = write_config(work / "hash.conf", HASH_CONF)
+        write_config(work / "hash64.conf", HASH64_CONF)  # what the killed reindex is configured with
+        src = make_tree(work / "src", {"a.md": "# A\n\nAlpha.\n", "d1/b.md": "# B\n\nBeta.\n", "d2/c.md": "# C\n"})
+        store = work / "store"
+        with OpenViking(path=store, config=load_config(conf)) as client:
+            client.add_resource(src)
+            (src / "d2" / "new.md").write_text("# New\n\nA new page.\n")
+            client.add_resource(src)
+        damage(store, None)
+        started = time.perf_counter()
+        problem = None
+        result = ""
+        try:
+            with OpenViking(path=store, config=load_config(conf)) as client:
+                found = client.doctor()["problems"]
+                named += bool(found)
+                report = client.doctor(repair=True)
+                left = client.doctor()["problems"]
+            result = "; ".join(report["repaired"])[:200]
+            if not found:
+                problem = "doctor found nothing"
+            elif left:
+                problem = f"left after repair: {left[0][:200]}"
+        except Exception as exc:  # counted, not raised: the table says what broke
+            problem = f"{type(exc).__name__}: {str(exc)[:200]}"
+        outcomes.append(_Timed(what, time.perf_counter() - started, problem, result))
+        print(f"  {what}: {problem or 'repaired'} ({result[:120]})", file=sys.stderr)
+    row = _row(f"repair: {len(outcomes)} damaged stores", outcomes, {})
+    row["repaired"] = len([o for o in outcomes if not o.problem])
+    row["named by doctor"] = named
+    row["outcomes"] = {o.what: o.problem or o.result for o in outcomes}
+    return [row]
+
+
 # A suite: its own folder and the arguments in, rows for the table out.
 Suite = Callable[[Path, argparse.Namespace], list[dict[str, Any]]]
 
@@ -261,6 +382,8 @@ SUITES: dict[str, Suite] = {
     "sdk": _on_world(lambda world, args: run_sdk_suite(world, args.examples, args.seed)),
     "regex": _on_world(lambda world, args: run_regex_suite(world, args.python_seconds)),
     "glob": _on_world(lambda world, args: run_glob_suite(world)),
+    "crash": run_crash_suite,
+    "repair": run_repair_suite,
 }
 
 

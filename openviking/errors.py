@@ -38,6 +38,7 @@ __all__ = [
     "OpenVikingError",
     "OpenVikingWarning",
     "PermissionDeniedError",
+    "StoreDamagedError",
     "StoreNotWritableError",
     "UnauthenticatedError",
     "UnavailableError",
@@ -148,6 +149,11 @@ class ConfigFileNotFoundError(NotFoundError, ConfigError):
     """The config file named by ``--config`` or ``OPENVIKING_CONFIG_FILE`` does not exist:
     NOT_FOUND, and a config load failure (``except ConfigError`` catches it), which the command
     line reports as bad usage (exit 2), as upstream's does."""
+
+
+class StoreDamagedError(FailedPreconditionError):
+    """A file of the store is missing or damaged (a bad copy, a full disk, a kill while a file
+    was written): the store's state, which ``doctor --repair`` mends, not a bug."""
 
 
 class CancelledError(OpenVikingError):

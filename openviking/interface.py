@@ -388,8 +388,13 @@ class OpenVikingClient(Protocol):
         ...
 
     # ------------------------------------------------------------------ health
-    def doctor(self) -> DoctorReport:
-        """What is installed and configured, what the store holds, and every problem found."""
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """What is installed and configured, what the store holds, and every problem found.
+
+        With ``repair``, what a crash or a damaged file left in the store is mended first
+        (summaries refreshed, orphans dropped, an interrupted reindex or move finished or
+        dropped, a damaged table restored to its last readable version); ``repaired`` says
+        what was done, and ``problems`` what is still wrong."""
         ...
 
 

@@ -420,3 +420,4 @@ class DoctorReport(Record):
     query_translation: dict[str, Any]
     store: dict[str, Any]
     problems: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)

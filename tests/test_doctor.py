@@ -108,7 +108,8 @@ def test_doctor_reads_the_store_and_reports_a_missing_data_file(cli: Any, tmp_pa
     assert healthy["store"]["readable"] is True and healthy["problems"] == []
     for data in (store / "records.lance" / "data").iterdir():  # what a bad copy or a full disk leaves
         data.unlink()
-    assert cli("find", "alpha", *ov).code == 1  # the store is broken: find says so...
+    broken = cli_error(cli("find", "alpha", *ov, "-o", "json"), "FAILED_PRECONDITION", 1)  # find says so...
+    assert "doctor --repair" in broken["hint"]  # ...as the store's state, not a bug
     out = cli("doctor", *ov)  # ...and so does doctor, which reads every table rather than count rows
     assert out.code == 1
     assert "  cannot be read (see the problems below)" in out.out
@@ -116,9 +117,19 @@ def test_doctor_reads_the_store_and_reports_a_missing_data_file(cli: Any, tmp_pa
     assert problem.startswith(
         "problem: the store cannot be read (table records: Store operation failed: lance error: Not found: "
     )
-    assert problem.endswith("); restore a copy or add the sources again") and ".rs:" not in problem
+    assert problem.endswith(
+        "); openviking doctor --repair restores the table to its last readable version and says what that loses"
+    )
+    assert ".rs:" not in problem
     report = cli_error(cli("doctor", *ov, "-o", "json"), "FAILED_PRECONDITION", 1)["details"]
     assert report["store"] == {"path": str(store), "exists": True, "readable": False}
+    repaired = cli("doctor", "--repair", *ov)  # the advice works: the records come back from the nodes
+    assert repaired.code == 0, repaired.out
+    assert "repaired: table records: restored to version 1 of " in repaired.out
+    assert "restored to version 1 of 8 (4 of its 4 rows lost)" in repaired.out
+    assert "repaired: embedded 2 file(s) and 1 director(ies) again" in repaired.out
+    found = cli("find", "alpha", *ov, "-o", "json")
+    assert found.code == 0 and found.json()["result"]["resources"][0]["uri"].endswith("/a.md")
 
 
 def test_doctor_tries_each_configured_model_server(cli: Any, tmp_path: Path) -> None:

@@ -361,7 +361,7 @@ def test_an_interrupted_mv_holds_off_the_writes_it_touches(
     handbook_client: OpenViking, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     docker = handbook_client.read(DOCKER)
-    interrupt_once(monkeypatch, "delete_records_below")
+    interrupt_once(monkeypatch, "delete_nodes_below")
     with pytest.raises(KeyboardInterrupt):
         handbook_client.mv(DEPLOY, f"{R}/ops")
     assert {DEPLOY, f"{R}/ops"} <= set(handbook_client.ls(R, recursive=True, simple=True))  # both, mid-move
@@ -784,6 +784,7 @@ class Model:
     def __init__(self) -> None:
         self.nodes: dict[str, bool] = {}
         self.links: dict[tuple[str, str], str] = {}
+        self.last_move: tuple[str, str] | None = None
 
     def pick(self, index: int) -> str:
         candidates = sorted(set(POOL) | set(self.nodes))
@@ -818,7 +819,8 @@ class Model:
         if _within(target, source):
             return "INVALID_ARGUMENT"
         if source not in self.nodes:
-            return "NOT_FOUND"
+            # The same mv run again once it finished has nothing left to do, as rm has.
+            return None if (source, target) == self.last_move and target in self.nodes else "NOT_FOUND"
         if target in self.nodes:
             return "ALREADY_EXISTS"
         if not self._parents_ok(target):
@@ -830,6 +832,7 @@ class Model:
         self.nodes = {moved(u): d for u, d in self.nodes.items()}
         self._add_parents(target)
         self.links = {(moved(f), moved(t)): r for (f, t), r in self.links.items()}
+        self.last_move = (source, target)
         return None
 
     def rm(self, uri: str, recursive: bool) -> str | None:
@@ -965,7 +968,7 @@ def test_a_move_left_unfinished_meanwhile_stops_a_write_that_touches_it(
 
     def another_process_moves_and_is_killed() -> None:
         with OpenViking(path=handbook_client.store_path, config=hash_config()) as other:
-            interrupt_once(monkeypatch, "delete_records_below")
+            interrupt_once(monkeypatch, "delete_nodes_below")
             with pytest.raises(KeyboardInterrupt):
                 other.mv(DEPLOY, f"{R}/ops")
 

@@ -46,6 +46,7 @@ SPEC_ROUTES = {
     ("post", "/api/v1/memories"),
     ("post", "/api/v1/reindex"),
     ("get", "/api/v1/doctor"),
+    ("post", "/api/v1/doctor/repair"),
     ("get", "/health"),
     ("get", "/ready"),
 }
@@ -240,6 +241,8 @@ def test_memories_skills_resources_reindex_doctor(writable: httpx.Client, tmp_pa
     assert body_of(writable.post("/api/v1/reindex"))["files"] >= 6
     report = body_of(writable.get("/api/v1/doctor"))
     assert report["openviking"] == __version__ and report["store"]["exists"] is True
+    mended = body_of(writable.post("/api/v1/doctor/repair"))  # a healthy store: nothing to mend
+    assert mended["repaired"] == [] and mended["problems"] == report["problems"]
 
 
 # ----------------------------------------------------------------------------- the server's own answers

@@ -379,5 +379,9 @@ class _Calls:
         return Call("DELETE", _session_path(session_id), _one(SessionDeleted.from_dict))
 
     # ------------------------------------------------------------------ health
-    def doctor(self) -> Call[DoctorReport]:
+    def doctor(self, *, repair: bool = False) -> Call[DoctorReport]:
+        from openviking.values import flag
+
+        if flag(repair, "repair"):  # mends the server's store: a write, with the root key
+            return Call("POST", "/api/v1/doctor/repair", _one(DoctorReport.from_dict))
         return Call("GET", "/api/v1/doctor", _one(DoctorReport.from_dict), read=True)

@@ -106,27 +106,34 @@ def refresh_directories(
     embedder: Embedder,
     top: VikingURI,
     *,
-    tags: Sequence[str] = (),
+    tags: Sequence[str] | None = (),
     source: Path | None = None,
     folders: dict[str, str] | None = None,
     limits: IngestLimits = DEFAULT_LIMITS,
     force: bool = False,
+    dry_run: list[str] | None = None,
 ) -> int:
     """Regenerate L0/L1 of every directory in ``top``'s subtree (``top`` may be a file) and above it.
 
     Directories that hold files but have no node yet get one; directories left empty by
     removed files are deleted (when they came from ``source``). A directory without a
     ``source`` gets its local folder from ``folders`` (local paths by URI, as the add read
-    them from its files' paths). Returns how many directories were (re)written.
+    them from its files' paths). ``tags`` None keeps each directory's stored tags. With a
+    ``dry_run`` list nothing is written: the URIs of the directories a refresh would write or
+    delete are put in it. Returns how many directories were (re)written.
     """
     with store.write_lock():
         ancestors = _ancestors(top)
         nodes = _read_nodes(store, top, ancestors)
         directories = _directories_to_refresh(nodes, top, ancestors)
-        _delete_scheme_node(store, top, nodes)
+        if dry_run is None:
+            _delete_scheme_node(store, top, nodes)
         refresh = _Refresh(top, tags, source, folders or {}, limits, force, nodes)
         for uri_text in sorted(directories, key=lambda u: -u.count("/")):
             refresh.summarise(uri_text)  # deepest first: a directory's summary reads its children's
+        if dry_run is not None:
+            dry_run += [row["uri"] for row in refresh.rows] + refresh.emptied
+            return len(refresh.rows)
         _delete_directories(store, refresh.emptied)
         store_directories(store, embedder, refresh.rows, refresh.records, refresh.inputs)
         return len(refresh.rows)
@@ -180,14 +187,14 @@ def _delete_scheme_node(store: LanceStore, top: VikingURI, nodes: dict[str, dict
     directory, and glob and ls would list it as one."""
     if top.is_root and SCHEME in nodes:
         store.delete_nodes_by_uri([SCHEME])
-        store.delete_records_by_uri([SCHEME])
+        store.delete_records_by_uri([SCHEME])  # nodes first, as everywhere
 
 
 def _delete_directories(store: LanceStore, uris: list[str]) -> None:
     """Delete the directories at ``uris`` with their records."""
     if uris:
-        store.delete_records_by_uri(uris)
         store.delete_nodes_by_uri(uris)
+        store.delete_records_by_uri(uris)
 
 
 class _Refresh:
@@ -201,7 +208,7 @@ class _Refresh:
     def __init__(
         self,
         top: VikingURI,
-        tags: Sequence[str],
+        tags: Sequence[str] | None,
         source: Path | None,
         folders: dict[str, str],
         limits: IngestLimits,
@@ -281,7 +288,7 @@ class _Refresh:
             size=0,
             created_at=stored.get("created_at") or self.now,
             updated_at=latest or stored.get("updated_at") or self.now,
-            tags=list(self.tags) if within else list(stored.get("tags") or []),
+            tags=list(self.tags) if within and self.tags is not None else list(stored.get("tags") or []),
             content_hash=draft.stored_hash,
             source=stored.get("source") or (self._local_folder(uri) if within else ""),
         )

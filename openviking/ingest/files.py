@@ -88,8 +88,10 @@ class Appender:
         self.versions: tuple[int, int] | None = None
 
     def start(self, root: VikingURI, existing: dict[str, Any], new_uris: list[str]) -> None:
-        """Clear records left at ``new_uris`` (a crash between a batch's records and its nodes)."""
-        if not new_uris or not self.store.has_records:
+        """Clear records under ``root`` that have no node: what a crash between a batch's records
+        and its nodes leaves, or between a vanished file's node and its records (so also at
+        ``new_uris``, which this add then appends to)."""
+        if not self.store.has_records:
             self.versions = self.store.table_versions()
             return
         if not existing:
@@ -97,10 +99,9 @@ class Appender:
             if self.store.count_records_below(root):
                 self.store.delete_records_below(root)
         else:
-            for start in range(0, len(new_uris), 500):
-                batch = new_uris[start : start + 500]
-                if self.store.count_records_by_uri(batch):
-                    self.store.delete_records_by_uri(batch)
+            leftovers = {row["uri"] for row in self.store.records_below(root, ["uri"])} - existing.keys()
+            if leftovers:
+                self.store.delete_records_by_uri(sorted(leftovers))
         self.versions = self.store.table_versions()
 
     @property
@@ -282,8 +283,18 @@ def write_batch(
         )
         for p in batch
     ]
+    covered = sum(p.source.size for p in batch)
     with store.write_lock():  # records, then nodes: a crash in between leaves records that start() clears
         undisturbed = appender is not None and appender.nobody_else_wrote()
+        if appender is not None and not undisturbed:
+            # Another writer wrote since this add read the store: files it already wrote as
+            # this add would are not written again, and are reported as unchanged.
+            batch = _not_written_meanwhile(store, batch, result)
+            kept = {str(p.uri) for p in batch}
+            uris = [uri for uri in uris if uri in kept]
+            rows = [row for row in rows if row["uri"] in kept]
+            nodes = [node for node in nodes if node["uri"] in kept]
+            all_new = False
         if all_new and undisturbed:
             store.append_records(rows, embedder.dimension)
             store.insert_nodes(nodes)
@@ -292,7 +303,38 @@ def write_batch(
             store.upsert_nodes(nodes)
         if appender is not None:
             appender.wrote()
-    return sum(p.source.size for p in batch)
+    return covered
+
+
+def _not_written_meanwhile(store: LanceStore, batch: list[PreparedFile], result: AddResult) -> list[PreparedFile]:
+    """The files of ``batch`` whose stored node is not already what this add would write;
+    ``result`` counts the others as unchanged (and a file new to this add that another writer
+    stored otherwise as updated)."""
+    stored = {
+        node["uri"]: node
+        for node in store.nodes_by_uri([str(p.uri) for p in batch], ["uri", "content_hash", "tags", "source"])
+    }
+    left = []
+    for p in batch:
+        node = stored.get(str(p.uri))
+        same = (
+            node is not None
+            and node["content_hash"] == p.content_hash
+            and sorted(node.get("tags") or []) == sorted(p.tags)
+            and (node.get("source") or "") == p.source_label
+        )
+        if same:
+            result.unchanged += 1
+        if same or node is not None and p.is_new:
+            if p.is_new:
+                result.added -= 1
+            else:
+                result.updated -= 1
+        if not same:
+            if node is not None and p.is_new:
+                result.updated += 1
+            left.append(p)
+    return left
 
 
 def reembed_files(

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 MOVE_IN_PROGRESS = "move_in_progress"  # meta key: [source, target] of a move being written
+LAST_MOVE = "last_move"  # meta key: [source, target] of the last move finished
 
 
 def make_directory(
@@ -62,6 +63,8 @@ def make_directory(
     with store.write_lock():
         existing = store.get_node(str(uri), columns=["uri", "is_dir"])
         if existing is not None:
+            if existing["is_dir"]:  # a mkdir killed before its parents' summaries were written
+                refresh_directories(store, embedder, uri, limits=limits)
             kind = "directory" if existing["is_dir"] else "file"
             raise AlreadyExistsError(f"{uri} already exists (a {kind})", details={"uri": str(uri)})
         check_parents_are_directories(store, uri)
@@ -121,10 +124,16 @@ def remove(
                 details={"uri": str(uri)},
             )
         count = store.count_nodes(below=uri)
-        store.delete_records_below(uri)
+        # Nodes, then records: a kill in between leaves records without a node, which readers
+        # never show and the next write or doctor --repair clears, never a node without records.
         store.delete_nodes_below(uri)
+        store.delete_records_below(uri)
         relations.remove_links_within(store, uri)
-        if node is not None and uri.parent is not None and not uri.parent.is_root:
+        parent = uri.parent
+        # Also when nothing was left at ``uri``: an rm killed after its deletes left the
+        # parent's summary naming what went, and the same rm again refreshes it.
+        above = None if parent is None or parent.is_root else store.get_node(str(parent), columns=["uri", "is_dir"])
+        if above is not None and above["is_dir"]:
             refresh_directories(store, embedder, uri, limits=limits)
     if count:
         store.optimize()
@@ -146,8 +155,11 @@ def move(
     same mv run again, so the store never stays with both trees, or with records of a tree
     that has no nodes.
 
+    The same mv run again once it finished (the store's last move, nothing at ``source``
+    and something at ``target``) moves nothing and reports 0, as ``rm`` of what is gone does.
+
     Raises:
-        NotFoundError: nothing at ``source``.
+        NotFoundError: nothing at ``source`` nor at ``target``.
         AlreadyExistsError: something at ``target``.
         InvalidArgumentError: a scope root, or a target inside the source.
         FailedPreconditionError: a parent of ``target`` is a file.
@@ -163,6 +175,10 @@ def move(
             return MoveResult(from_uri=str(source), to=str(target), moved=moved, resumed=True)
         refuse_while_a_move_is_unfinished(store, [None], meta)  # the store remembers one move at a time
         if store.get_node(str(source), columns=["uri"]) is None:
+            done = meta.get(LAST_MOVE) == json.dumps([str(source), str(target)])
+            if done and store.get_node(str(target), columns=["uri"]) is not None:
+                # The same mv run again after it finished: nothing is left to do, as for rm.
+                return MoveResult(from_uri=str(source), to=str(target), moved=0)
             raise NotFoundError(f"File not found: {source}", details={"uri": str(source)})
         if store.get_node(str(target), columns=["uri"]) is not None:
             raise AlreadyExistsError(
@@ -239,18 +255,20 @@ def _finish_move(
             depth=new.depth,
             context_type=new.context_type,
         )
-    if nodes:
-        store.upsert_nodes(nodes)
+    # Records before nodes when copying, nodes before records when deleting: at every point
+    # each file node has its records (see remove).
     if records:
         dimension = store.records_dimension()
         assert dimension is not None  # the records just read are in a records table
         store.replace_records(sorted({r["uri"] for r in records}), records, dimension)
-    store.delete_records_below(source)
+    if nodes:
+        store.upsert_nodes(nodes)
     store.delete_nodes_below(source)
+    store.delete_records_below(source)
     relations.move_links(store, source, target)
     refresh_directories(store, embedder, source, limits=limits)
     refresh_directories(store, embedder, target, limits=limits)
-    store.set_meta({MOVE_IN_PROGRESS: ""})
+    store.set_meta({MOVE_IN_PROGRESS: "", LAST_MOVE: json.dumps([str(source), str(target)])})
     return len(nodes)
 
 

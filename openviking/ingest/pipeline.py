@@ -374,5 +374,5 @@ def _sources(existing: dict[str, dict[str, Any]], uris: list[str]) -> set[str]:
 
 
 def _delete_files(store: LanceStore, uris: list[str]) -> None:
+    store.delete_nodes_by_uri(uris)  # nodes first: a node never stays without its records
     store.delete_records_by_uri(uris)
-    store.delete_nodes_by_uri(uris)

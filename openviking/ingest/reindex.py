@@ -25,7 +25,7 @@ from openviking.uri import VikingURI
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
-__all__ = ["reindex"]
+__all__ = ["abandon_switch", "reindex"]
 
 FILE_COLUMNS = ["uri", "content", "content_hash", "created_at", "updated_at", "tags", "source", "size"]
 
@@ -45,6 +45,7 @@ def reindex(
     scope = VikingURI(()) if root is None else root
     if built_with in (None, "", embedder.identity):
         with store.write_lock():
+            abandon_switch(store)
             result = _reembed(store, embedder, scope, set(), limits, progress)
             store.set_meta({"embedder": embedder.identity, "dimension": str(embedder.dimension)})
         store.optimize()
@@ -57,6 +58,11 @@ def reindex(
     target = meta.get("reindex_table") if meta.get("reindex_embedder") == embedder.identity else None
     with store.write_lock():
         if not target or not store.has_table(target):
+            # Tables an earlier run left (killed before it named its table, or a switch to
+            # another embedder) go first, so that a run again fills the table a first run would.
+            stale = {*store.leftover_records_tables(), meta.get("reindex_table") or ""} - {"", store.records_table}
+            for name in sorted(stale):
+                store.drop_table(name)
             target = _new_table_name(store)
             store.create_records_table(target, embedder.dimension)
             store.set_meta({"reindex_table": target, "reindex_embedder": embedder.identity})
@@ -87,6 +93,26 @@ def reindex(
     return _summary(embedder, built_with, result, started, switched=True)
 
 
+def abandon_switch(store: LanceStore) -> str | None:
+    """Drop what an interrupted switch to another embedder left (its table, its meta keys, the
+    marker): with the store's own embedder configured again, the store stays with it. Returns
+    the embedder that switch was to, if there was one."""
+    meta = store.meta()
+    target, switching_to = meta.get("reindex_table") or "", meta.get("reindex_embedder") or ""
+    marker = store.pending_records_table()
+    leftovers = store.leftover_records_tables()
+    if not target and not marker and not leftovers and not store.has_marker():
+        return None
+    with store.write_lock():
+        for name in sorted({target, marker or "", *leftovers} - {"", store.records_table}):
+            store.drop_table(name)
+        if target or switching_to:
+            store.set_meta({"reindex_table": "", "reindex_embedder": ""})
+        if store.has_marker():
+            store.set_pending_records_table(None)
+    return switching_to or None
+
+
 def _reembed(
     store: LanceStore,
     embedder: Embedder,
@@ -98,7 +124,7 @@ def _reembed(
     files = [n for n in store.nodes_below(scope, columns=FILE_COLUMNS, files_only=True) if n["uri"] not in done]
     files.sort(key=lambda n: n["uri"])
     result = reembed_files(store, embedder, files, limits=limits, progress=progress)
-    result.directories = refresh_directories(store, embedder, scope, limits=limits, force=True)
+    result.directories = refresh_directories(store, embedder, scope, tags=None, limits=limits, force=True)
     return result
 
 

@@ -158,6 +158,10 @@ def _walk_dir(
         name = entry.name
         rel = f"{rel_dir}/{utf8_text(name)}" if rel_dir else utf8_text(name)
         if name.startswith("."):
+            if name.lower().endswith(_DOCUMENT_SUFFIXES) and entry.is_file():
+                # A document named like one (..md, .notes.md) is said to be skipped; dotfiles
+                # of tools (.gitignore, .env) and hidden folders pass unsaid, as git's do.
+                result.skipped.append((rel, "hidden: its name starts with a dot"))
             continue
         try:
             is_link = entry.is_symlink()
@@ -209,6 +213,7 @@ def _walk_dir(
         result.files.append(SourceFile(path, rel, stat.st_size, stat.st_mtime))
 
 
+_DOCUMENT_SUFFIXES = (".md", ".markdown", ".mdx", ".txt", ".rst")
 _TOO_LARGE = f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB"
 
 # UTF-16 text is full of NUL bytes; its byte-order mark says it is text all the same.

@@ -297,10 +297,12 @@ class SessionStore:
             "created_at": now,
         }
         with self.store.write_lock():
+            # The session's row, then the message: a kill in between leaves a session without
+            # the message, never a message without its session (as delete does).
             row = self._row(sid) or self._new_row(sid)
-            self.rows.write_message(message)
             row["updated_at"] = now
             self.rows.write_session(row)
+            self.rows.write_message(message)
             count = self.rows.count_messages(sid)
         return MessageAdded(session_id=sid, uri=row["uri"], message=_message(message), message_count=count)
 

@@ -25,7 +25,7 @@ from openviking.errors import (
 from . import schema
 from .filters import Scope, path_scope_sql, sql_in, sql_string
 from .locking import LOCK_FILE
-from .tables import COMMIT_TRIES, Tables, _batches, _dedupe, run, store_exists, store_writable
+from .tables import COMMIT_TRIES, Tables, _batches, _dedupe, committed, run, store_exists, store_writable
 from .tables import _translate as _translate  # where the tests word LanceDB's errors
 
 if TYPE_CHECKING:
@@ -104,21 +104,29 @@ class LanceStore(Tables):
         store.records_table = store.meta().get("records_table") or schema.RECORDS
         return store
 
+    @classmethod
+    def open_damaged(cls, path: str, *, storage: StorageConfig | None = None) -> LanceStore:
+        """The store at ``path`` with no table opened yet: for doctor, when one of them fails to."""
+        return cls._connect(path, create=False, storage=storage)
+
+    def create_missing_tables(self) -> None:
+        """Make the base tables a store killed while it was made lacks (doctor --repair)."""
+        with self.write_lock():
+            self._create_base_tables()
+
     def _create_base_tables(self) -> None:
         for name, table_schema in ((schema.NODES, schema.nodes_schema()), (schema.META, schema.meta_schema())):
             if not self._has_table(name):
-                self._tables[name] = self.run(
-                    lambda name=name, table_schema=table_schema: self._db.create_table(
-                        name, schema=table_schema, exist_ok=True
-                    )
-                )
+                self.create_table(name, table_schema)
         meta = self.meta()
         if "format_version" not in meta:
             self.set_meta({"format_version": schema.FORMAT_VERSION})
 
     # ------------------------------------------------------------------ meta
     def meta(self) -> dict[str, str]:
-        """All key/value facts of the store."""
+        """All key/value facts of the store (none when a kill left it without its meta table)."""
+        if not self._has_table(schema.META):
+            return {}
         rows = self._table(schema.META).search().select(["key", "value"]).limit(None).to_list()
         return {row["key"]: row["value"] for row in rows}
 
@@ -127,7 +135,10 @@ class LanceStore(Tables):
         with self.write_lock():
             rows = [{"key": k, "value": v} for k, v in values.items()]
             table = self._table(schema.META)
-            table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(rows)
+            self._commit(
+                table,
+                lambda: table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(rows),
+            )
 
     # ------------------------------------------------------------------ nodes
     def get_node(self, uri: str, columns: Sequence[str] | None = None) -> dict[str, Any] | None:
@@ -355,12 +366,28 @@ class LanceStore(Tables):
                     else obstore.delete(client, PENDING_RECORDS_FILE)
                 )
             )
-            return
-        marker = Path(self.path, PENDING_RECORDS_FILE)
-        if name:
-            marker.write_text(name + "\n", encoding="utf-8")
         else:
-            marker.unlink(missing_ok=True)
+            marker = Path(self.path, PENDING_RECORDS_FILE)
+            if name:
+                marker.write_text(name + "\n", encoding="utf-8")
+            else:
+                marker.unlink(missing_ok=True)
+        committed()
+
+    def leftover_records_tables(self) -> list[str]:
+        """Records tables that are neither in use nor being filled by a reindex (what a reindex
+        killed after its switch, before it dropped the old table, leaves)."""
+        keep = {self.records_table, self.meta().get("reindex_table") or ""}
+        return sorted(
+            name
+            for name in self.table_names()
+            if (name == schema.RECORDS or name.startswith(schema.RECORDS + "_") and name[8:].isdigit())
+            and name not in keep
+        )
+
+    def has_marker(self) -> bool:
+        """True when the reindex marker exists (even one naming no table that is left)."""
+        return self._read_marker() is not None
 
     def _read_marker(self) -> str | None:
         if self.location is not None:
@@ -445,10 +472,7 @@ class LanceStore(Tables):
                     hint="Re-embed everything with: openviking reindex",
                 )
             return table
-        name, dimension_schema = self.records_table, schema.records_schema(dimension)
-        table = self.run(lambda: self._db.create_table(name, schema=dimension_schema, exist_ok=True))
-        self._tables[self.records_table] = table
-        return table
+        return self.create_table(self.records_table, schema.records_schema(dimension))
 
     # ------------------------------------------------------------------ indexes
     def records(self) -> Any:
@@ -492,7 +516,7 @@ class LanceStore(Tables):
         """Create an empty records table ``name`` (dropping a leftover one of that name)."""
         with self.write_lock():
             self.drop_table(name)
-            self._tables[name] = self.run(lambda: self._db.create_table(name, schema=schema.records_schema(dimension)))
+            self.create_table(name, schema.records_schema(dimension), exist_ok=False)
             self._forget_indexes(name)
 
     # ------------------------------------------------------------------ maintenance

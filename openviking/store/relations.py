@@ -83,5 +83,7 @@ def move_links(store: LanceStore, old: VikingURI, new: VikingURI) -> None:
         source, target = moved(row["from_uri"]), moved(row["to_uri"])
         rewritten.append({**row, "id": _link_id(source, target), "from_uri": source, "to_uri": target})
     with store.write_lock():
-        store._delete_rows(RELATIONS, scope)
+        # The new links first: a kill in between leaves both, and the move run again rewrites
+        # the old ones once more (their new ids are the same), never neither.
         store._upsert_rows(RELATIONS, rewritten, "id", relations_schema())
+        store._delete_rows(RELATIONS, scope)

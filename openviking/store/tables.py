@@ -4,7 +4,9 @@
 (to a directory, or to a bucket with its storage options), keeps one handle per table and
 brings them up to date with other processes' writes (``storage.read_consistency_seconds``),
 holds the write lock (``locking.py``), makes each commit (a retryable commit conflict again,
-with backoff), and words LanceDB's errors as OpenVikingErrors with no credential in them.
+with backoff; each counted for the crash tests' fault point), restores a damaged table to its
+last readable version, and words LanceDB's errors as OpenVikingErrors with no credential in them
+(a missing or damaged file as ``StoreDamagedError``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from openviking.errors import (
     InternalError,
     NotFoundError,
     OpenVikingError,
+    StoreDamagedError,
     StoreNotWritableError,
     UnavailableError,
 )
@@ -54,6 +57,21 @@ REMOTE_CONSISTENCY_SECONDS = 1.0
 # on the latest version, after 0.05, 0.1, 0.2... seconds (with jitter); under the write lock
 # only a writer whose lease was taken over can race, so a few tries are plenty.
 COMMIT_TRIES = 6
+# The fault point of the crash tests (tests/test_crash_points.py): with this variable set to k,
+# the process ends at once, as a kill -9 would, right after its k-th durable write (a commit of
+# any table, a table made or dropped, the reindex marker). Unset, it costs one lookup a commit.
+FAULT_AFTER_COMMITS = "OPENVIKING_FAULT_AFTER_COMMITS"
+FAULT_EXIT_STATUS = 86  # what the process exits with at the fault point
+_commits_made = 0
+
+
+def committed() -> None:
+    """Count one durable write of this process; at the fault point, end it (see FAULT_AFTER_COMMITS)."""
+    global _commits_made
+    _commits_made += 1
+    after = os.environ.get(FAULT_AFTER_COMMITS)
+    if after and after.isdigit() and _commits_made >= int(after):
+        os._exit(FAULT_EXIT_STATUS)
 
 
 def store_exists(path: str) -> bool:
@@ -196,15 +214,93 @@ class Tables:
         """Why each table that cannot be read fails (a data file deleted or damaged), for doctor.
 
         Counting rows reads only the manifest, so one column of every row is read here."""
-        problems = []
-        for name in self.run(self._db.list_tables).tables:
+        return [f"table {name}: {why}" for name, why in self.unreadable_tables().items()]
+
+    def table_names(self) -> list[str]:
+        """The names of the tables the store holds."""
+        return list(self.run(self._db.list_tables).tables)
+
+    def unreadable_tables(self) -> dict[str, str]:
+        """``{table: why}`` for each table that cannot be read through (see read_problems)."""
+        problems = {}
+        for name in self.table_names():
             try:
                 table = self._table(name)
                 column = table.schema.names[0]
                 self.run(lambda table=table, column=column: table.search().select([column]).limit(None).to_arrow())
             except OpenVikingError as exc:
-                problems.append(f"table {name}: {exc.message}")
+                problems[name] = exc.message
         return problems
+
+    def restore_readable(self, name: str) -> dict[str, Any]:
+        """Bring table ``name`` back to its newest version that reads through, and say what that lost.
+
+        A manifest that cannot be parsed is set aside (into ``_damaged/`` beside the table's
+        versions) until the table opens; then each version, newest first, is read whole, and
+        the first that reads becomes the latest again (LanceDB's restore: a new version with
+        that one's rows). Only a store on a local disk can be mended so.
+
+        Raises:
+            FailedPreconditionError: the store is on object storage, or no version reads.
+        """
+        if self.location is not None:
+            raise FailedPreconditionError(
+                f"Table {name} of {self.path} is damaged; a store on object storage is not mended in place",
+                hint="Restore the bucket's objects from a copy",
+                details={"table": name},
+            )
+        with self.write_lock():
+            set_aside = self._open_setting_aside(name)
+            table = self._tables[name]
+            versions = sorted(int(v["version"]) for v in self.run(table.list_versions))
+            latest = versions[-1]
+            try:
+                rows_before: int | None = int(table.count_rows())
+            except Exception:  # the manifest reads no better than the data: nothing to say
+                rows_before = None
+            for version in reversed(versions):
+                try:
+                    table.checkout(version)
+                    rows_after = table.to_arrow().num_rows
+                except Exception:
+                    continue
+                if version != latest:
+                    table.checkout_latest()
+                    self.run(lambda version=version: table.restore(version))
+                    committed()
+                else:
+                    table.checkout_latest()
+                return {
+                    "table": name,
+                    "version": version,
+                    "latest": latest,
+                    "rows_before": rows_before,
+                    "rows_after": rows_after,
+                    "manifests_set_aside": set_aside,
+                }
+        raise FailedPreconditionError(f"No version of table {name} of {self.path} can be read", details={"table": name})
+
+    def _open_setting_aside(self, name: str) -> list[str]:
+        """Open table ``name``, setting aside its newest manifests while they cannot be parsed."""
+        versions_dir = Path(self.path, f"{name}.lance", "_versions")
+        set_aside: list[str] = []
+        while True:
+            self._tables.pop(name, None)
+            self._missing.pop(name, None)
+            try:
+                self._tables[name] = self._db.open_table(name)
+                self._tables[name].count_rows()
+                return set_aside
+            except Exception as exc:
+                manifests = sorted(versions_dir.glob("*.manifest"), key=_manifest_version)
+                if len(manifests) < 2:
+                    raise _translate(exc, f"Cannot open table {name}") from exc
+                newest = manifests[-1]
+                aside = versions_dir.parent / "_damaged"
+                aside.mkdir(exist_ok=True)
+                newest.rename(aside / newest.name)
+                (versions_dir / "latest_version_hint.json").unlink(missing_ok=True)
+                set_aside.append(newest.name)
 
     def _table(self, name: str) -> Any:
         if not self._has_table(name):
@@ -258,7 +354,9 @@ class Tables:
         backoff, and never shown; after ``COMMIT_TRIES`` the store is called busy."""
         for attempt in range(COMMIT_TRIES):
             try:
-                return call()
+                done = call()
+                committed()
+                return done
             except (OpenVikingError, KeyboardInterrupt):
                 raise
             except Exception as exc:
@@ -286,7 +384,7 @@ class Tables:
         data = pa.Table.from_pylist(_dedupe(rows, key), schema=table_schema)
         with self.write_lock():
             if not self._has_table(name):
-                self._tables[name] = self.run(lambda: self._db.create_table(name, schema=table_schema, exist_ok=True))
+                self._tables[name] = self.create_table(name, table_schema)
             table = self._tables[name]
             self._commit(
                 table,
@@ -317,6 +415,15 @@ class Tables:
             return 0
         return int(self.run(lambda: self._tables[name].count_rows(where)))
 
+    def create_table(self, name: str, table_schema: pa.Schema, *, exist_ok: bool = True) -> Any:
+        """Make table ``name`` (under the write lock) and return its handle."""
+        with self.write_lock():
+            table = self.run(lambda: self._db.create_table(name, schema=table_schema, exist_ok=exist_ok))
+            committed()
+            self._tables[name] = table
+            self._missing.pop(name, None)
+            return table
+
     def drop_table(self, name: str) -> None:
         """Remove table ``name`` and its files (nothing happens when it does not exist)."""
         with self.write_lock():
@@ -324,7 +431,8 @@ class Tables:
             try:
                 self._db.drop_table(name)
             except (FileNotFoundError, ValueError):
-                pass
+                return
+            committed()
 
     def _delete_rows(self, name: str, where: str) -> None:
         """Delete the rows of table ``name`` matching ``where``."""
@@ -332,6 +440,13 @@ class Tables:
             return
         with self.write_lock():
             self._commit(self._tables[name], lambda: self._tables[name].delete(where))
+
+
+def _manifest_version(path: Path) -> int:
+    # Lance names manifests by version, or (its newer scheme) by u64::MAX minus the version,
+    # so that the newest sorts first in a listing.
+    number = int(path.stem) if path.stem.isdigit() else 0
+    return 2**64 - 1 - number if number >= 2**63 else number
 
 
 def _batches(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
@@ -384,6 +499,14 @@ def _is_storage_failure(exc: BaseException) -> bool:
 
 # Lance's errors end with where in its Rust source they were raised: no use to a user.
 _RUST_LOCATION = re.compile(r",?\s*/\S+\.rs:\d+:\d+")
+# What Lance says of a data file or manifest that is missing or damaged (and a panic, which
+# is how it meets a manifest it cannot parse).
+_DAMAGE = re.compile(
+    r"not found: \S+\.lance\b|corrupt|failed to fill whole buffer|invalid range|panicked|"
+    r"unexpected eof|too small|LanceError\(IO\)",
+    re.IGNORECASE,
+)
+DAMAGE_HINT = "Run openviking doctor to see what is damaged, and openviking doctor --repair to mend it"
 
 
 def _translate(exc: Exception, context: str, location: Location | None = None) -> OpenVikingError:
@@ -393,6 +516,8 @@ def _translate(exc: Exception, context: str, location: Location | None = None) -
     message = _RUST_LOCATION.sub("", message)
     if isinstance(exc, FileNotFoundError):
         return NotFoundError(f"{context}: {message}")
+    if type(exc).__name__ == "RustPanic" or not isinstance(exc, OSError) and _DAMAGE.search(message):
+        return StoreDamagedError(f"{context}: {message}", hint=DAMAGE_HINT, details={"error": type(exc).__name__})
     if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         return StoreNotWritableError(
             f"{context}: {exc.strerror or message}",

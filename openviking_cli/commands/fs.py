@@ -97,14 +97,26 @@ def reindex(
 
 
 @command(app, "doctor")
-def doctor(ctx: CliContext) -> Output:
+def doctor(
+    ctx: CliContext,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Mend what a crash or a damaged file left in the store first, and say what was done.",
+        ),
+    ] = False,
+) -> Output:
     """Check the installation, the configuration and the store (exit 1 when a problem is found).
 
-    It reads every table of the store and opens a connection to each model server the
-    configuration names. With -o json or jsonl a problem is an error object on stderr whose details
-    hold the whole report.
+    It reads every table of the store, looks for what a stopped write can leave (summaries out
+    of date, records without nodes or nodes without records, an interrupted reindex or move, a
+    missing table) and opens a connection to each model server the configuration names. With
+    --repair it mends those first (a damaged table goes back to its last readable version, and
+    the report says what that lost); it exits 0 once nothing is wrong. With -o json or jsonl a
+    problem is an error object on stderr whose details hold the whole report.
     """
-    report = ctx.client().doctor()
+    report = ctx.client().doctor(repair=repair)
     problems = report["problems"]
     if problems and ctx.machine:  # "status": "ok" with exit 1 would tell a script two things
         from openviking.errors import FailedPreconditionError
@@ -148,6 +160,8 @@ def doctor(ctx: CliContext) -> Output:
             )
         for line in lines:
             console.print(Text(line), soft_wrap=True)
+        for done in report["repaired"]:
+            console.print(Text("repaired: " + done, style="green"), soft_wrap=True)
         for problem in report["problems"]:
             console.print(Text("problem: " + problem, style="red"), soft_wrap=True)
 
@@ -189,7 +203,11 @@ def mv(
 ) -> Output:
     """Move (rename) a file or directory; its index and relations follow."""
     result = ctx.client().mv(source, target)
-    return Output(result, table=_line(f"Moved {result['from']} -> {result['to']}"))
+    if not result["moved"] and not result.get("resumed"):
+        text = f"Nothing to move: {result['from']} is gone and {result['to']} exists (moved already)"
+    else:
+        text = f"Moved {result['from']} -> {result['to']}"
+    return Output(result, table=_line(text))
 
 
 @command(app, "link")

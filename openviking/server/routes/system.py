@@ -42,6 +42,15 @@ def doctor(client: Client) -> EnvelopeResponse:
     return ok(client.doctor())
 
 
+@router.post("/api/v1/doctor/repair")
+def doctor_repair(client: Client, caller: CallerOf) -> EnvelopeResponse:
+    """doctor, after mending what a crash or a damaged file left in the store (root key only:
+    the store holds every user's space)."""
+    if caller.isolated:
+        raise PermissionDeniedError("Repairing the store needs the root key", hint="Ask whoever holds the root key")
+    return ok(client.doctor(repair=True))
+
+
 @router.post("/api/v1/reindex")
 def reindex(client: Client, caller: CallerOf, body: ReindexBody | None = None) -> EnvelopeResponse:
     """Embed the store (or the files below uri) again with the configured embedder."""
