@@ -1044,3 +1044,24 @@ def test_source_name_records_another_path_as_the_source(hash_client: OpenViking,
     hash_client.add_skill(skill, source_name="/home/alice/write-rfc")
     other_copy = make_tree(tmp_path / "s2" / "write-rfc", {"SKILL.md": "# Write an RFC, better\n"})
     assert hash_client.add_skill(other_copy, source_name="/home/alice/write-rfc").updated == 1
+
+
+LOCKED = Path("/proc/1/fdinfo")  # a folder whose entries even root may not stat (ptrace rules)
+
+
+def _locked_for_stat() -> bool:
+    try:
+        (LOCKED / ".gitignore").is_file()
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+@pytest.mark.skipif(not _locked_for_stat(), reason="no folder here refuses a stat of its entries")
+def test_a_folder_whose_entries_cannot_be_looked_at_is_walked_not_a_bug() -> None:
+    from openviking.ingest.walk import walk
+
+    result = walk(LOCKED)  # stat of a path in it raises EACCES, even the check for a .gitignore
+    assert all(not reason.startswith("Unexpected") for _path, reason in result.skipped)

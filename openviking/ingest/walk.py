@@ -61,14 +61,14 @@ class _Ignores:
 
     def extended(self, directory: Path, rel_dir: str) -> _Ignores:
         ignore_file = directory / ".gitignore"
-        if not ignore_file.is_file():
-            return self
-        import pathspec
-
-        try:
+        try:  # is_file() too: it raises on a folder the user may not look into (EACCES)
+            if not ignore_file.is_file():
+                return self
             lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:
             return self
+        import pathspec
+
         spec = pathspec.GitIgnoreSpec.from_lines(lines)
         return _Ignores((*self.rules, (rel_dir, spec)))
 
@@ -138,6 +138,21 @@ def _user_spec(patterns: Sequence[str], flag: str) -> object | None:
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _same_file(entry: os.DirEntry[str], store: tuple[int, int]) -> bool:
+    """True when ``entry`` is the folder of the store being written (device, inode)."""
+    try:
+        return entry.inode() == store[1] and entry.stat().st_dev == store[0]
+    except OSError:
+        return False
+
+
 def _walk_dir(
     directory: Path,
     real_root: Path,
@@ -158,7 +173,7 @@ def _walk_dir(
         name = entry.name
         rel = f"{rel_dir}/{utf8_text(name)}" if rel_dir else utf8_text(name)
         if name.startswith("."):
-            if name.lower().endswith(_DOCUMENT_SUFFIXES) and entry.is_file():
+            if name.lower().endswith(_DOCUMENT_SUFFIXES) and _is_file(entry):
                 # A document named like one (..md, .notes.md) is said to be skipped; dotfiles
                 # of tools (.gitignore, .env) and hidden folders pass unsaid, as git's do.
                 result.skipped.append((rel, "hidden: its name starts with a dot"))
@@ -171,7 +186,7 @@ def _walk_dir(
         if is_dir:
             if ignores.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):  # type: ignore[attr-defined]
                 continue
-            if store is not None and entry.inode() == store[1] and entry.stat().st_dev == store[0]:
+            if store is not None and _same_file(entry, store):
                 result.skipped.append((rel, "the store being written"))
                 continue
             _walk_dir(Path(entry.path), real_root, rel, ignores, include_spec, exclude_spec, result, store)
@@ -190,10 +205,15 @@ def _walk_dir(
             except OSError as exc:
                 result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}"))
                 continue
-            if not target.exists():
+            try:
+                exists, target_is_dir = target.exists(), target.is_dir()
+            except OSError as exc:  # a target the user may not look at
+                result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}"))
+                continue
+            if not exists:
                 result.skipped.append((rel, "broken symlink"))
                 continue
-            if target.is_dir():
+            if target_is_dir:
                 result.skipped.append((rel, "symlinked directory (not followed)"))
                 continue
             if not target.is_relative_to(real_root):
