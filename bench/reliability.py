@@ -20,9 +20,14 @@ of another kind (crash injection, say) is one more entry.
 * ``repair``: stores damaged for real (a killed write, a data file deleted or cut short, a
   manifest overwritten or emptied, a store killed after its first table): doctor must name the
   damage, and ``doctor(repair=True)`` leave a store doctor finds nothing wrong with.
+* ``server``: ``openviking serve`` killed (SIGKILL) at ``--kills`` points of an add by path,
+  restarted, the add sent again, compared with a clean run; and ``--clients`` clients hanging up on
+  find, grep and add-memory after 1-50 ms: the server must still answer, log no traceback and hold
+  each memory once or not at all.
 
     python -m bench reliability --examples 2000
     python -m bench reliability --suites regex,glob
+    python -m bench reliability --suites server --work /tmp/ov-rel-server
 """
 
 from __future__ import annotations
@@ -69,6 +74,11 @@ COLUMNS = [
     "slowest input",
     "converged",
     "repaired",
+    "cut mid-add",
+    "left partial",
+    "requests cut",
+    "still serving",
+    "duplicates",
 ]
 CATASTROPHIC_GLOBS = [
     "{" * 500 + "a" + "}" * 500,
@@ -353,6 +363,205 @@ def run_repair_suite(folder: Path, args: argparse.Namespace) -> list[dict[str, A
     return [row]
 
 
+def _server_source(folder: Path) -> Path:
+    """A small folder to add: enough files that an add over HTTP takes a while to kill in."""
+    from helpers import make_tree
+
+    files = {
+        f"d{i % 6}/page{i:02d}.md": f"# Page {i}\n\nPage {i} tells of kettle {i} and teapot {i * 7}.\n" * 8
+        for i in range(60)
+    }
+    return make_tree(folder / "src", files)
+
+
+def _add(url: str, source: Path, timeout: float = 300) -> Any:
+    import httpx
+
+    return httpx.post(url + "/api/v1/resources", json={"path": str(source)}, timeout=timeout)
+
+
+def _add_into(answers: list[Any], url: str, source: Path) -> None:
+    with contextlib.suppress(Exception):  # the kill cuts it: no answer is what is expected
+        answers.append(_add(url, source))
+
+
+def run_server_killed(folder: Path, kills: int) -> dict[str, Any]:
+    """``openviking serve`` killed (SIGKILL) at ``kills`` delays spread over an add, restarted on
+    the same store, the add sent again: the store must be the clean run's, no URI twice."""
+    import threading
+
+    from helpers import HASH_CONF
+    from ovserver import process_server
+    from test_crash_points import _diff, state
+
+    source = _server_source(folder)
+    clean = folder / "clean"
+    with process_server(HASH_CONF, clean / "store", clean) as server:
+        started = time.perf_counter()
+        response = _add(server.url, source)
+        duration = time.perf_counter() - started
+        assert response.status_code == 200, response.text
+        server.stop()
+    expected = state(clean / "store")
+    print(f"  a clean add over HTTP: {duration:.2f} s", file=sys.stderr)
+    outcomes: list[_Timed] = []
+    cut = partial = 0
+    for k in range(kills):
+        delay = duration * (k + 0.5) / kills
+        work = folder / f"kill{k}"
+        store = work / "store"
+        problem = None
+        whole = False
+        answered: list[Any] = []
+        started = time.perf_counter()
+        try:
+            with process_server(HASH_CONF, store, work / "first") as server:
+                sender = threading.Thread(target=_add_into, args=(answered, server.url, source))
+                sender.start()
+                time.sleep(delay)
+                server.proc.kill()
+                server.proc.wait(timeout=30)
+                sender.join(timeout=60)
+            cut += not answered
+            if (store / "nodes.lance").exists():
+                with contextlib.suppress(Exception):  # a store too damaged to read counts as partial too
+                    whole = state(store) == expected
+                partial += not whole
+            with process_server(HASH_CONF, store, work / "again") as server:
+                again = _add(server.url, source)
+                if again.status_code != 200:
+                    problem = f"the add again: HTTP {again.status_code}: {again.text[:200]}"
+                if "Traceback" in server.log():
+                    problem = f"a traceback in the restarted server's log: {server.log()[-300:]}"
+                server.stop()
+            got = state(store)
+            if problem is None and got != expected:
+                problem = f"differs from a clean run: {json.dumps(_diff(got, expected), default=str)[:300]}"
+        except Exception as exc:  # counted, not raised: the table says what broke
+            problem = f"{type(exc).__name__}: {str(exc)[:300]}"
+        seconds = time.perf_counter() - started
+        what = f"killed after {delay:.2f} s ({'mid-add' if not answered else 'after the answer'})"
+        outcomes.append(_Timed(what, seconds, problem))
+        print(f"  {what}: {problem or 'converged'}", file=sys.stderr)
+    row = _row("server: killed mid-add", outcomes, {})
+    row.update({"converged": len([o for o in outcomes if not o.problem]), "cut mid-add": cut, "left partial": partial})
+    row["add s"] = round(duration, 2)
+    return row
+
+
+def run_server_disconnects(folder: Path, clients: int, rounds: int) -> dict[str, Any]:
+    """``clients`` threads opening find, grep and add_memory requests and hanging up after 1-50 ms,
+    ``rounds`` times each: the server must still answer, log no traceback, and hold each memory
+    once or not at all."""
+    import random
+    import re
+    import threading
+
+    import httpx
+    from helpers import HASH_CONF
+    from ovserver import process_server
+    from test_crash_points import state
+
+    from openviking import OpenViking
+    from openviking.config import config_from_dict
+
+    source = _server_source(folder)
+    store = folder / "store"
+    cut = answered = 0
+    acked: set[str] = set()
+    lock = threading.Lock()
+    problems: list[str] = []
+    started = time.perf_counter()
+    with process_server(HASH_CONF, store, folder) as server:
+        assert _add(server.url, source).status_code == 200
+
+        def client(number: int) -> None:
+            nonlocal cut, answered
+            rng = random.Random(number)
+            for step in range(rounds):
+                kind = ("find", "grep", "memory")[step % 3]
+                mark = f"cutmark-{number}-{step}"
+                path, body = {
+                    "find": ("/api/v1/search/find", {"query": f"kettle {step}", "limit": 20}),
+                    "grep": ("/api/v1/search/grep", {"uri": "viking://resources", "pattern": r"teapot \d+"}),
+                    "memory": ("/api/v1/memories", {"text": f"The user keeps note {mark} about tea."}),
+                }[kind]
+                try:
+                    response = httpx.post(server.url + path, json=body, timeout=rng.uniform(0.001, 0.05))
+                except httpx.TimeoutException:
+                    with lock:
+                        cut += 1
+                    continue
+                with lock:
+                    answered += 1
+                    if response.status_code != 200:
+                        problems.append(f"{kind}: HTTP {response.status_code}: {response.text[:200]}")
+                    elif kind == "memory":
+                        acked.add(mark)
+
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        # A cut request still runs to its end on the server: /health waits behind those left.
+        cuts_done = time.perf_counter()
+        health = None
+        while health is None and time.perf_counter() - cuts_done < 180:
+            with contextlib.suppress(httpx.TimeoutException):
+                health = httpx.get(server.url + "/health", timeout=5)
+        recovered = time.perf_counter() - cuts_done
+        if health is None:
+            raise AssertionError("/health did not answer in 180 s after the cut requests")
+        found = httpx.post(server.url + "/api/v1/search/find", json={"query": "kettle"}, timeout=30)
+        serving = health.status_code == 200 and found.status_code == 200 and bool(found.json()["result"])
+        server.stop()  # waits for the cut requests still running: then every memory is in
+        log = server.log()
+    with OpenViking(path=store, config=config_from_dict(HASH_CONF)) as reader:
+        grep = reader.grep("viking://user", r"cutmark-\d+-\d+", level_limit=0)
+    where: dict[str, set[str]] = {}
+    for match in grep["matches"]:
+        for mark in re.findall(r"cutmark-\d+-\d+", match["content"]):
+            where.setdefault(mark, set()).add(match["uri"])
+    duplicates = len([m for m, uris in where.items() if len(uris) > 1])
+    lost = len(acked - set(where))
+    if not serving:
+        problems.append(f"not serving after: /health {health.status_code}, find {found.status_code}")
+    if "Traceback" in log:
+        problems.append(f"a traceback in the server's log: {log[log.index('Traceback') :][:300]}")
+    if duplicates:
+        problems.append(f"{duplicates} memories stored at more than one URI")
+    if lost:
+        problems.append(f"{lost} acknowledged memories not stored")
+    try:
+        state(store)  # asserts no URI and no record id twice
+    except AssertionError as exc:
+        problems.append(f"store: {exc}")
+    seconds = time.perf_counter() - started
+    print(f"  {cut} cut, {answered} answered, {len(where)} memories stored, {len(acked)} acknowledged", file=sys.stderr)
+    return {
+        "suite": "server: clients disconnecting",
+        "inputs": cut + answered,
+        "requests cut": cut,
+        "still serving": "yes" if serving else "no",
+        "duplicates": duplicates,
+        "memories stored": len(where),
+        "health answered after s": round(recovered, 1),
+        "acknowledged": len(acked),
+        "other": len(problems),
+        "slowest s": round(seconds, 1),
+        "problems": [{"input": "disconnecting clients", "problem": p[:300]} for p in problems[:50]],
+    }
+
+
+def run_server_suite(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    folder.mkdir(parents=True, exist_ok=True)
+    return [
+        run_server_killed(folder / "killed", args.kills),
+        run_server_disconnects(folder / "disconnects", args.clients, args.rounds),
+    ]
+
+
 # A suite: its own folder and the arguments in, rows for the table out.
 Suite = Callable[[Path, argparse.Namespace], list[dict[str, Any]]]
 
@@ -384,6 +593,7 @@ SUITES: dict[str, Suite] = {
     "glob": _on_world(lambda world, args: run_glob_suite(world)),
     "crash": run_crash_suite,
     "repair": run_repair_suite,
+    "server": run_server_suite,
 }
 
 
@@ -393,6 +603,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--suites", default=",".join(SUITES), help=f"comma-separated, of {', '.join(SUITES)}")
     parser.add_argument("--python-seconds", type=float, default=10.0, help="regex: how long Python's re may take")
+    parser.add_argument("--kills", type=int, default=10, help="server: kills of a server mid-add")
+    parser.add_argument("--clients", type=int, default=8, help="server: clients hanging up at once")
+    parser.add_argument("--rounds", type=int, default=15, help="server: requests each client cuts")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "reliability.json")
     args = parser.parse_args(argv)
