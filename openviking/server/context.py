@@ -124,4 +124,12 @@ def caller_client(
 
 Client = Annotated[OpenViking, Depends(caller_client)]
 CallerOf = Annotated[Caller, Depends(caller_of)]
-State = Annotated[ServerState, Depends(state_of)]
+
+
+async def _state(request: Request) -> ServerState:
+    # A coroutine, so that /health and /ready take no worker thread: they answer even while
+    # every thread is busy with requests (abandoned ones included, which still run to the end).
+    return state_of(request)
+
+
+State = Annotated[ServerState, Depends(_state)]

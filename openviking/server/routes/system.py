@@ -15,7 +15,7 @@ router = APIRouter(tags=["system"], default_response_class=EnvelopeResponse)
 
 
 @router.get("/health", response_class=JSONResponse)
-def health(request: Request, state: State) -> JSONResponse:
+async def health(request: Request, state: State) -> JSONResponse:
     """Liveness, with no key needed and no envelope (as upstream): the version, whether keys
     are required, and (as upstream) the ``user_id`` a valid key, or no key where none is needed, acts as."""
     body: dict[str, object] = {"status": "ok", "healthy": True, "version": __version__, "auth": state.keys.mode}
@@ -29,7 +29,7 @@ def health(request: Request, state: State) -> JSONResponse:
 
 
 @router.get("/ready", response_class=JSONResponse)
-def ready(state: State) -> JSONResponse:
+async def ready(state: State) -> JSONResponse:
     """200 once the store is open and the model loaded; 503 before (and while stopping)."""
     if state.not_ready:
         return JSONResponse({"status": "not_ready", "reason": state.not_ready}, status_code=503)
