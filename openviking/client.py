@@ -336,6 +336,7 @@ class OpenViking(Embedded):
         tag_list = normalize_tags(tags)
         include, exclude = strings(include, "include"), strings(exclude, "exclude")
         progress = callback(progress, "progress")
+        source_name = optional_text(source_name, "source_name")
         sources = Sources(self.user, self.store_path)
         root = sources.target(source, to, parent, self._existing_store)
         walked = sources.walk_text(source, include, exclude)
@@ -380,6 +381,7 @@ class OpenViking(Embedded):
 
         source = existing_path(path)
         name = optional_text(name, "name")
+        source_name = optional_text(source_name, "source_name")
         progress = callback(progress, "progress")
         tag_list = normalize_tags(tags)
         sources = Sources(self.user, self.store_path)

@@ -217,6 +217,8 @@ SDK_CASES: list[tuple[str, dict[str, Any], type[OpenVikingError], str]] = [
     ("add_resource", {"path": 5}, InvalidArgumentError, "path must be a string or a path (got int)"),
     ("add_resource", {"path": "x" * 5000}, OpenVikingError, "Path not found"),
     ("link", {"from_uri": HANDBOOK, "uris": 5}, InvalidURIError, "to_uri must be a string"),
+    ("add_resource", {"path": __file__, "source_name": True}, InvalidArgumentError, "source_name must be a string"),
+    ("add_skill", {"path": __file__, "source_name": 5}, InvalidArgumentError, "source_name must be a string (got int)"),
     ("session", {"session_id": _deep(5000)}, InvalidArgumentError, "Invalid session id '[[[[...]]]]'"),
 ]
 
