@@ -268,7 +268,9 @@ def cli_commands() -> list[Command]:
 def _cli_value(name: str) -> st.SearchStrategy[str]:
     plausible = [str(v) for v in _pool(name) if v is not None and not isinstance(v, list)]
     if name == "path":
-        plausible = ["handbook", "handbook/auth.md", "skill", "missing", "", "/", "hostile/long.txt"]
+        # Not "/": adding the whole machine is a real job that runs for hours, not bad input;
+        # /proc/1/fdinfo is a small folder whose entries refuse a stat, even to root.
+        plausible = ["handbook", "handbook/auth.md", "skill", "missing", "", "/proc/1/fdinfo", "hostile/long.txt"]
     return st.one_of(st.sampled_from(plausible), text())
 
 
