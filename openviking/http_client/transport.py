@@ -37,22 +37,35 @@ R = TypeVar("R")
 Files = dict[str, tuple[str, bytes]]  # the multipart form of an upload: field -> (file name, bytes)
 
 
+def _settled(
+    call: Call[Any], attempt: int, response: httpx.Response | None, error: Exception | None, url: str, timeout: float
+) -> httpx.Response | None:
+    """What one try of ``call`` came to: the response to return, None to try again after the
+    backoff, or (raised) the error of a transport failure that may not be tried again."""
+    last = attempt + 1 == TRIES
+    if error is not None:
+        if last or not _may_try_again(call, error):
+            raise _transport_error(error, url, timeout, call) from None
+        return None
+    assert response is not None
+    return response if response.status_code != 503 or not call.read or last else None
+
+
 def sent(http: httpx.Client, call: Call[Any], files: Files | None, url: str, timeout: float) -> httpx.Response:
     """The response to ``call``, tried again as its kind allows."""
     import httpx
 
     for attempt in range(TRIES):
-        last = attempt + 1 == TRIES
+        response, error = None, None
         try:
             response = http.request(
                 call.method, call.path, params=call.params, json=call.body if files is None else None, files=files
             )
         except httpx.TransportError as exc:
-            if last or not _may_try_again(call, exc):
-                raise _transport_error(exc, url, timeout, call) from None
-        else:
-            if response.status_code != 503 or not call.read or last:
-                return response
+            error = exc
+        settled = _settled(call, attempt, response, error, url, timeout)
+        if settled is not None:
+            return settled
         time.sleep(BACKOFF * 2**attempt)
     raise AssertionError("unreachable")
 
@@ -66,17 +79,16 @@ async def sent_async(
     import httpx
 
     for attempt in range(TRIES):
-        last = attempt + 1 == TRIES
+        response, error = None, None
         try:
             response = await http.request(
                 call.method, call.path, params=call.params, json=call.body if files is None else None, files=files
             )
         except httpx.TransportError as exc:
-            if last or not _may_try_again(call, exc):
-                raise _transport_error(exc, url, timeout, call) from None
-        else:
-            if response.status_code != 503 or not call.read or last:
-                return response
+            error = exc
+        settled = _settled(call, attempt, response, error, url, timeout)
+        if settled is not None:
+            return settled
         await asyncio.sleep(BACKOFF * 2**attempt)
     raise AssertionError("unreachable")
 
