@@ -1,7 +1,5 @@
 """``python -m openviking_cli``."""
 
-import sys
+from .main import console
 
-from .main import main
-
-sys.exit(main())
+console()

@@ -59,9 +59,9 @@ def man_page() -> str:
 
     from openviking import __version__
 
-    from .main import app
+    from .main import build_app
 
-    root: Any = typer.main.get_command(app)
+    root: Any = typer.main.get_command(build_app())
     lines = [
         f'.TH OPENVIKING 1 "{date(2026, 11, 29).isoformat()}" "openviking {__version__}" "User Commands"',
         ".SH NAME",

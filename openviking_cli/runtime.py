@@ -221,6 +221,17 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
     return decorate
 
 
+def _nothing(ctx: CliContext) -> Output:
+    return Output(None)
+
+
+def global_options() -> list[Any]:
+    """The global options as the parser sees them (click parameters), without loading a command."""
+    probe = typer.Typer()
+    command(probe, "probe")(_nothing)
+    return list(typer.main.get_command(probe).params)
+
+
 def output_format(output: OutputFormat | None, json_: bool, parser: typer.Context) -> OutputFormat:
     """The format asked for by ``-o`` and ``--json``; the two naming different ones is a usage
     error rather than one of them winning unseen (a script's ``--json -o jsonl`` would get a

@@ -241,7 +241,7 @@ def cli_commands() -> list[Command]:
     """Every command of the app (session's subcommands too), with its options and arguments."""
     import typer
 
-    from openviking_cli.main import app
+    from openviking_cli.main import build_app
 
     found: list[Command] = []
 
@@ -261,7 +261,7 @@ def cli_commands() -> list[Command]:
         )  # fmt: skip
         found.append(Command(path, params))
 
-    walk(typer.main.get_command(app), ())
+    walk(typer.main.get_command(build_app()), ())
     return found
 
 

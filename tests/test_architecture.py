@@ -189,7 +189,7 @@ def test_py_typed_ships() -> None:
 
 def test_console_script_is_declared() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    assert config["project"]["scripts"]["openviking"] == "openviking_cli.main:main"
+    assert config["project"]["scripts"]["openviking"] == "openviking_cli.main:console"
     assert config["project"]["requires-python"] == ">=3.11"
     assert (CLI / "__main__.py").is_file()
 
@@ -197,9 +197,9 @@ def test_console_script_is_declared() -> None:
 def test_every_cli_command_and_option_has_help() -> None:
     import typer
 
-    from openviking_cli.main import app
+    from openviking_cli.main import build_app
 
-    root = typer.main.get_command(app)
+    root = typer.main.get_command(build_app())
     assert root.help
     commands = root.commands  # type: ignore[attr-defined]
     assert {"add-resource", "find", "read", "abstract", "overview", "ls", "tree", "stat"} <= set(commands)

@@ -1145,16 +1145,39 @@ def test_global_options_may_come_before_the_command(cli: Cli, shared: tuple[Path
     assert as_json.code == 2 and as_json.error()["message"] == "No such option: --bogus"
 
 
+def test_each_command_is_built_from_the_module_that_defines_it() -> None:
+    """main() loads only the module of the command it runs: the table naming it must be whole."""
+    import typer
+
+    from openviking_cli.main import COMMAND_MODULES, GROUPS, MODULES, build_app
+
+    every = typer.main.get_command(build_app())
+    assert list(every.commands) == list(COMMAND_MODULES)  # type: ignore[attr-defined]
+    assert GROUPS == {name for name, c in every.commands.items() if hasattr(c, "commands")}  # type: ignore[attr-defined]
+    for name, module in COMMAND_MODULES.items():
+        alone = typer.main.get_command(build_app([module]))
+        assert name in alone.commands, (name, module)  # type: ignore[attr-defined]
+    assert set(COMMAND_MODULES.values()) == set(MODULES)
+
+
+def test_running_a_command_loads_no_other_command_module() -> None:
+    code = "from openviking_cli.main import main\ntry:\n    main(['find', '--help'])\nexcept SystemExit:\n    pass"
+    loaded = loaded_modules(code)
+    assert "openviking_cli.commands.find" in loaded
+    assert not [m for m in loaded if m.startswith("openviking_cli.commands.") and m != "openviking_cli.commands.find"]
+
+
 def test_moving_global_options_touches_nothing_else() -> None:
     import typer
 
-    from openviking_cli.main import CommandShape, app, global_options_after_the_command
+    from openviking_cli.main import CommandShape, build_app, global_options_after_the_command
 
-    shape = CommandShape.of(typer.main.get_command(app))
+    shape = CommandShape.of(typer.main.get_command(build_app()))
     assert (
         shape.groups == {"session", "key"}
         and {"--store", "--config", "--url", "--api-key", "-o", "--output"} == shape.value_options
     )
+    assert CommandShape.without_commands() == shape  # what main() knows before it loads a command
 
     def move(args: list[str]) -> list[str]:
         return global_options_after_the_command(args, shape)
@@ -1244,13 +1267,13 @@ def test_hints_quote_a_uri_that_the_shell_would_split(ov: Cli) -> None:
 def test_help_paragraphs_wrap_at_the_terminal_not_at_the_docstring() -> None:
     import typer
 
-    from openviking_cli.main import app
+    from openviking_cli.main import build_app
 
     def commands(group: Any) -> Iterator[Any]:
         for command in group.commands.values():
             yield from commands(command) if hasattr(command, "commands") else [command]
 
-    helps = {command.name: command.help or "" for command in commands(typer.main.get_command(app))}
+    helps = {command.name: command.help or "" for command in commands(typer.main.get_command(build_app()))}
     assert len(helps) > 20 and all(helps.values())
     for name, text in helps.items():
         for paragraph in text.split("\n\n"):

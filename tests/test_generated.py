@@ -18,10 +18,10 @@ def test_generated_file_is_current(path) -> None:  # type: ignore[no-untyped-def
 def test_man_page_documents_every_command() -> None:
     import typer
 
-    from openviking_cli.main import app
+    from openviking_cli.main import build_app
 
     page = _docgen.man_page()
-    for name, _ in _docgen._commands(typer.main.get_command(app)):
+    for name, _ in _docgen._commands(typer.main.get_command(build_app())):
         assert f".SS {name}".replace("-", "\\-") in page
     assert ".SH EXIT STATUS" in page and "OPENVIKING_STORE" in page
 

@@ -197,9 +197,9 @@ def test_a_host_beyond_loopback_without_a_key_is_refused(tmp_path: Path, host: s
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--port", "-1"], "Input should be greater than or equal to 0"),
-        (["--port", "70000"], "Input should be less than or equal to 65535"),
-        (["--port", "x"], "Input should be a valid integer"),
+        (["--port", "-1"], "Invalid value for '--port': -1 is not in the range 0<=x<=65535."),
+        (["--port", "70000"], "Invalid value for '--port': 70000 is not in the range 0<=x<=65535."),
+        (["--port", "x"], "Invalid value for '--port': 'x' is not a valid int range."),
         (["--host", ""], "--host must name an address to listen on"),
         (["--host", "  "], "--host must name an address to listen on"),
     ],
