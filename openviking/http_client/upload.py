@@ -8,12 +8,15 @@ names the upload's ``temp_file_id``, the client's path kept as the source.
 from __future__ import annotations
 
 import io
-import tarfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from openviking.errors import OpenVikingError, PermissionDeniedError
 
 from .calls import Call
+
+if TYPE_CHECKING:
+    import tarfile
 
 
 def _archive(path: Path) -> tuple[str, bytes]:
@@ -23,6 +26,8 @@ def _archive(path: Path) -> tuple[str, bytes]:
     would refuse the whole archive for them."""
     if path.is_file():
         return path.name, path.read_bytes()
+    import tarfile  # only an upload of a folder needs it
+
     root = path.resolve()
 
     def kept(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
