@@ -25,6 +25,7 @@ from helpers import REPO, hash_config, heavy, loaded_modules, run_module, snapsh
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from ovserver import ALICE_KEY, ROOT_KEY, keyed_config, thread_server
 
 from openviking.client import OpenViking
 from openviking.errors import UnauthenticatedError
@@ -183,6 +184,51 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
     assert (again.uri, again.added) == (added["uri"], False)
     assert added["uri"] in [hit.uri for hit in client.find("docker compose", context_type="memory").memories]
     assert "Traceback" not in (tmp_path / "stderr.log").read_text(encoding="utf-8")
+
+
+def test_stdio_over_a_server_answers_as_the_embedded_client_and_keeps_its_keys(
+    store: Path, handbook_client: OpenViking, tmp_path: Path
+) -> None:
+    """``openviking mcp --url URL --api-key KEY``: the same tools, sent to a server instead of a store."""
+    client = handbook_client
+    expected = {
+        ("find", json.dumps({"query": "deploy with docker", "limit": 3})): client.find("deploy with docker", limit=3),
+        ("glob", json.dumps({"pattern": "**/*.md", "uri": H})): client.glob("**/*.md", uri=H),
+        ("tree", json.dumps({"uri": H, "level_limit": 1})): client.tree(H, level_limit=1),
+    }
+    auth = client.read(f"{H}/auth.md")
+
+    async def session_calls(url: str, key: str) -> tuple[dict[Any, Any], str, Any, Any]:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "openviking_cli", "mcp", "--url", url, "--api-key", key],
+            env={k: v for k, v in os.environ.items() if not k.startswith("OPENVIKING_")},
+            cwd=str(REPO),
+        )
+        with open(tmp_path / "stderr.log", "a", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                got = {k: ok(await session.call_tool(k[0], json.loads(k[1]))) for k in expected}
+                text = text_of(await session.call_tool("read", {"uri": f"{H}/auth.md"}))
+                added = await session.call_tool("add_memory", {"text": "Deploys on Fridays", "category": "habits"})
+                other = await session.call_tool("ls", {"uri": "viking://user/bob/memories"})
+        return got, text, added, other
+
+    with thread_server(keyed_config(), store) as url:
+        got, text, added, other = anyio.run(session_calls, url, ROOT_KEY)
+        alice_got, _, alice_added, alice_other = anyio.run(session_calls, url, ALICE_KEY)
+
+    for key, result in expected.items():
+        assert got[key] == plain(result), key
+        # alice asks after root's memory went in, which moves BM25's statistics: find's scores too
+        assert key[0] == "find" or alice_got[key] == got[key], key
+    assert text == auth
+    assert ok(added)["uri"].startswith("viking://user/default/memories/habits/")
+    assert ok(alice_added)["uri"].startswith("viking://user/alice/memories/habits/")  # the key's own user
+    failed(alice_other, "PERMISSION_DENIED")  # bob's space is not alice's
+    assert not other.is_error
+    log = (tmp_path / "stderr.log").read_text(encoding="utf-8")
+    assert "Traceback" not in log and ROOT_KEY not in log and ALICE_KEY not in log
 
 
 BAD_CALLS: list[tuple[str, dict[str, Any], str, str]] = [
