@@ -216,6 +216,20 @@ def test_after_and_before_narrow_to_the_sessions_of_those_days(hash_client: Any,
     assert sorted(h.uri.rsplit("/", 1)[-1] for h in found.resources if h.level == 2) == ["session-2.md", "session-3.md"]
 
 
+def test_a_memory_that_names_its_day_is_found_by_that_day_not_by_when_it_was_added(hash_client: Any) -> None:
+    days = {"2023-05-08": "8 May, 2023", "2023-06-09": "9 June, 2023", "2023-07-15": "15 July, 2023"}
+    uris = {
+        day: hash_client.add_memory(f"{said}. Ann: we talked about the garden and the weather", "talks").uri
+        for day, said in days.items()
+    }
+    for day in days:
+        found = hash_client.find(f"the garden, {day}", target_uri="viking://user/default/memories/talks", limit=3)
+        assert [h.uri for h in found.memories][0] == uris[day], day
+    # a memory naming no day keeps the time it was added: a question naming a day moves nothing
+    plain = hash_client.add_memory("Bea: the garden needs water", "talks")
+    assert plain.uri in [h.uri for h in hash_client.find("the garden, 2023-06-09", limit=10).memories]
+
+
 # ----------------------------------------------------------------------------- with the local model
 @pytest.fixture
 def local_client(tmp_path: Path) -> Any:
