@@ -6,6 +6,7 @@ built-in hash embedder (fast) or the bundled local model (quality tests, Ctrl-C 
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,14 @@ from helpers import (
     write_hash_config,
 )
 from s3server import MotoServer, S3Store, s3_config
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A suite started in the background (``nohup``, ``&`` in a script) inherits SIGINT ignored,
+    # and so would every process it starts; the Ctrl-C tests need it as a terminal delivers it.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 ISOLATION_UNSET = (
     "OPENVIKING_STORE",
