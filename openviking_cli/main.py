@@ -8,6 +8,7 @@ and Ctrl-C and a closed pipe end the process quietly with the documented exit st
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import importlib
 import os
@@ -99,13 +100,6 @@ class CommandShape:
     groups: frozenset[str]
 
     @classmethod
-    def of(cls, command: Any) -> CommandShape:
-        """The shape of a built app (the click group of :func:`build_app`)."""
-        leaf = next(c for c in command.commands.values() if not hasattr(c, "commands"))
-        groups = frozenset(name for name, c in command.commands.items() if hasattr(c, "commands"))
-        return cls.from_params(leaf.params, groups)
-
-    @classmethod
     def from_params(cls, params: Iterable[Any], groups: frozenset[str]) -> CommandShape:
         from .runtime import GLOBAL_NAMES
 
@@ -117,8 +111,10 @@ class CommandShape:
         )
 
     @classmethod
+    @functools.cache
     def without_commands(cls) -> CommandShape:
-        """The shape known before any command module is loaded: runtime's global options, and :data:`GROUPS`."""
+        """The shape known before any command module is loaded: runtime's global options, and
+        :data:`GROUPS` (built once a process: the tests run many commands in one)."""
         from .runtime import global_options
 
         return cls.from_params(global_options(), GROUPS)
