@@ -155,14 +155,14 @@ class CliContext:
         at ``--url`` when one is given (no store is opened, nor a model loaded, here), else embedded."""
         if self._client is None:
             if self.url:
-                from openviking.http_client import SyncHTTPClient
+                from openviking.http_client import CommandLineHTTPClient
 
                 if "httpx" not in sys.modules:
                     # httpx imports its own command line (click, rich, pygments) whenever it can;
                     # this process never runs it, and a remote call's run is mostly imports.
                     sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
-                self._client = SyncHTTPClient(self.url, self.api_key, warn=self.warn)
+                self._client = CommandLineHTTPClient(self.url, self.api_key, warn=self.warn)
             else:
                 from openviking.client import OpenViking
 

@@ -197,8 +197,10 @@ def run_shell(script: str, *, timeout: float = 120) -> subprocess.CompletedProce
 
 
 def loaded_modules(code: str) -> list[str]:
-    """Every module in ``sys.modules`` after ``code`` ran in a fresh interpreter (which must exit 0)."""
-    probe = f"import json, sys\n{code}\nsys.stderr.write('MODULES=' + json.dumps(sorted(sys.modules)) + '\\n')\n"
+    """Every module in ``sys.modules`` after ``code`` ran in a fresh interpreter (which must exit 0);
+    a name blocked with ``None`` there was never loaded, and is left out."""
+    loaded = "sorted(name for name, module in sys.modules.items() if module is not None)"
+    probe = f"import json, sys\n{code}\nsys.stderr.write('MODULES=' + json.dumps({loaded}) + '\\n')\n"
     proc = subprocess.run(
         [sys.executable, "-c", probe],
         capture_output=True,

@@ -1,6 +1,6 @@
 """The CLI over a server (``--url``, ``OPENVIKING_URL``): every command prints what it prints
 embedded and exits with the same status, errors included, and the remote path loads neither
-LanceDB, pyarrow nor the model.
+LanceDB, pyarrow nor the model (nor httpx, for the calls that upload nothing).
 
 Two stores are built alike from one tree; each command line runs on one embedded (``--store``)
 and on the other through a server on 127.0.0.1 (``--url``), in the same order, so writes
@@ -209,6 +209,7 @@ def test_the_remote_path_loads_no_store_and_no_model(served: tuple[Path, Path, P
     loaded = loaded_modules(code)
     assert heavy(loaded) == []
     assert not [m for m in loaded if m.startswith(("openviking.store", "openviking.client", "openviking.models"))]
+    assert not [m for m in loaded if m.split(".")[0] in ("httpx", "httpcore")]  # JSON calls go over the stdlib
 
 
 def test_the_url_and_key_may_come_from_the_environment(

@@ -26,6 +26,7 @@ from ovserver import ALICE_KEY, ROOT_KEY, handbook_store, keyed_config, thread_s
 from servers import Reply, StubServer, free_port
 
 import openviking as ov
+from openviking.http_client import CommandLineHTTPClient
 from openviking.interface import OpenVikingClient
 from openviking.message import TextPart
 
@@ -347,9 +348,16 @@ def test_a_server_elsewhere_gets_an_upload_that_adds_as_the_path_would(keyed: An
 
 
 # ----------------------------------------------------------------------------- failures and retries
-def test_a_server_that_is_down_is_unavailable_with_a_clear_message() -> None:
+# The command line's client sends its JSON calls over the stdlib: it must fail, retry and refuse
+# to repeat a write exactly as the SDK's client over httpx does.
+SYNC_CLIENTS = [ov.SyncHTTPClient, CommandLineHTTPClient]
+sync_clients = pytest.mark.parametrize("kind", SYNC_CLIENTS, ids=[c.__name__ for c in SYNC_CLIENTS])
+
+
+@sync_clients
+def test_a_server_that_is_down_is_unavailable_with_a_clear_message(kind: type[ov.SyncHTTPClient]) -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    client = ov.SyncHTTPClient(url)
+    client = kind(url)
     with pytest.raises(ov.UnavailableError) as caught:
         client.initialize()
     error = caught.value
@@ -371,10 +379,11 @@ def _stub(reply: Reply) -> StubServer:
     return StubServer(lambda request: reply)
 
 
-def test_a_read_is_tried_three_times_and_a_write_once_on_503() -> None:
+@sync_clients
+def test_a_read_is_tried_three_times_and_a_write_once_on_503(kind: type[ov.SyncHTTPClient]) -> None:
     down = {"status": "error", "error": {"code": "UNAVAILABLE", "message": "busy", "details": {}}, "time": 0.0}
     with _stub(Reply(503, down)) as stub:
-        client = ov.SyncHTTPClient(stub.url)
+        client = kind(stub.url)
         with pytest.raises(ov.UnavailableError, match="^busy$"):
             client.find("x")
         assert len(stub.posts("/api/v1/search/find")) == 3
@@ -386,9 +395,10 @@ def test_a_read_is_tried_three_times_and_a_write_once_on_503() -> None:
         assert len(stub.posts("/api/v1/fs/mkdir")) == 1  # a write is never sent twice
 
 
-def test_a_write_that_timed_out_is_not_sent_again() -> None:
+@sync_clients
+def test_a_write_that_timed_out_is_not_sent_again(kind: type[ov.SyncHTTPClient]) -> None:
     with _stub(Reply(200, {"status": "ok", "result": {"uri": "viking://resources/x"}, "time": 0.0}, delay=2)) as stub:
-        client = ov.SyncHTTPClient(stub.url, timeout=0.3)
+        client = kind(stub.url, timeout=0.3)
         with pytest.raises(ov.DeadlineExceededError) as caught:
             client.mkdir("viking://resources/x")
         assert caught.value.message == f"No answer from the openviking server at {stub.url} within 0.3 s"
@@ -399,7 +409,8 @@ def test_a_write_that_timed_out_is_not_sent_again() -> None:
         assert len(stub.posts("/api/v1/search/glob")) == 3
 
 
-def test_a_write_is_sent_again_when_it_never_left() -> None:
+@sync_clients
+def test_a_write_is_sent_again_when_it_never_left(kind: type[ov.SyncHTTPClient]) -> None:
     """Nothing listens on the port at first; a server comes up there before the third try:
     the write that could not connect goes through, once."""
     port = free_port()
@@ -425,7 +436,7 @@ def test_a_write_is_sent_again_when_it_never_left() -> None:
         holder[0].serve_forever(0.02)
 
     holder: list[ThreadingHTTPServer] = []
-    client = ov.SyncHTTPClient(f"http://127.0.0.1:{port}")
+    client = kind(f"http://127.0.0.1:{port}")
     thread = threading.Thread(target=serve_later, daemon=True)
     started = time.monotonic()
     thread.start()
@@ -441,15 +452,16 @@ def test_a_write_is_sent_again_when_it_never_left() -> None:
     assert time.monotonic() - started >= 0.2  # it waited for a try again: the first could not connect
 
 
-def test_an_answer_that_is_not_openvikings_is_an_error() -> None:
+@sync_clients
+def test_an_answer_that_is_not_openvikings_is_an_error(kind: type[ov.SyncHTTPClient]) -> None:
     with _stub(Reply(200, raw="<html>hello</html>")) as stub:
         with pytest.raises(ov.InternalError, match="not an openviking envelope"):
-            ov.SyncHTTPClient(stub.url).stat("viking://")
+            kind(stub.url).stat("viking://")
     with _stub(Reply(404, raw="Not Found")) as stub:
         with pytest.raises(ov.NotFoundError, match="^HTTP 404 from GET /api/v1/fs/stat: Not Found$"):
-            ov.SyncHTTPClient(stub.url).stat("viking://")
+            kind(stub.url).stat("viking://")
         with pytest.raises(ov.UnavailableError, match="is not an openviking server"):
-            ov.SyncHTTPClient(stub.url).initialize()
+            kind(stub.url).initialize()
 
 
 # ----------------------------------------------------------------------------- the brief's SDK examples

@@ -7,17 +7,19 @@ same :class:`~openviking.errors.OpenVikingError` subclasses, and the warnings it
 the ``warn`` callback, as the embedded client's do.
 
 The parts: ``calls`` builds each method's request, ``transport`` sends it (retries with
-backoff) and decodes the answer, ``upload`` packs a local path for ``temp_upload``, and
-``clients`` holds the two clients that put them together.
+backoff) and decodes the answer, ``upload`` packs a local path for ``temp_upload``,
+``clients`` holds the two clients that put them together, and ``plain`` the command line's
+client, whose JSON calls go over the stdlib's ``http.client`` instead of httpx.
 """
 
 from __future__ import annotations
 
 from .clients import AsyncHTTPClient, AsyncSession, SyncHTTPClient
+from .plain import CommandLineHTTPClient
 
-__all__ = ["AsyncHTTPClient", "AsyncSession", "SyncHTTPClient"]
+__all__ = ["AsyncHTTPClient", "AsyncSession", "CommandLineHTTPClient", "SyncHTTPClient"]
 
 # Their public home, as reprs, pickles and the docs name them (not the module they are written in).
-for _exported in (AsyncHTTPClient, AsyncSession, SyncHTTPClient):
+for _exported in (AsyncHTTPClient, AsyncSession, CommandLineHTTPClient, SyncHTTPClient):
     _exported.__module__ = __name__
 del _exported

@@ -24,7 +24,7 @@ from openviking.types import FindResult
 from openviking.warn import WarningCallback, python_warning
 
 from .calls import Call, _Calls, _text
-from .transport import Files, _after, _answered, sent, sent_async
+from .transport import Files, Response, _after, _answered, sent, sent_async
 from .upload import _refuses_paths, _upload_call
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ class _Base:
         # a short-lived CLI process a sixth of its run. Redirects are not followed, so none leads to https.
         return self.url.startswith("https://")
 
-    def _health_error(self, response: httpx.Response) -> OpenVikingError | None:
+    def _health_error(self, response: Response) -> OpenVikingError | None:
         try:
             payload = response.json()
         except ValueError:
@@ -245,7 +245,7 @@ class SyncHTTPClient(_Base):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _sent(self, call: Call[Any], files: Files | None = None) -> httpx.Response:
+    def _sent(self, call: Call[Any], files: Files | None = None) -> Response:
         """The response to ``call``, tried again as its kind allows."""
         return sent(self._client(), call, files, self._shown_url, self.timeout)
 

@@ -1,5 +1,8 @@
 """Sending a :class:`~.calls.Call` and reading its answer: retries with backoff, errors, warnings.
 
+A call goes over a :class:`Connection`: an ``httpx.Client``, or the stdlib's connection of
+``plain``; either one's failures become one :class:`Failure`, which decides the retry and the error.
+
 Reads (every GET, and find, search, grep and glob) are tried up to three times, with a short
 backoff, when the connection fails, times out or the server answers 503; a write is tried
 again only when its request never left (the connection could not be made), so it never runs
@@ -10,8 +13,10 @@ twice. An answer's error envelope is raised as the same
 
 from __future__ import annotations
 
+import sys
 import time
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from openviking.errors import (
     DeadlineExceededError,
@@ -37,33 +42,84 @@ R = TypeVar("R")
 Files = dict[str, tuple[str, bytes]]  # the multipart form of an upload: field -> (file name, bytes)
 
 
+class Response(Protocol):
+    """What is read of an answer, by either connection (httpx's or the stdlib's)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
+class Connection(Protocol):
+    """What sends one request: an ``httpx.Client``, or the stdlib's connection of ``plain``."""
+
+    def request(
+        self, method: str, url: str, *, params: Any = None, json: Any = None, files: Files | None = None
+    ) -> Response: ...
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A request that got no answer: how it failed, whether it surely never reached the server, and why."""
+
+    kind: Literal["connect", "timeout", "other"]
+    unsent: bool
+    reason: str
+
+
+class TransportFailed(Exception):
+    """Raised by a connection of this package's own when a request gets no answer."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure
+
+
+def _failure(exc: Exception) -> Failure | None:
+    """What ``exc`` says of the request, or None when it is no transport failure."""
+    if isinstance(exc, TransportFailed):
+        return exc.failure
+    httpx = sys.modules.get("httpx")  # an httpx error needs httpx loaded: never load it to ask
+    if httpx is None or not isinstance(exc, httpx.TransportError):
+        return None
+    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
+        return Failure("connect", True, str(exc) or type(exc).__name__)
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("timeout", isinstance(exc, httpx.PoolTimeout), str(exc) or type(exc).__name__)
+    return Failure("other", False, f"{type(exc).__name__}: {exc}")
+
+
 def _settled(
-    call: Call[Any], attempt: int, response: httpx.Response | None, error: Exception | None, url: str, timeout: float
-) -> httpx.Response | None:
+    call: Call[Any], attempt: int, response: Response | None, failure: Failure | None, url: str, timeout: float
+) -> Response | None:
     """What one try of ``call`` came to: the response to return, None to try again after the
     backoff, or (raised) the error of a transport failure that may not be tried again."""
     last = attempt + 1 == TRIES
-    if error is not None:
-        if last or not _may_try_again(call, error):
-            raise _transport_error(error, url, timeout, call) from None
+    if failure is not None:
+        if last or not (call.read or failure.unsent):  # a write only when it never reached the server
+            raise _transport_error(failure, url, timeout, call) from None
         return None
     assert response is not None
     return response if response.status_code != 503 or not call.read or last else None
 
 
-def sent(http: httpx.Client, call: Call[Any], files: Files | None, url: str, timeout: float) -> httpx.Response:
+def sent(http: Connection, call: Call[Any], files: Files | None, url: str, timeout: float) -> Response:
     """The response to ``call``, tried again as its kind allows."""
-    import httpx
-
     for attempt in range(TRIES):
-        response, error = None, None
+        response, failure = None, None
         try:
             response = http.request(
                 call.method, call.path, params=call.params, json=call.body if files is None else None, files=files
             )
-        except httpx.TransportError as exc:
-            error = exc
-        settled = _settled(call, attempt, response, error, url, timeout)
+        except Exception as exc:
+            failure = _failure(exc)
+            if failure is None:
+                raise
+        settled = _settled(call, attempt, response, failure, url, timeout)
         if settled is not None:
             return settled
         time.sleep(BACKOFF * 2**attempt)
@@ -79,48 +135,39 @@ async def sent_async(
     import httpx
 
     for attempt in range(TRIES):
-        response, error = None, None
+        response, failure = None, None
         try:
             response = await http.request(
                 call.method, call.path, params=call.params, json=call.body if files is None else None, files=files
             )
         except httpx.TransportError as exc:
-            error = exc
-        settled = _settled(call, attempt, response, error, url, timeout)
+            failure = _failure(exc)
+        settled = _settled(call, attempt, response, failure, url, timeout)
         if settled is not None:
-            return settled
+            assert response is not None
+            return response
         await asyncio.sleep(BACKOFF * 2**attempt)
     raise AssertionError("unreachable")
 
 
-def _may_try_again(call: Call[Any], exc: Exception) -> bool:
-    """A read may always be tried again; a write only when it never reached the server."""
-    import httpx
-
-    return call.read or isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
-
-
-def _transport_error(exc: Exception, url: str, timeout: float, call: Call[Any]) -> OpenVikingError:
+def _transport_error(failure: Failure, url: str, timeout: float, call: Call[Any]) -> OpenVikingError:
     """What a failed connection means, in the interface's errors."""
-    import httpx
-
     where = f"the openviking server at {url}"
-    if isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
-        reason = str(exc) or type(exc).__name__
+    if failure.kind == "connect":
         return UnavailableError(
-            f"Cannot reach {where} ({reason})",
+            f"Cannot reach {where} ({failure.reason})",
             hint="Start it with 'openviking serve', or check the URL (--url, OPENVIKING_URL)",
             details={"url": url},
         )
-    if isinstance(exc, httpx.TimeoutException):
+    if failure.kind == "timeout":
         hint = None if call.read else "The server may still finish the write: look before sending it again"
         return DeadlineExceededError(
             f"No answer from {where} within {timeout:g} s", hint=hint, details={"url": url, "timeout": timeout}
         )
-    return UnavailableError(f"The connection to {where} failed ({type(exc).__name__}: {exc})", details={"url": url})
+    return UnavailableError(f"The connection to {where} failed ({failure.reason})", details={"url": url})
 
 
-def _answered(call: Call[R], response: httpx.Response, warn: WarningCallback) -> R:
+def _answered(call: Call[R], response: Response, warn: WarningCallback) -> R:
     """The return value of ``call`` from the server's answer; its error raised, its warnings said."""
     try:
         payload = response.json()
@@ -143,7 +190,7 @@ def _answered(call: Call[R], response: httpx.Response, warn: WarningCallback) ->
     return call.decode(payload["result"], float(seconds) if isinstance(seconds, int | float) else 0.0)
 
 
-def _status_error(call: Call[Any], response: httpx.Response) -> OpenVikingError:
+def _status_error(call: Call[Any], response: Response) -> OpenVikingError:
     status, where = response.status_code, f"{call.method} {call.path}"
     text = response.text.strip().replace("\n", " ")[:200]
     kinds: dict[int, type[OpenVikingError]] = {
