@@ -50,6 +50,18 @@ def test_a_new_embedder_is_refused_until_reindex(store: Path) -> None:
         OpenViking(path=store, config=config_from_dict(HASH_CONF)).find("authentication")
 
 
+def test_a_long_lived_client_sees_another_clients_reindex(store: Path) -> None:
+    """A client that has found keeps no stale idea of the store's embedder: another client's
+    reindex to a new embedder makes its next find refuse, as a fresh client's would."""
+    old = OpenViking(path=store, config=config_from_dict(HASH_CONF))
+    assert uris(old)[0] == f"{ROOT}/auth.md"
+    new = OpenViking(path=store, config=config_from_dict(HASH64_CONF))
+    new.reindex()
+    with pytest.raises(FailedPreconditionError, match="hash:v1-64"):
+        old.find("authentication")
+    assert uris(new)[0] == f"{ROOT}/auth.md"
+
+
 def test_reindex_with_the_same_embedder_refreshes_in_place(store: Path) -> None:
     client = OpenViking(path=store, config=config_from_dict(HASH_CONF))
     before = uris(client)

@@ -62,9 +62,11 @@ class LanceStore(Tables):
         self._pending: tuple[str | None] | None = None  # the reindex marker, read once per take of the lock
         self._indexed: dict[tuple[str, str], bool] = {}  # (table, column): has an index
         self._counts: dict[tuple[str, str], int] = {}
+        self._meta_seen: tuple[tuple[int, int], dict[str, str]] | None = None  # ((handle, version), meta)
 
     def _wrote(self) -> None:
         self._counts.clear()
+        self._meta_seen = None
 
     def _released(self) -> None:
         self._pending = None
@@ -127,8 +129,14 @@ class LanceStore(Tables):
         """All key/value facts of the store (none when a kill left it without its meta table)."""
         if not self._has_table(schema.META):
             return {}
-        rows = self._table(schema.META).search().select(["key", "value"]).limit(None).to_list()
-        return {row["key"]: row["value"] for row in rows}
+        table = self._table(schema.META)
+        # Every find asks (the embedder check): the table's version, a tenth of a read, says
+        # whether anyone wrote since, and any write by any process moves it.
+        seen = (id(table), int(self.run(lambda: table.version)))
+        if self._meta_seen is None or self._meta_seen[0] != seen:
+            rows = table.search().select(["key", "value"]).limit(None).to_list()
+            self._meta_seen = (seen, {row["key"]: row["value"] for row in rows})
+        return dict(self._meta_seen[1])
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Upsert key/value facts."""
