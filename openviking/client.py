@@ -105,7 +105,7 @@ class OpenViking(Embedded):
             context_type, tags, mode,
         )  # fmt: skip
         store, embedder = self._retrieval_backend(request)
-        return extras.attach(find(store, embedder, request, explain=explain))
+        return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
     def search(
         self,
@@ -144,7 +144,7 @@ class OpenViking(Embedded):
         result = search(
             store, embedder, request, self.config, session_id=chosen, user=self.user, explain=explain, warn=self._warn
         )
-        return extras.attach(result)
+        return extras.attach(self._said_missing_targets(request, result))
 
     def _find_request(
         self,
@@ -186,18 +186,22 @@ class OpenViking(Embedded):
         )
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
-        """The store and the checked embedder a find needs (none in keyword mode); a target
-        that names nothing stored gets a warning, as "no results" alone would not say why."""
+        """The store and the checked embedder a find needs (none in keyword mode)."""
         from .ingest.transaction import check_embedder
 
         store = self._open()
-        for message in self._namespace().missing_targets(request.scope.targets):
-            self._warn(message)
         if request.mode == "keyword":
             return store, None
         embedder = self.embedder()
         check_embedder(store, embedder)
         return store, embedder
+
+    def _said_missing_targets(self, request: FindRequest, result: FindResult) -> FindResult:
+        """``result``, once a target that names nothing stored got its warning, as "no results"
+        alone would not say why (a target with a hit in it exists, and is not looked up)."""
+        for message in self._namespace().missing_targets(request.scope.targets, [hit.uri for hit in result]):
+            self._warn(message)
+        return result
 
     def grep(
         self,

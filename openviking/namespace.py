@@ -124,9 +124,10 @@ class Namespace:
             return []
         return [row["uri"] for row in self.store.children_of(str(users), ["uri"]) if self.access.hides(row["uri"])]
 
-    def missing_targets(self, targets: Sequence[VikingURI]) -> list[str]:
-        """A warning for each find target that names nothing find can search."""
-        named = [target for target in targets if not target.is_container]
+    def missing_targets(self, targets: Sequence[VikingURI], hits: Sequence[str] = ()) -> list[str]:
+        """A warning for each find target that names nothing find can search; a target that
+        holds one of ``hits`` exists, and is not looked up."""
+        named = [target for target in targets if not target.is_container and not _holds_any(target, hits)]
         if not named:
             return []
         stored = self.store.stored_uris([str(target) for target in named])
@@ -175,3 +176,10 @@ class Namespace:
                 result.sessions = len(sessions)
 
         return remove_nodes(target, recursive, take_the_sessions)
+
+
+def _holds_any(target: VikingURI, uris: Sequence[str]) -> bool:
+    """Whether one of ``uris`` is ``target`` or lies below it."""
+    own = str(target)
+    below = own.rstrip("/") + "/"
+    return any(uri == own or uri.startswith(below) for uri in uris)

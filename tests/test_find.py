@@ -131,6 +131,21 @@ def test_target_that_does_not_exist_is_not_an_error(corpus: OpenViking) -> None:
     assert result.to_dict() == {"memories": [], "resources": [], "skills": [], "total": 0}
 
 
+def test_only_the_target_that_does_not_exist_is_warned_of(corpus: OpenViking) -> None:
+    """Among several targets, the one naming nothing is told of, whether the others hold hits
+    (and so exist) or hold none (and are looked up)."""
+    told: list[str] = []
+    client = OpenViking(path=corpus.store_path, config=hash_config(), warn=told.append)
+    targets = [f"{H}/deploy", f"{R}/nothing-here", H]
+    found = client.find("docker", target_uri=targets)
+    assert found.total > 0 and {raw_uri(u).startswith(H) for u in hit_uris(found)} == {True}
+    assert [t.split(" ")[0] for t in told] == [f"{R}/nothing-here"]
+    told.clear()
+    assert client.find("docker", target_uri=targets, score_threshold=1.01).total == 0
+    assert [t.split(" ")[0] for t in told] == [f"{R}/nothing-here"]
+    client.close()
+
+
 def test_target_is_segment_aware(corpus: OpenViking) -> None:
     with pytest.warns(OpenVikingWarning, match=f"^{R}/hand does not exist"):
         assert everything(corpus, target_uri=f"{R}/hand").total == 0
