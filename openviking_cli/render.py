@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from typing import TYPE_CHECKING, Any
@@ -31,7 +32,12 @@ def text_width(console: Console) -> int:
 # Characters that take two columns and may end a line anywhere: CJK ideographs and punctuation,
 # kana, hangul, full-width forms. Other text breaks at spaces only.
 _WIDE_CHAR = "\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
-_TOKEN = re.compile(rf"\s+|[{_WIDE_CHAR}]|[^\s{_WIDE_CHAR}]+")
+
+
+@functools.cache
+def _tokens() -> re.Pattern[str]:
+    # Compiled on first use: a JSON answer never wraps text, and the ranges take milliseconds.
+    return re.compile(rf"\s+|[{_WIDE_CHAR}]|[^\s{_WIDE_CHAR}]+")
 
 
 def wrap_cells(text: str, width: int) -> list[str]:
@@ -43,7 +49,7 @@ def wrap_cells(text: str, width: int) -> list[str]:
     width = max(width, 2)  # a wide character needs two columns
     lines: list[str] = []
     line, used = "", 0
-    for token in _TOKEN.findall(text):
+    for token in _tokens().findall(text):
         if token.isspace():
             if line:
                 line, used = line + " ", used + 1
