@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 from .metrics import percentile
+from .procs import compile_bytecode
 
 
 def _time(command: list[str], runs: int = 10) -> float:
@@ -21,6 +22,7 @@ def _time(command: list[str], runs: int = 10) -> float:
 
 
 def run() -> dict[str, Any]:
+    compile_bytecode()
     exe = shutil.which("openviking") or ""
     base = [exe] if exe else [sys.executable, "-m", "openviking_cli"]
     return {
