@@ -7,8 +7,9 @@ same :class:`~openviking.errors.OpenVikingError` subclasses, and the warnings it
 the ``warn`` callback, as the embedded client's do.
 
 The parts: ``calls`` builds each method's request, ``transport`` sends it (retries with
-backoff) and decodes the answer, ``upload`` packs a local path for ``temp_upload``, and
-``clients`` holds the two clients that put them together.
+backoff) and decodes the answer, ``upload`` packs a local path for ``temp_upload``, ``upstream``
+reads upstream OpenViking's answers and writes its add bodies, and ``clients`` holds the two
+clients that put them together.
 """
 
 from __future__ import annotations
