@@ -112,6 +112,14 @@ EXCLUDE_REFUSED = {"status": "error", "error": {
     "details": {"validation_errors": [{"loc": ["body", "exclude_uri"], "message": "Input should be a valid string",
                                        "type": "string_type"}]}}}  # fmt: skip
 
+NOT_PUBLIC = {"status": "error", "result": None,
+              "error": {"code": "PERMISSION_DENIED", "message": "HTTP server only accepts public remote resource "
+                        "targets; host 'example.invalid' could not be resolved to a verifiable public address.",
+                        "details": {}}, "telemetry": None, "profile": None}  # fmt: skip
+NO_GIT = {"status": "error", "result": None,
+          "error": {"code": "INVALID_ARGUMENT", "message": "Unsupported Git skill source URL", "details": {}},
+          "telemetry": None, "profile": None}  # fmt: skip
+
 SKILL_FIELDS = {"data", "temp_file_id", "skills", "list_only", "wait", "source_metadata", "target_uri", "telemetry"}
 
 
@@ -127,11 +135,15 @@ def upstream(request: Request) -> Reply:
     if route == "POST /api/v1/resources/temp_upload":
         return Reply(200, UPLOADED)
     if route == "POST /api/v1/resources":
+        if str(body.get("path", "")).startswith("https://"):
+            return Reply(403, NOT_PUBLIC)  # it fetches a URL itself: this host cannot be resolved
         if "path" in body:
             return Reply(403, NO_PATHS)
         if not all(isinstance(body.get(k, ""), str) for k in ("include", "exclude")):
             return Reply(400, GLOBS_REFUSED)
         return Reply(200, FOLDER_ADDED if body.get("source_name") == "docs" else FILE_ADDED)
+    if route == "POST /api/v1/skills" and "data" in body:
+        return Reply(400, NO_GIT)
     if route == "POST /api/v1/skills":
         return Reply(200, SKILL_ADDED) if set(body) <= SKILL_FIELDS else Reply(400, SKILL_PATH_REFUSED)
     if route == "POST /api/v1/search/grep":
@@ -248,6 +260,16 @@ def test_a_skill_goes_as_upstream_takes_it(client: ov.SyncHTTPClient, stub: Stub
     with pytest.raises(ov.InvalidArgumentError, match="takes no name for a skill"):
         client.add_skill(skill, name="other")
     assert len(stub.requests) == before
+
+
+def test_a_url_goes_to_upstream_to_fetch(client: ov.SyncHTTPClient, stub: StubServer) -> None:
+    with pytest.raises(ov.PermissionDeniedError, match="only accepts public remote resource targets"):
+        client.add_resource("https://example.invalid/doc.md", to="viking://resources/web.md")
+    assert sent(stub, "POST /api/v1/resources")[-1].body["path"] == "https://example.invalid/doc.md"
+    with pytest.raises(ov.InvalidArgumentError, match="^Unsupported Git skill source URL$"):
+        client.add_skill("https://example.invalid/skill.git")
+    assert sent(stub, "POST /api/v1/skills")[-1].body == {"data": "https://example.invalid/skill.git", "wait": True}
+    assert not sent(stub, "POST /api/v1/resources/temp_upload")  # nothing of this machine to upload
 
 
 def test_mv_and_rm_count_what_upstream_did(client: ov.SyncHTTPClient) -> None:

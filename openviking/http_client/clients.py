@@ -136,15 +136,16 @@ class _Base:
         call.upload = call.upload or call.fallback
         call.fallback = None
         call.body = call.upstream(call.body or {}, call.upload)
-        call.upstream = None  # done: the upload adds no source_name of its own now
+        call.upstream = None  # the body is upstream's now: the upload adds nothing but its id
 
     def _with_upload(self, call: Call[Any], temp_file_id: Any, path: Path) -> None:
-        """``call``'s body naming the upload of ``path`` instead of the path."""
-        named = call.body is not None and "source_name" in call.body
+        """``call``'s body naming the upload of ``path`` instead of the path; for our server,
+        with the client's path as the source (upstream's body names its own)."""
+        ours = call.upstream is not None
         call.body = {**(call.body or {}), "temp_file_id": temp_file_id}
         call.body.pop("path", None)
-        if not named and call.upstream is not None:  # upstream's form (already applied) sets its own
-            call.body["source_name"] = str(path)
+        if ours:
+            call.body.setdefault("source_name", str(path))
 
     def _health_error(self, response: httpx.Response) -> OpenVikingError | None:
         try:

@@ -181,15 +181,18 @@ def _named_file(item: Any) -> dict[str, str]:
 
 def resource_body(body: dict[str, Any], path: os.PathLike[str] | None) -> dict[str, Any]:
     """An add's body as upstream takes it: ``source_name`` is the name of what it makes, not
-    the client's path (a whole path would become folders)."""
-    out = {k: v for k, v in body.items() if k != "path"}
-    if path is not None:
-        out["source_name"] = PurePosixPath(os.fspath(path).replace("\\", "/")).name
-    return out
+    the client's path (a whole path would become folders); a ``path`` that is not uploaded (a
+    URL, say) stays, for upstream to fetch or refuse."""
+    if path is None:
+        return dict(body)
+    named = body.get("source_name")
+    shown = named if isinstance(named, str) and named else os.fspath(path)
+    return {**body, "source_name": PurePosixPath(shown.replace("\\", "/").rstrip("/")).name}
 
 
 def skill_body(body: dict[str, Any], path: os.PathLike[str] | None) -> dict[str, Any]:
-    """A skill's body as upstream takes it: the upload and ``wait``, nothing else.
+    """A skill's body as upstream takes it: the upload (or, not uploaded, the ``path`` as its
+    ``data``: a Git URL) and ``wait``, nothing else.
 
     Raises:
         InvalidArgumentError: a name or tags were given (upstream names a skill by its SKILL.md).
@@ -201,4 +204,7 @@ def skill_body(body: dict[str, Any], path: os.PathLike[str] | None) -> dict[str,
             hint="Name the skill in its SKILL.md, or leave the option out",
             details={"fields": given},
         )
-    return {k: v for k, v in body.items() if k in ("temp_file_id", "wait")}
+    out = {k: v for k, v in body.items() if k in ("temp_file_id", "wait")}
+    if path is None and "path" in body:
+        out["data"] = body["path"]
+    return out

@@ -182,27 +182,12 @@ class AddResourceBody(_Added):
     )
 
     def globs(self) -> tuple[list[str], list[str]]:
-        """include and exclude as lists: upstream's form, one string, is cut at its commas
-        (those outside braces: ``*.{md,txt}`` is one glob)."""
+        """include and exclude as lists: upstream's form, one string, is cut at its commas."""
         return _split_globs(self.include), _split_globs(self.exclude)
 
 
 def _split_globs(value: list[str] | str) -> list[str]:
-    if isinstance(value, list):
-        return value
-    globs, depth, current = [], 0, ""
-    for char in value:
-        if char == "{":
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-        if char == "," and not depth:
-            globs.append(current)
-            current = ""
-        else:
-            current += char
-    globs.append(current)
-    return [glob.strip() for glob in globs if glob.strip()]
+    return value if isinstance(value, list) else [glob.strip() for glob in value.split(",") if glob.strip()]
 
 
 class AddSkillBody(_Added):
