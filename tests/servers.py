@@ -39,6 +39,7 @@ class Request:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""  # the body as it came (a multipart upload, say)
 
 
 @dataclass
@@ -82,6 +83,9 @@ class StubServer:
             def do_POST(self) -> None:
                 self._serve("POST")
 
+            def do_DELETE(self) -> None:
+                self._serve("DELETE")
+
             def _serve(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
@@ -89,7 +93,7 @@ class StubServer:
                     body = json.loads(raw.decode("utf-8")) if raw else None
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
-                request = Request(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                request = Request(method, self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
                 outer.requests.append(request)
                 reply = outer.handler(request)
                 if reply.delay and outer._stopping.wait(reply.delay):

@@ -8,7 +8,9 @@ an upload belongs to its caller and is used once, and every cap holds.
 from __future__ import annotations
 
 import io
+import stat
 import tarfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -226,3 +228,98 @@ def test_a_source_name_that_cannot_name_a_file_is_400(http: httpx.Client) -> Non
     error = error_of(http.post("/api/v1/resources", json=body), 400, "INVALID_ARGUMENT")
     assert "Cannot add the upload as" in error["message"]
     error_of(http.post("/api/v1/resources", json=body), 404, "NOT_FOUND")  # used, and gone
+
+
+# ----------------------------------------------------------------------------- zip, as upstream's client sends
+def zip_of(folder: Path) -> bytes:
+    """``folder``'s contents as a zip (what the HTTP client sends for a folder)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def _zipped(*members: tuple[str, bytes, int, int]) -> bytes:
+    """A zip of (name, data, unix mode, flag bits) members, written as given."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data, mode, _flags in members:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            archive.writestr(info, data)
+    data = bytearray(buffer.getvalue())
+    # zipfile writes no flag bits of its own choosing: set them in each local and central header.
+    for index, (_name, _data, _mode, flags) in enumerate(members):
+        for signature, offset in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            at = -1
+            for _ in range(index + 1):
+                at = data.index(signature, at + 1)
+            data[at + offset] |= flags
+    return bytes(data)
+
+
+def _file(name: str, data: bytes = b"# x\n", mode: int = stat.S_IFREG | 0o644, flags: int = 0) -> Any:
+    return name, data, mode, flags
+
+
+def test_a_folder_zip_adds_as_the_clients_folder(http: httpx.Client, tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "handbook", FILES)
+    result = added(http, {"temp_file_id": upload(http, "handbook.zip", zip_of(folder)), "source_name": CLIENT_PATH})
+    assert (result["root_uri"], result["added"], result["skipped"]) == ("viking://resources/handbook", 2, 1)
+    stat_ = body_of(http.get("/api/v1/fs/stat", params={"uri": "viking://resources/handbook/guide/setup.md"}))
+    assert stat_["source"] == f"{CLIENT_PATH}/guide/setup.md"
+    again = added(http, {"temp_file_id": upload(http, "handbook.zip", zip_of(folder)), "source_name": CLIENT_PATH})
+    assert (again["added"], again["unchanged"]) == (0, 2)
+
+
+def test_globs_may_come_comma_separated_and_wait_is_taken(http: httpx.Client, tmp_path: Path) -> None:
+    folder = make_tree(tmp_path / "mixed", {"a.md": "# A\n", "b.txt": "bee\n", "c.rst": "see\n", "d.md": "# D\n"})
+    body = {"temp_file_id": upload(http, "mixed.zip", zip_of(folder)), "source_name": "/c/mixed", "wait": True,
+            "include": "*.md, *.txt", "exclude": "d.md"}  # fmt: skip
+    assert added(http, body)["added"] == 2
+    listed = body_of(http.get("/api/v1/fs/ls", params={"uri": "viking://resources/mixed", "simple": "true"}))
+    assert sorted(uri.rsplit("/", 1)[1] for uri in listed) == ["a.md", "b.txt"]
+
+
+@pytest.mark.parametrize(
+    ("members", "reason"),
+    [
+        ([_file("/etc/cron.d/x.md")], "leaves the folder"),
+        ([_file("ok.md"), _file("../outside.md")], "leaves the folder"),
+        ([_file("a/../../outside.md")], "leaves the folder"),
+        ([_file("C:/outside.md")], "leaves the folder"),
+        ([_file("ok.md"), _file("passwd", b"/etc/passwd", stat.S_IFLNK | 0o777)], "is a link"),
+        ([_file("inside", b"ok.md", stat.S_IFLNK | 0o777)], "is a link"),
+        ([_file("secret.md", b"\x00" * 12 + b"ciphertext", flags=0x1)], "is encrypted"),
+        ([_file("dev", b"", stat.S_IFCHR | 0o600)], "is not a file or a folder"),
+        ([_file("fifo", b"", stat.S_IFIFO | 0o600)], "is not a file or a folder"),
+    ],
+)
+def test_an_unsafe_zip_is_refused_whole(http: httpx.Client, tmp_path: Path, members: list[Any], reason: str) -> None:
+    added(http, {"temp_file_id": upload(http, "a.md", b"# A\n\nalpha\n"), "to": "viking://resources/a.md"})
+    before = snapshot(tmp_path / "store")
+    response = http.post("/api/v1/resources/temp_upload", files={"file": ("evil.zip", _zipped(*members))})
+    error = error_of(response, 400, "INVALID_ARGUMENT")
+    assert error["message"].startswith("The uploaded archive is refused: ") and reason in error["message"], error
+    assert error["details"]["reason"].startswith(reason.split(" (")[0]), error
+    assert snapshot(tmp_path / "store") == before
+    assert not (tmp_path / "outside.md").exists()
+
+
+def test_zips_are_capped(http: httpx.Client, tmp_path: Path) -> None:
+    limit = 64 * 1024
+    added(http, {"temp_file_id": upload(http, "a.md", b"# A\n\nalpha\n"), "to": "viking://resources/a.md"})
+    before = snapshot(tmp_path / "store")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("zeros.md", b"\n" * (limit * 4))
+    assert len(buffer.getvalue()) < limit  # small, but unpacks to more than the cap
+    response = http.post("/api/v1/resources/temp_upload", files={"file": ("bomb.zip", buffer.getvalue())})
+    error = error_of(response, 413, "INVALID_ARGUMENT")
+    assert error["details"] == {"limit_bytes": limit} and "unpacks to more than" in error["message"]
+    # Not a zip at all.
+    response = http.post("/api/v1/resources/temp_upload", files={"file": ("fake.zip", b"plain text")})
+    error = error_of(response, 400, "INVALID_ARGUMENT")
+    assert error["message"].startswith("The uploaded archive cannot be unpacked: "), error
+    assert snapshot(tmp_path / "store") == before

@@ -7,9 +7,10 @@ same :class:`~openviking.errors.OpenVikingError` subclasses, and the warnings it
 the ``warn`` callback, as the embedded client's do.
 
 The parts: ``calls`` builds each method's request, ``transport`` sends it (retries with
-backoff) and decodes the answer, ``upload`` packs a local path for ``temp_upload``,
-``clients`` holds the two clients that put them together, and ``plain`` the command line's
-client, whose JSON calls go over the stdlib's ``http.client`` instead of httpx.
+backoff) and decodes the answer, ``upload`` packs a local path for ``temp_upload``, ``upstream``
+reads upstream OpenViking's answers and writes its add bodies, ``clients`` holds the two
+clients that put them together, and ``plain`` the command line's client, whose JSON calls go
+over the stdlib's ``http.client`` instead of httpx.
 """
 
 from __future__ import annotations

@@ -47,6 +47,8 @@ from openviking.results import (
 )
 from openviking.types import FindResult
 
+from . import upstream
+
 TimeBound = str | datetime | date
 R = TypeVar("R")
 
@@ -65,6 +67,8 @@ class Call(Generic[R]):
     upload: Path | None = None  # sent to temp_upload first; its temp_file_id goes into the body
     progress: ProgressCallback | None = None
     fallback: Path | None = None  # a path the server may refuse (a user key): then uploaded instead
+    # An add's body as upstream's server takes it (given the path uploaded), should /health say it is that one.
+    upstream: Callable[[dict[str, Any], Path | None], dict[str, Any]] | None = None
 
 
 def _plain(value: Any) -> Any:
@@ -122,10 +126,35 @@ def _entries(simple: bool) -> Callable[[Any, float], list[Entry] | list[str]]:
     return decode
 
 
+def _globs(patterns: Sequence[str]) -> Any:
+    """Globs as upstream takes them, comma-separated; a list when one holds a comma itself."""
+    if not patterns:
+        return None
+    items = [patterns] if isinstance(patterns, str) else patterns
+    if not isinstance(items, list | tuple | set | frozenset) or not all(isinstance(item, str) for item in items):
+        return _plain(patterns)  # the server says what is wrong with it
+    return list(items) if any("," in item for item in items) else ",".join(items)
+
+
+def _one_or_many(uris: str | Sequence[str] | None) -> Any:
+    """One URI as a string (all upstream takes), several as a list."""
+    if isinstance(uris, list | tuple) and len(uris) == 1:
+        return _plain(uris[0])
+    return _plain(uris)
+
+
 def _session_path(session_id: str) -> str:
     from openviking.session.sessions import validate_session_id
 
     return "/api/v1/sessions/" + quote(validate_session_id(session_id), safe="")
+
+
+def _sent_parts(body: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The parts of a message body, for a server that does not answer with the message."""
+    if isinstance(body.get("content"), str):
+        return [{"type": "text", "text": body["content"]}]
+    parts = body.get("parts")
+    return [dict(part) for part in parts if isinstance(part, Mapping)] if isinstance(parts, list) else []
 
 
 def _message_body(role: str, content: Any) -> dict[str, Any]:
@@ -221,7 +250,7 @@ class _Calls:
         spans: bool = False,
     ) -> Call[GrepResult]:
         body = _sent(
-            uri=uri, pattern=pattern, case_insensitive=case_insensitive, exclude_uri=exclude_uri,
+            uri=uri, pattern=pattern, case_insensitive=case_insensitive, exclude_uri=_one_or_many(exclude_uri),
             node_limit=node_limit, fixed_strings=fixed_strings, count=count,
             files_with_matches=files_with_matches, spans=spans,
         )  # fmt: skip
@@ -264,7 +293,7 @@ class _Calls:
         return Call("GET", "/api/v1/fs/tree", _list(Entry.from_dict), params=params, read=True)
 
     def stat(self, uri: str) -> Call[Stat]:
-        return Call("GET", "/api/v1/fs/stat", _one(Stat.from_dict), params=_sent(uri=uri), read=True)
+        return Call("GET", "/api/v1/fs/stat", _one(upstream.stat), params=_sent(uri=uri), read=True)
 
     def relations(self, uri: str) -> Call[list[Relation]]:
         return Call("GET", "/api/v1/relations", _list(Relation.from_dict), params=_sent(uri=uri), read=True)
@@ -303,13 +332,14 @@ class _Calls:
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
     ) -> Call[AddResult]:
-        body = _sent(to=to, parent=parent, tags=tags, include=include or None, exclude=exclude or None)
+        # wait: upstream's server answers before it has indexed unless told to wait (ours always waits).
+        body = _sent(to=to, parent=parent, tags=tags, include=_globs(include), exclude=_globs(exclude), wait=True)
         upload, fallback = self._source(path, body)
         if source_name is not None:
             body["source_name"] = source_name
         return Call(
-            "POST", "/api/v1/resources", _timed(AddResult.from_dict), body=body, upload=upload, progress=progress,
-            fallback=fallback,
+            "POST", "/api/v1/resources", _timed(upstream.added), body=body, upload=upload, progress=progress,
+            fallback=fallback, upstream=upstream.resource_body,
         )  # fmt: skip
 
     def add_memory(self, text: str, category: str | None = None, *, tags: TagSpec | None = None) -> Call[MemoryResult]:
@@ -327,13 +357,13 @@ class _Calls:
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
     ) -> Call[AddResult]:
-        body = _sent(name=name, tags=tags)
+        body = _sent(name=name, tags=tags, wait=True)
         upload, fallback = self._source(path, body)
         if source_name is not None:
             body["source_name"] = source_name
         return Call(
-            "POST", "/api/v1/skills", _timed(AddResult.from_dict), body=body, upload=upload, progress=progress,
-            fallback=fallback,
+            "POST", "/api/v1/skills", _timed(upstream.added), body=body, upload=upload, progress=progress,
+            fallback=fallback, upstream=upstream.skill_body,
         )  # fmt: skip
 
     def mkdir(self, uri: str, description: str | None = None) -> Call[MkdirResult]:
@@ -342,11 +372,11 @@ class _Calls:
 
     def rm(self, uri: str, recursive: bool = False) -> Call[RemoveResult]:
         params = _sent(uri=uri, recursive=recursive)
-        return Call("DELETE", "/api/v1/fs", _one(RemoveResult.from_dict), params=params)
+        return Call("DELETE", "/api/v1/fs", _one(upstream.removed), params=params)
 
     def mv(self, from_uri: str, to_uri: str) -> Call[MoveResult]:
         body = _sent(from_uri=from_uri, to_uri=to_uri)
-        return Call("POST", "/api/v1/fs/mv", _one(MoveResult.from_dict), body=body)
+        return Call("POST", "/api/v1/fs/mv", _one(upstream.moved), body=body)
 
     def link(self, from_uri: str, uris: str | Sequence[str], reason: str = "") -> Call[LinkResult]:
         body = _sent(from_uri=from_uri, to_uris=uris, reason=reason or None)
@@ -363,20 +393,21 @@ class _Calls:
     # ------------------------------------------------------------------ sessions
     def create_session(self, session_id: str | None = None) -> Call[SessionInfo]:
         body = _sent(session_id=session_id)
-        return Call("POST", "/api/v1/sessions", _one(SessionInfo.from_dict), body=body)
+        return Call("POST", "/api/v1/sessions", _one(upstream.session_info), body=body)
 
     def add_message(self, session_id: str, role: str, content: MessageContent) -> Call[MessageAdded]:
         path = _session_path(session_id) + "/messages"
-        return Call("POST", path, _one(MessageAdded.from_dict), body=_message_body(role, content))
+        body = _message_body(role, content)
+        return Call("POST", path, _one(upstream.message_added(role, _sent_parts(body))), body=body)
 
     def get_session(self, session_id: str) -> Call[SessionInfo]:
-        return Call("GET", _session_path(session_id), _one(SessionInfo.from_dict), read=True)
+        return Call("GET", _session_path(session_id), _one(upstream.session_info), read=True)
 
     def list_sessions(self) -> Call[list[SessionInfo]]:
-        return Call("GET", "/api/v1/sessions", _list(SessionInfo.from_dict), read=True)
+        return Call("GET", "/api/v1/sessions", _list(upstream.session_info), read=True)
 
     def delete_session(self, session_id: str) -> Call[SessionDeleted]:
-        return Call("DELETE", _session_path(session_id), _one(SessionDeleted.from_dict))
+        return Call("DELETE", _session_path(session_id), _one(upstream.session_deleted))
 
     # ------------------------------------------------------------------ health
     def doctor(self, *, repair: bool = False) -> Call[DoctorReport]:

@@ -17,12 +17,20 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from openviking._version import __version__
-from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError, UnavailableError
+from openviking.errors import (
+    InvalidArgumentError,
+    NotFoundError,
+    OpenVikingError,
+    UnauthenticatedError,
+    UnavailableError,
+    error_from_dict,
+)
 from openviking.interface import MessageContent, Session
 from openviking.results import MessageAdded, SessionDeleted, SessionInfo
 from openviking.types import FindResult
 from openviking.warn import WarningCallback, python_warning
 
+from . import upstream
 from .calls import Call, _Calls, _text
 from .transport import Files, Response, _after, _answered, sent, sent_async
 from .upload import _refuses_paths, _upload_call
@@ -110,6 +118,7 @@ class _Base:
         self._user = user
         self._warn: WarningCallback = warn if warn is not None else python_warning
         self._calls = _Calls(loopback)
+        self._upstream: bool | None = None  # whether upstream's server answers, once /health said
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self._shown_url!r}, user={self._user!r})"
@@ -120,6 +129,24 @@ class _Base:
         # a short-lived CLI process a sixth of its run. Redirects are not followed, so none leads to https.
         return self.url.startswith("https://")
 
+    def _for_upstream(self, call: Call[Any]) -> None:
+        """An add rewritten for upstream's server: a local path is always uploaded (it adds
+        no path of its machine), and the body holds only the fields it takes."""
+        assert call.upstream is not None
+        call.upload = call.upload or call.fallback
+        call.fallback = None
+        call.body = call.upstream(call.body or {}, call.upload)
+        call.upstream = None  # the body is upstream's now: the upload adds nothing but its id
+
+    def _with_upload(self, call: Call[Any], temp_file_id: Any, path: Path) -> None:
+        """``call``'s body naming the upload of ``path`` instead of the path; for our server,
+        with the client's path as the source (upstream's body names its own)."""
+        ours = call.upstream is not None
+        call.body = {**(call.body or {}), "temp_file_id": temp_file_id}
+        call.body.pop("path", None)
+        if ours:
+            call.body.setdefault("source_name", str(path))
+
     def _health_error(self, response: Response) -> OpenVikingError | None:
         try:
             payload = response.json()
@@ -127,7 +154,17 @@ class _Base:
             payload = None
         if response.status_code == 200 and isinstance(payload, dict) and payload.get("status") == "ok":
             self._user = self._user or _health_user(payload)
+            self._upstream = upstream.is_upstream(payload)
             return None
+        if response.status_code == 401:  # upstream's server checks a key sent to /health
+            error = payload.get("error") if isinstance(payload, dict) else None
+            if isinstance(error, dict) and error.get("code") == "UNAUTHENTICATED":
+                return error_from_dict(error)
+            return UnauthenticatedError(
+                f"{self._shown_url} refused the API key (GET /health: HTTP 401)",
+                hint="Check the key (--api-key, OPENVIKING_API_KEY)",
+                details={"url": self._shown_url, "status": 401},
+            )
         return UnavailableError(
             f"{self._shown_url} is not an openviking server that is up (GET /health: HTTP {response.status_code})",
             hint="Check the URL (--url, OPENVIKING_URL)",
@@ -250,6 +287,8 @@ class SyncHTTPClient(_Base):
         return sent(self._client(), call, files, self._shown_url, self.timeout)
 
     def _run(self, call: Call[R]) -> R:
+        if call.upstream is not None and self._is_upstream():
+            self._for_upstream(call)
         if call.upload is not None:
             self._uploaded(call, call.upload)
         try:
@@ -260,11 +299,18 @@ class SyncHTTPClient(_Base):
         self._uploaded(call, call.fallback)
         return _after(call, _answered(call, self._sent(call), self._warn))
 
+    def _is_upstream(self) -> bool:
+        """Whether upstream's server answers (asked of ``/health`` once; not when it fails)."""
+        if self._upstream is None:
+            try:
+                self.initialize()
+            except OpenVikingError:
+                return False
+        return bool(self._upstream)
+
     def _uploaded(self, call: Call[Any], path: Path) -> None:
         upload, file = _upload_call(path)
-        call.body = {**(call.body or {}), "temp_file_id": self._run_files(upload, file)}
-        call.body.pop("path", None)
-        call.body.setdefault("source_name", str(path))
+        self._with_upload(call, self._run_files(upload, file), path)
 
     def _run_files(self, call: Call[R], file: tuple[str, bytes]) -> R:
         return _answered(call, self._sent(call, {"file": file}), self._warn)
@@ -393,6 +439,8 @@ class AsyncHTTPClient(_Base):
         return await sent_async(self._client(), call, files, self._shown_url, self.timeout)
 
     async def _run(self, call: Call[R]) -> R:
+        if call.upstream is not None and await self._is_upstream():
+            self._for_upstream(call)
         if call.upload is not None:
             await self._uploaded(call, call.upload)
         try:
@@ -403,12 +451,18 @@ class AsyncHTTPClient(_Base):
         await self._uploaded(call, call.fallback)
         return _after(call, _answered(call, await self._sent(call), self._warn))
 
+    async def _is_upstream(self) -> bool:
+        """Whether upstream's server answers (see :meth:`SyncHTTPClient._is_upstream`)."""
+        if self._upstream is None:
+            try:
+                await self.initialize()
+            except OpenVikingError:
+                return False
+        return bool(self._upstream)
+
     async def _uploaded(self, call: Call[Any], path: Path) -> None:
         upload, file = _upload_call(path)
-        temp_id = _answered(upload, await self._sent(upload, {"file": file}), self._warn)
-        call.body = {**(call.body or {}), "temp_file_id": temp_id}
-        call.body.pop("path", None)
-        call.body.setdefault("source_name", str(path))
+        self._with_upload(call, _answered(upload, await self._sent(upload, {"file": file}), self._warn), path)
 
     async def session(self, session_id: str | None = None) -> AsyncSession:
         """An :class:`AsyncSession` handle (the session is created when needed)."""

@@ -31,6 +31,7 @@ from openviking.errors import (
 )
 from openviking.warn import WarningCallback
 
+from . import upstream
 from .calls import Call
 
 if TYPE_CHECKING:
@@ -176,9 +177,12 @@ def _answered(call: Call[R], response: Response, warn: WarningCallback) -> R:
     if isinstance(payload, dict):
         for message in payload.get("warnings") or []:
             warn(str(message))
+    status = response.status_code
+    no_route = upstream.missing_route(call.method, call.path, status, payload)
+    if no_route is not None:
+        raise no_route
     if isinstance(payload, dict) and payload.get("status") == "error" and isinstance(payload.get("error"), dict):
         raise error_from_dict(payload["error"])
-    status = response.status_code
     if status >= 400:
         raise _status_error(call, response)
     if not isinstance(payload, dict) or payload.get("status") != "ok" or "result" not in payload:

@@ -1,4 +1,4 @@
-"""Uploads: a local file, or a folder as a tar.gz, sent to ``temp_upload`` ahead of the add.
+"""Uploads: a local file, or a folder as a zip, sent to ``temp_upload`` ahead of the add.
 
 An add of a local path sends the path itself to a loopback server; to any other server (or to a
 loopback one that refuses paths of its machine for this key) the path is uploaded and the add
@@ -9,41 +9,54 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from openviking.errors import OpenVikingError, PermissionDeniedError
 
+from . import upstream
 from .calls import Call
-
-if TYPE_CHECKING:
-    import tarfile
 
 
 def _archive(path: Path) -> tuple[str, bytes]:
-    """A file as it is, or a folder as a tar.gz of what is in it: hidden files are left out
-    (the add would leave them out), ``.gitignore`` files kept (they still apply), and links that
-    lead out of the folder and what is neither a file nor a folder left out too, as the server
-    would refuse the whole archive for them."""
+    """A file as it is, or a folder as a zip of what is in it (upstream's server unpacks a
+    zip and keeps a tar.gz as one file of gzip bytes; ours unpacks both).
+
+    Hidden files are left out (the add would leave them out), ``.gitignore`` files kept (they
+    still apply); a link to a file inside the folder is sent as that file's bytes (a zip holds
+    no links the servers accept), and links leading out of it, links to folders (which could
+    loop) and what is neither a file nor a folder are left out.
+    """
     if path.is_file():
         return path.name, path.read_bytes()
-    import tarfile  # only an upload of a folder needs it
+    import zipfile  # only an upload of a folder needs it
 
     root = path.resolve()
-
-    def kept(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-        name = info.name.rsplit("/", 1)[-1]
-        if name.startswith(".") and name != ".gitignore":
-            return None
-        if info.issym() or info.islnk():
-            target = (path / info.name).resolve()
-            return info if target == root or root in target.parents else None
-        return info if info.isfile() or info.isdir() else None
-
     buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
-        for child in sorted(path.iterdir()):
-            tar.add(child, arcname=child.name, filter=kept)
-    return f"{path.name or 'upload'}.tar.gz", buffer.getvalue()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, strict_timestamps=False) as archive:
+        for item, name in _members(path, root):
+            if item.is_dir():
+                archive.writestr(zipfile.ZipInfo(name + "/"), b"")
+            else:
+                archive.write(item, name)
+    return f"{path.name or 'upload'}.zip", buffer.getvalue()
+
+
+def _members(folder: Path, root: Path, prefix: str = "") -> list[tuple[Path, str]]:
+    """What a folder's zip holds, in order: (the local path, its name in the zip)."""
+    members: list[tuple[Path, str]] = []
+    for child in sorted(folder.iterdir()):
+        name = prefix + child.name
+        if child.name.startswith(".") and child.name != ".gitignore":
+            continue
+        if child.is_symlink():
+            target = child.resolve()
+            if target.is_file() and root in target.parents:
+                members.append((target, name))
+        elif child.is_dir():
+            members.append((child, name))
+            members.extend(_members(child, root, name + "/"))
+        elif child.is_file():
+            members.append((child, name))
+    return members
 
 
 def _upload_call(path: Path) -> tuple[Call[str], tuple[str, bytes]]:
@@ -57,4 +70,5 @@ def _upload_call(path: Path) -> tuple[Call[str], tuple[str, bytes]]:
 
 def _refuses_paths(exc: OpenVikingError) -> bool:
     """The server would not add a path of its machine for this key: the add is uploaded instead."""
-    return isinstance(exc, PermissionDeniedError) and "temp_upload" in (exc.hint or "")
+    ours = isinstance(exc, PermissionDeniedError) and "temp_upload" in (exc.hint or "")
+    return ours or upstream.refuses_paths(exc)

@@ -159,6 +159,7 @@ class _Added(Body):
     path: str | None = Field(None, description="A file or folder on the server's machine (root key only).")
     temp_file_id: str | None = Field(None, description="What POST /api/v1/resources/temp_upload returned.")
     source_name: str | None = Field(None, description="The client's path: what messages and the nodes' source show.")
+    wait: bool = Field(True, description="Upstream's: answer once indexed. An add here always does, so it is ignored.")
 
     @model_validator(mode="after")
     def _one_of(self) -> _Added:
@@ -173,8 +174,20 @@ class AddResourceBody(_Added):
     to: str | None = Field(None, description="The exact URI of the new resource.")
     parent: str | None = Field(None, description="A directory URI to put it in, under its own name.")
     tags: list[str] | str | None = None
-    include: list[str] = Field(default_factory=list, description="Only files matching one of these globs.")
-    exclude: list[str] = Field(default_factory=list, description="Leave out what matches these globs.")
+    include: list[str] | str = Field(
+        default_factory=list, description="Only files matching one of these globs (a list, or comma-separated)."
+    )
+    exclude: list[str] | str = Field(
+        default_factory=list, description="Leave out what matches these globs (a list, or comma-separated)."
+    )
+
+    def globs(self) -> tuple[list[str], list[str]]:
+        """include and exclude as lists: upstream's form, one string, is cut at its commas."""
+        return _split_globs(self.include), _split_globs(self.exclude)
+
+
+def _split_globs(value: list[str] | str) -> list[str]:
+    return value if isinstance(value, list) else [glob.strip() for glob in value.split(",") if glob.strip()]
 
 
 class AddSkillBody(_Added):

@@ -27,7 +27,7 @@ router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=
 
 @router.post("/resources/temp_upload")
 def temp_upload(
-    file: Annotated[UploadFile, File(description="A file, or a folder as a .tar or .tar.gz.")],
+    file: Annotated[UploadFile, File(description="A file, or a folder as a .zip, .tar or .tar.gz.")],
     caller: CallerOf,
     state: State,
 ) -> EnvelopeResponse:
@@ -39,8 +39,9 @@ def temp_upload(
 def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
     """Mirror a file or folder under a viking:// URI and index it: an AddResult."""
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
+        include, exclude = body.globs()
         result = client.add_resource(
-            path, body.to, body.parent, tags=body.tags, include=body.include, exclude=body.exclude, source_name=name
+            path, body.to, body.parent, tags=body.tags, include=include, exclude=exclude, source_name=name
         )
         return ok(shown(result))
 
