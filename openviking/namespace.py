@@ -16,7 +16,7 @@ from .results import Entry, GlobResult, GrepResult, RemoveResult, Stat
 from .session.folders import SessionFolders, session_abstract, session_overview, stat_of
 from .session.sessions import SessionStore
 from .store.fs import VikingFS, slice_lines
-from .uri import VikingURI, shell_word
+from .uri import VikingURI, canonical, shell_word
 
 if TYPE_CHECKING:
     from .store.lance import LanceStore
@@ -127,7 +127,8 @@ class Namespace:
     def missing_targets(self, targets: Sequence[VikingURI], hits: Sequence[str] = ()) -> list[str]:
         """A warning for each find target that names nothing find can search; a target that
         holds one of ``hits`` exists, and is not looked up."""
-        named = [target for target in targets if not target.is_container and not _holds_any(target, hits)]
+        found = [canonical(uri) for uri in hits]
+        named = [t for t in targets if not t.is_container and not any(uri.is_within(t) for uri in found)]
         if not named:
             return []
         stored = self.store.stored_uris([str(target) for target in named])
@@ -176,10 +177,3 @@ class Namespace:
                 result.sessions = len(sessions)
 
         return remove_nodes(target, recursive, take_the_sessions)
-
-
-def _holds_any(target: VikingURI, uris: Sequence[str]) -> bool:
-    """Whether one of ``uris`` is ``target`` or lies below it."""
-    own = str(target)
-    below = own.rstrip("/") + "/"
-    return any(uri == own or uri.startswith(below) for uri in uris)

@@ -17,6 +17,7 @@ from .values import describe
 __all__ = [
     "CONTEXT_TYPES",
     "SCHEME",
+    "canonical",
     "SCOPE_ROOTS",
     "VikingURI",
     "context_type_of",
@@ -234,11 +235,16 @@ def default_targets(user: str) -> tuple[VikingURI, ...]:
     return VikingURI(("resources",)), VikingURI(("user", user)), VikingURI(("agent", "skills"))
 
 
+def canonical(uri: str) -> VikingURI:
+    """An already canonical URI string (one the store holds or find returned), unchecked."""
+    return VikingURI(tuple(part for part in uri.removeprefix(SCHEME).split("/") if part))
+
+
 def context_type_of(uri: str) -> str:
     """Context type of an already canonical URI string."""
     if not uri.startswith(SCHEME):
         return "resource"
-    return _context_type(tuple(part for part in uri[len(SCHEME) :].split("/") if part))
+    return canonical(uri).context_type
 
 
 def looks_like_a_drive(segment: str) -> bool:

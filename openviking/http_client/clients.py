@@ -136,15 +136,13 @@ class _Base:
         call.upload = call.upload or call.fallback
         call.fallback = None
         call.body = call.upstream(call.body or {}, call.upload)
-        call.upstream = None  # the body is upstream's now: the upload adds nothing but its id
 
     def _with_upload(self, call: Call[Any], temp_file_id: Any, path: Path) -> None:
         """``call``'s body naming the upload of ``path`` instead of the path; for our server,
         with the client's path as the source (upstream's body names its own)."""
-        ours = call.upstream is not None
         call.body = {**(call.body or {}), "temp_file_id": temp_file_id}
         call.body.pop("path", None)
-        if ours:
+        if not self._upstream:
             call.body.setdefault("source_name", str(path))
 
     def _health_error(self, response: Response) -> OpenVikingError | None:

@@ -10,6 +10,7 @@ multipart handling stay httpx's alone.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json as jsonlib
 import os
@@ -95,8 +96,7 @@ class PlainConnection:
                 self._connection.connect()
             except OSError as exc:
                 self._connection.close()
-                kind = "timeout" if isinstance(exc, TimeoutError) else "connect"
-                raise TransportFailed(Failure("connect", True, _reason(exc, kind))) from None
+                raise TransportFailed(Failure("connect", True, _reason(exc))) from None
         try:
             self._connection.request(method, self._prefix + url + query_string(params), body=body, headers=headers)
             answer = self._connection.getresponse()
@@ -104,7 +104,7 @@ class PlainConnection:
         except (OSError, http.client.HTTPException) as exc:
             self._connection.close()
             if isinstance(exc, TimeoutError):
-                raise TransportFailed(Failure("timeout", False, _reason(exc, "timeout"))) from None
+                raise TransportFailed(Failure("timeout", False, _reason(exc))) from None
             raise TransportFailed(Failure("other", False, f"{type(exc).__name__}: {exc}")) from None
         if answer.will_close:
             self._connection.close()
@@ -114,10 +114,10 @@ class PlainConnection:
         self._connection.close()
 
 
-def _reason(exc: OSError, kind: str) -> str:
+def _reason(exc: OSError) -> str:
     if isinstance(exc, socket.gaierror):
         return f"cannot resolve the host: {exc.strerror or exc}"
-    return str(exc) or ("timed out" if kind == "timeout" else type(exc).__name__)
+    return str(exc) or ("timed out" if isinstance(exc, TimeoutError) else type(exc).__name__)
 
 
 def _closed_by_peer(sock: socket.socket) -> bool:
@@ -138,8 +138,13 @@ class CommandLineHTTPClient(SyncHTTPClient):
 
     _plain: PlainConnection | None = None
 
+    @functools.cached_property
+    def _plain_carries(self) -> bool:
+        """Whether the stdlib may carry this client's JSON calls (decided at the first)."""
+        return self.url.startswith("http://") and not _proxied()
+
     def _sent(self, call: Call[Any], files: Files | None = None) -> Response:
-        if files is not None or not self.url.startswith("http://") or _proxied():
+        if files is not None or not self._plain_carries:
             return super()._sent(call, files)
         if self._plain is None:
             self._plain = PlainConnection(self.url, self._headers, self.timeout)

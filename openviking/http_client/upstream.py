@@ -28,6 +28,7 @@ from openviking.results import (
     SessionInfo,
     Stat,
 )
+from openviking.uri import context_type_of
 
 __all__ = [
     "added",
@@ -127,15 +128,6 @@ def removed(result: Mapping[str, Any]) -> RemoveResult:
     return RemoveResult.from_dict({**result, "removed": int(result["estimated_deleted_count"] or 0)})
 
 
-def _context_type(uri: str) -> str:
-    parts = uri.removeprefix("viking://").split("/")
-    if parts[0] == "skills" or "skills" in parts[1:3]:
-        return "skill"
-    if parts[0] == "user" and "memories" in parts:
-        return "memory"
-    return "resource"
-
-
 def stat(result: Mapping[str, Any]) -> Stat:
     """A stat: upstream's is a file system's (``name``, ``size``, ``isDir``, ``modTime``)."""
     if "context_type" in result or "modTime" not in result:
@@ -144,7 +136,7 @@ def stat(result: Mapping[str, Any]) -> Stat:
     data = {
         **result,
         "name": result.get("name") or PurePosixPath(uri.removeprefix("viking://")).name,
-        "context_type": _context_type(uri),
+        "context_type": context_type_of(uri),
         "updated_at": result["modTime"],
     }
     return Stat.from_dict(data)
