@@ -195,9 +195,10 @@ READER = textwrap.dedent(
     from openviking.config import load_config
 
     client = OpenViking(config=load_config(sys.argv[1]))
-    root, expected, deadline = "viking://resources/fresh", int(sys.argv[2]), time.time() + 240
+    root, half, expected = "viking://resources/fresh", int(sys.argv[2]), int(sys.argv[3])
+    deadline = time.time() + 240
     seen_first = seen_all = None
-    checks = 0
+    checks, told = 0, False
     print("ready", flush=True)
 
     def files():
@@ -218,6 +219,9 @@ READER = textwrap.dedent(
             checks += 1
         if listed and seen_first is None:
             seen_first = time.time()
+        if len(listed) == half and not told:
+            print("half", flush=True)  # the writer waits for this before its second add
+            told = True
         if len(listed) == expected:
             seen_all = time.time()
             break
@@ -237,11 +241,13 @@ def test_a_write_through_one_process_is_seen_by_another_within_the_bound_and_nev
     conf = write_config(
         tmp_path / "reader.conf", s3_config(s3.url, moto_server.endpoint, read_consistency_seconds=bound)
     )
-    tree = _writer_tree(tmp_path / "sources", 5, 1000)
+    # Two adds, the second only once the reader has checked the first: the reader is then sure to
+    # look at a store holding part of what it waits for, however fast one add lands.
+    first, second = (_writer_tree(tmp_path / "sources", w, 500) for w in (5, 6))
     with OpenViking(config=config_from_dict(s3_config(s3.url, moto_server.endpoint))) as writer:
         writer.add_resource(_writer_tree(tmp_path / "seed", 9, 3), to="viking://resources/seed")
         reader = subprocess.Popen(
-            [sys.executable, "-c", READER, str(conf), "1000"],
+            [sys.executable, "-c", READER, str(conf), "500", "1000"],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -249,7 +255,9 @@ def test_a_write_through_one_process_is_seen_by_another_within_the_bound_and_nev
             env={**os.environ, **_env(tmp_path, "reader")},
         )
         assert reader.stdout is not None and reader.stdout.readline().strip() == "ready"
-        writer.add_resource(tree, to="viking://resources/fresh")
+        writer.add_resource(first, to="viking://resources/fresh/a")
+        assert reader.stdout.readline().strip() == "half"
+        writer.add_resource(second, to="viking://resources/fresh/b")
         done = time.time()
     out, err = reader.communicate(timeout=300)
     assert reader.returncode == 0, out + err
