@@ -99,6 +99,7 @@ def build_store(path: Path, size: int, base: Any, texts: list[str], seed: int = 
                 "created_at": pa.array(stamps, pa.timestamp("ms", tz="UTC")),
                 "updated_at": pa.array(stamps, pa.timestamp("ms", tz="UTC")),
                 "tags": pa.array([[] for _ in range(count)], pa.list_(pa.string())),
+                "form": ["text"] * count,
             },
             schema=schema,
         )

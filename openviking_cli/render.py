@@ -152,6 +152,8 @@ def explain_line(parts: dict[str, Any]) -> str:
             )
         elif side != "rerank":
             pieces.append(f"{side} -")
+    if (parts.get("record") or {}).get("form") == "dialogue":
+        pieces.append("transcript")  # its vector side weighs more in the hybrid score
     if parts.get("keyword_translation"):
         glosses = textwrap.shorten(str(parts["keyword_translation"]), 60, placeholder="...")
         pieces.append(f"keyword also matched in English: {glosses}")

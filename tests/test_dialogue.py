@@ -110,6 +110,14 @@ def test_a_transcript_is_cut_at_turns_each_chunk_headed_by_its_preamble() -> Non
     assert all(b.line_start <= a.line_end for a, b in zip(chunks, chunks[1:], strict=False))
 
 
+def test_a_chunk_of_long_turns_is_a_turn_and_the_one_before_it() -> None:
+    said = "".join(f"[D1:{n}] {'Caroline' if n % 2 else 'Melanie'}: {f'turn {n} says ' * 12}\n" for n in range(1, 12))
+    chunks = chunk_text(f"# Caroline and Melanie, session 1\n\n8 May, 2023\n\n{said}", "session-01.md")
+    turns = [[line.split("]")[0] for line in c.text.splitlines() if line.startswith("[D1:")] for c in chunks]
+    assert turns[0] == ["[D1:1"]
+    assert turns[1:] == [[f"[D1:{n - 1}", f"[D1:{n}"] for n in range(2, 12)]
+
+
 def test_a_markdown_page_is_still_cut_at_its_headings() -> None:
     page = "# Title\n\nIntro text.\n\n## Install\n\n" + "Install it like this, then run it.\n" * 30
     assert not any(c.dialogue for c in chunk_text(page, "page.md"))
@@ -316,3 +324,92 @@ def test_a_short_memory_that_answers_outranks_a_long_session_that_mentions_the_w
     )
     assert found.memories and found.memories[0].uri == memory.uri
     assert found.memories[0].score > max(h.score for h in found.resources)
+
+
+# ----------------------------------------------------------------------------- how find weighs a transcript
+def _mixed_tree(tmp_path: Path) -> Path:
+    said = "".join(
+        f"[D1:{n}] {'Ann' if n % 2 else 'Bea'}: the garden needs water before the heat, {n}\n" for n in range(8)
+    )
+    return make_tree(
+        tmp_path / "kb",
+        {
+            "talks/session-1.md": f"# Ann and Bea, session 1\n\n8 May, 2023\n\n{said}",
+            "guide.md": "# Garden guide\n\nWater the garden early in the morning, before the heat of the day.\n",
+            "water.py": "def water_garden(litres):\n    return f'the garden needs {litres} litres of water'\n",
+        },
+    )
+
+
+def test_a_transcripts_records_are_dialogue_and_its_vector_side_weighs_more(hash_client: Any, tmp_path: Path) -> None:
+    from openviking.retrieve.retriever import (
+        DIALOGUE_KEYWORD_WEIGHT,
+        DIALOGUE_VECTOR_WEIGHT,
+        KEYWORD_WEIGHT,
+        VECTOR_WEIGHT,
+    )
+
+    hash_client.add_resource(_mixed_tree(tmp_path), to="viking://resources/kb")
+    forms = {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in hash_client._open().all_records(["uri", "form"])}
+    assert forms == {"session-1.md": "dialogue", "guide.md": "text", "water.py": "code", "kb": "text", "talks": "text"}
+    hits = hash_client.find("does the garden need water", target_uri="viking://resources/kb", explain=True)
+    shown = {hit.uri.rsplit("/", 1)[-1]: hit for hit in hits.resources if hit.level == 2}
+    assert set(shown) == {"session-1.md", "guide.md", "water.py"}
+    for name, hit in shown.items():
+        weights = (
+            (DIALOGUE_VECTOR_WEIGHT, DIALOGUE_KEYWORD_WEIGHT)
+            if name == "session-1.md"
+            else (VECTOR_WEIGHT, KEYWORD_WEIGHT)
+        )
+        parts = hit.explain
+        assert parts["record"]["form"] == forms[name]
+        assert hit.score == pytest.approx(weights[0] * parts["vector_part"] + weights[1] * parts["keyword_part"])
+    assert DIALOGUE_VECTOR_WEIGHT > VECTOR_WEIGHT and DIALOGUE_VECTOR_WEIGHT + DIALOGUE_KEYWORD_WEIGHT == 1
+
+
+def test_a_store_written_before_forms_answers_and_gets_them_by_its_next_writes(tmp_path: Path) -> None:
+    from conftest import hash_config
+
+    from openviking.client import OpenViking
+
+    tree = _mixed_tree(tmp_path)
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        client.add_resource(tree, to="viking://resources/kb")
+        store = client._open()
+        store._table(store.records_table).drop_columns(["form"])  # as an older version wrote it
+        before = client.find("does the garden need water", target_uri="viking://resources/kb", explain=True)
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        found = client.find("does the garden need water", target_uri="viking://resources/kb", explain=True)
+        assert [h.uri for h in found.resources] == [h.uri for h in before.resources]
+        assert {h.explain["record"]["form"] for h in found.resources} == {"text"}  # read as text until written
+        for hit in found.resources:
+            assert hit.score == pytest.approx(0.4 * hit.explain["vector_part"] + 0.6 * hit.explain["keyword_part"])
+        make_tree(tree, {"talks/session-2.md": (tree / "talks" / "session-1.md").read_text().replace("1", "2")})
+        added = client.add_resource(tree, to="viking://resources/kb")
+        assert added.added == 1 and added.unchanged == 3
+        forms = {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in client._open().all_records(["uri", "form"])}
+        assert forms["session-2.md"] == "dialogue" and forms["session-1.md"] is None
+        result = client.reindex()
+        assert result["files"] == 4, result
+        forms = {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in client._open().all_records(["uri", "form"])}
+        assert forms["session-1.md"] == "dialogue" and forms["guide.md"] == "text" and forms["water.py"] == "code"
+        listed = {entry["uri"].rsplit("/", 1)[-1] for entry in client.ls("viking://resources/kb", recursive=True)}
+        assert listed == {"guide.md", "water.py", "talks", "session-1.md", "session-2.md"}  # nothing lost on the way
+
+
+def test_the_terminal_explain_line_marks_a_transcript(cli: Any, hash_conf: Path, tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    added = cli(
+        "add-resource", _mixed_tree(tmp_path), "--to", "viking://resources/kb", "--store", store, "--config", hash_conf
+    )
+    assert added.code == 0, added.err
+    out = cli(
+        "find", "does the garden need water", "--uri", "viking://resources/kb", "--explain",
+        "--store", store, "--config", hash_conf,
+    )  # fmt: skip
+    assert out.code == 0, out.err
+    blocks = {b.splitlines()[1].strip().rsplit("/", 1)[-1]: b for b in out.out.split("\n\n") if "Level 2" in b}
+    transcript = [b for name, b in blocks.items() if name == "session-1.md"]
+    others = [b for name, b in blocks.items() if name in ("guide.md", "water.py")]
+    assert len(transcript) == 1 and transcript[0].rstrip().endswith("· transcript")
+    assert len(others) == 2 and not any("transcript" in b for b in others)

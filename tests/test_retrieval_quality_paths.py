@@ -233,6 +233,7 @@ def _synthetic_store(path: Path, rows: int, dimension: int = 64, seed: int = 3) 
             "created_at": pa.array([stamp] * rows, pa.timestamp("ms", tz="UTC")),
             "updated_at": pa.array([stamp] * rows, pa.timestamp("ms", tz="UTC")),
             "tags": pa.array([[] for _ in range(rows)], pa.list_(pa.string())),
+            "form": ["text"] * rows,
         },
         schema=records_schema(dimension),
     )

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openviking.store.lance import LanceStore
+from openviking.store.schema import FORM_CODE, FORM_DIALOGUE, FORM_TEXT
 from openviking.uri import SCHEME, VikingURI
 
 from .chunk import Chunk
@@ -118,7 +119,8 @@ def file_records(
 ) -> tuple[list[dict[str, Any]], list[str], list[int | None]]:
     """The L2 records of a file (without their vectors), the text each one embeds and how many
     of its tokens (None: the embedder's own limit): one a chunk (an empty file gets one of its
-    summary or title), under its heading path."""
+    summary or title), under its heading path. Each record carries its file's form."""
+    form = FORM_CODE if is_code else FORM_DIALOGUE if any(c.dialogue for c in chunks) else FORM_TEXT
     pieces = list(chunks) or [Chunk(0, 1, 1, "", summary or title)]
     if len(pieces) > 1 and summary:
         # A file of several chunks also gets a record of its title and first sentences: the
@@ -150,6 +152,7 @@ def file_records(
                 created_at=created_at,
                 updated_at=updated_at,
                 tags=list(tags),
+                form=form,
             )
         )
     return rows, inputs, windows
@@ -173,6 +176,7 @@ def directory_records(
                 created_at=row["created_at"],
                 updated_at=row["updated_at"],
                 tags=list(row.get("tags") or []),
+                form=FORM_TEXT,
             ),
             embed,
         )

@@ -479,6 +479,12 @@ class LanceStore(Tables):
                     f"The store holds {width}-dimensional vectors; the embedder makes {dimension}",
                     hint="Re-embed everything with: openviking reindex",
                 )
+            # A table an older version wrote lacks the newer columns: they are added empty (a
+            # change of the table's metadata only) before rows that carry them are written.
+            present = set(table.schema.names)
+            missing = [field for field in schema.records_schema(dimension) if field.name not in present]
+            if missing:
+                self._commit(table, lambda: table.add_columns(missing))
             return table
         return self.create_table(self.records_table, schema.records_schema(dimension))
 
@@ -486,6 +492,14 @@ class LanceStore(Tables):
     def records(self) -> Any:
         """The LanceDB table of the records in use (for the scoring queries of ``search.py``)."""
         return self._table(self.records_table)
+
+    def record_columns(self, columns: Sequence[str]) -> list[str]:
+        """``columns`` less those the records table lacks (one an older version wrote lacks the
+        newer ones until its next write): what a search of it may select."""
+        if not self.has_records:
+            return list(columns)
+        present = set(self.run(lambda: self.records().schema.names))
+        return [column for column in columns if column in present]
 
     def filtered_count(self, where: str) -> int:
         """How many records a compiled scope leaves, cached until this process writes.

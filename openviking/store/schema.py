@@ -12,6 +12,14 @@ RECORDS = "records"
 META = "meta"
 FORMAT_VERSION = "1"
 
+# What a record's text is (its ``form``), for how find weighs the two sides of a match: the
+# turns of a transcript, source code, or other text. A records table an older version wrote
+# gets the column at its next write; its records keep a null form (read as text) until they
+# are written again, which ``openviking reindex`` does for all of them.
+FORM_TEXT = "text"
+FORM_CODE = "code"
+FORM_DIALOGUE = "dialogue"
+
 # Columns the filter DSL may use, and their kind (how a value is turned into SQL).
 FILTER_FIELDS: dict[str, str] = {
     "uri": "path",
@@ -93,6 +101,7 @@ def records_schema(dimension: int) -> pa.Schema:
             pa.field("created_at", timestamp),
             pa.field("updated_at", timestamp),
             pa.field("tags", pa.list_(pa.string())),
+            pa.field("form", pa.string()),
         ]
     )
 
