@@ -153,7 +153,7 @@ def explain_line(parts: dict[str, Any]) -> str:
         elif side != "rerank":
             pieces.append(f"{side} -")
     if (parts.get("record") or {}).get("form") == "dialogue":
-        pieces.append("transcript")  # its vector side weighs more in the hybrid score
+        pieces.append("transcript")  # the file's form: a hybrid score weighs its vector side more
     if parts.get("keyword_translation"):
         glosses = textwrap.shorten(str(parts["keyword_translation"]), 60, placeholder="...")
         pieces.append(f"keyword also matched in English: {glosses}")

@@ -3,8 +3,8 @@
 A transcript is text whose lines are mostly turns, ``Speaker: what they said`` (maybe after a
 bracketed id or a time, ``[D1:3] Caroline: ...``, ``**User:** ...``, ``- Bob: ...``), with at
 least two speakers who speak more than once. What comes before the first turn (its heading,
-the date of the conversation) is its preamble, and heads every chunk: a chunk of six turns
-from the middle of a session still says who talks and when.
+the date of the conversation) is its preamble, and heads every chunk: a chunk from the middle
+of a session still says who talks and when.
 """
 
 from __future__ import annotations

@@ -62,6 +62,7 @@ class LanceStore(Tables):
         self._pending: tuple[str | None] | None = None  # the reindex marker, read once per take of the lock
         self._indexed: dict[tuple[str, str], bool] = {}  # (table, column): has an index
         self._counts: dict[tuple[str, str], int] = {}
+        self._columns_seen: dict[str, set[str]] = {}  # table: the columns it was last seen with
         self._meta_seen: tuple[tuple[int, int], dict[str, str]] | None = None  # ((handle, version), meta)
 
     def _wrote(self) -> None:
@@ -498,8 +499,12 @@ class LanceStore(Tables):
         newer ones until its next write): what a search of it may select."""
         if not self.has_records:
             return list(columns)
-        present = set(self.run(lambda: self.records().schema.names))
-        return [column for column in columns if column in present]
+        # Columns are only ever added, so a table once seen with all of them keeps them; asking
+        # again only while one is missing spares object storage a request per search.
+        known = self._columns_seen.get(self.records_table, set())
+        if not known.issuperset(columns):
+            known = self._columns_seen[self.records_table] = set(self.run(lambda: self.records().schema.names))
+        return [column for column in columns if column in known]
 
     def filtered_count(self, where: str) -> int:
         """How many records a compiled scope leaves, cached until this process writes.
