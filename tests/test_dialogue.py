@@ -111,8 +111,7 @@ def test_a_transcript_is_cut_at_turns_each_chunk_headed_by_its_preamble() -> Non
 
 
 def test_a_chunk_of_long_turns_is_a_turn_and_the_one_before_it() -> None:
-    said = "".join(f"[D1:{n}] {'Caroline' if n % 2 else 'Melanie'}: {f'turn {n} says ' * 12}\n" for n in range(1, 12))
-    chunks = chunk_text(f"# Caroline and Melanie, session 1\n\n8 May, 2023\n\n{said}", "session-01.md")
+    chunks = chunk_text(_talk(1, "2023-05-08", [f"turn {n} says " * 12 for n in range(1, 12)]), "session-01.md")
     turns = [[line.split("]")[0] for line in c.text.splitlines() if line.startswith("[D1:")] for c in chunks]
     assert turns[0] == ["[D1:1"]
     assert turns[1:] == [[f"[D1:{n - 1}", f"[D1:{n}"] for n in range(2, 12)]
@@ -328,17 +327,20 @@ def test_a_short_memory_that_answers_outranks_a_long_session_that_mentions_the_w
 
 # ----------------------------------------------------------------------------- how find weighs a transcript
 def _mixed_tree(tmp_path: Path) -> Path:
-    said = "".join(
-        f"[D1:{n}] {'Ann' if n % 2 else 'Bea'}: the garden needs water before the heat, {n}\n" for n in range(8)
-    )
+    said = [f"the garden needs water before the heat, {n}" for n in range(8)]
     return make_tree(
         tmp_path / "kb",
         {
-            "talks/session-1.md": f"# Ann and Bea, session 1\n\n8 May, 2023\n\n{said}",
+            "talks/session-1.md": _talk(1, "2023-05-08", said),
             "guide.md": "# Garden guide\n\nWater the garden early in the morning, before the heat of the day.\n",
             "water.py": "def water_garden(litres):\n    return f'the garden needs {litres} litres of water'\n",
         },
     )
+
+
+def _forms(client: Any) -> dict[str, str | None]:
+    """Each stored URI's last name -> the form of its records."""
+    return {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in client._open().all_records(["uri", "form"])}
 
 
 def test_a_transcripts_records_are_dialogue_and_its_vector_side_weighs_more(hash_client: Any, tmp_path: Path) -> None:
@@ -350,7 +352,7 @@ def test_a_transcripts_records_are_dialogue_and_its_vector_side_weighs_more(hash
     )
 
     hash_client.add_resource(_mixed_tree(tmp_path), to="viking://resources/kb")
-    forms = {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in hash_client._open().all_records(["uri", "form"])}
+    forms = _forms(hash_client)
     assert forms == {"session-1.md": "dialogue", "guide.md": "text", "water.py": "code", "kb": "text", "talks": "text"}
     hits = hash_client.find("does the garden need water", target_uri="viking://resources/kb", explain=True)
     shown = {hit.uri.rsplit("/", 1)[-1]: hit for hit in hits.resources if hit.level == 2}
@@ -371,27 +373,32 @@ def test_a_store_written_before_forms_answers_and_gets_them_by_its_next_writes(t
     from conftest import hash_config
 
     from openviking.client import OpenViking
+    from openviking.retrieve.retriever import KEYWORD_WEIGHT, VECTOR_WEIGHT
 
     tree = _mixed_tree(tmp_path)
     with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
         client.add_resource(tree, to="viking://resources/kb")
         store = client._open()
         store._table(store.records_table).drop_columns(["form"])  # as an older version wrote it
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:  # columns are never dropped in use
         before = client.find("does the garden need water", target_uri="viking://resources/kb", explain=True)
     with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
         found = client.find("does the garden need water", target_uri="viking://resources/kb", explain=True)
         assert [h.uri for h in found.resources] == [h.uri for h in before.resources]
         assert {h.explain["record"]["form"] for h in found.resources} == {"text"}  # read as text until written
         for hit in found.resources:
-            assert hit.score == pytest.approx(0.4 * hit.explain["vector_part"] + 0.6 * hit.explain["keyword_part"])
+            parts = hit.explain
+            assert hit.score == pytest.approx(
+                VECTOR_WEIGHT * parts["vector_part"] + KEYWORD_WEIGHT * parts["keyword_part"]
+            )
         make_tree(tree, {"talks/session-2.md": (tree / "talks" / "session-1.md").read_text().replace("1", "2")})
         added = client.add_resource(tree, to="viking://resources/kb")
         assert added.added == 1 and added.unchanged == 3
-        forms = {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in client._open().all_records(["uri", "form"])}
+        forms = _forms(client)
         assert forms["session-2.md"] == "dialogue" and forms["session-1.md"] is None
         result = client.reindex()
         assert result["files"] == 4, result
-        forms = {row["uri"].rsplit("/", 1)[-1]: row["form"] for row in client._open().all_records(["uri", "form"])}
+        forms = _forms(client)
         assert forms["session-1.md"] == "dialogue" and forms["guide.md"] == "text" and forms["water.py"] == "code"
         listed = {entry["uri"].rsplit("/", 1)[-1] for entry in client.ls("viking://resources/kb", recursive=True)}
         assert listed == {"guide.md", "water.py", "talks", "session-1.md", "session-2.md"}  # nothing lost on the way

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from openviking.errors import OpenVikingError
 from openviking.store.filters import Scope
 from openviking.store.lance import LanceStore
-from openviking.store.schema import FORM_DIALOGUE
+from openviking.store.schema import FORM_DIALOGUE, FORM_TEXT
 from openviking.store.search import keyword_search, vector_search
 from openviking.types import FindResult, MatchedContext
 from openviking.uri import parse, sidecar_owner
@@ -419,7 +419,7 @@ def explanation(item: Candidate) -> dict[str, Any]:
             "level": int(item.row.get("level", 2)),
             "chunk": int(item.row.get("chunk") or 0),
             "lines": [item.row.get("line_start"), item.row.get("line_end")],
-            "form": item.row.get("form") or "text",
+            "form": item.row.get("form") or FORM_TEXT,
         },
     }
     parts.update(item.extra)

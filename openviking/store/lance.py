@@ -482,8 +482,9 @@ class LanceStore(Tables):
                 )
             # A table an older version wrote lacks the newer columns: they are added empty (a
             # change of the table's metadata only) before rows that carry them are written.
-            present = set(table.schema.names)
-            missing = [field for field in schema.records_schema(dimension) if field.name not in present]
+            fields = schema.records_schema(dimension)
+            present = self._records_columns(fields.names)
+            missing = [field for field in fields if field.name not in present]
             if missing:
                 self._commit(table, lambda: table.add_columns(missing))
             return table
@@ -499,12 +500,17 @@ class LanceStore(Tables):
         newer ones until its next write): what a search of it may select."""
         if not self.has_records:
             return list(columns)
-        # Columns are only ever added, so a table once seen with all of them keeps them; asking
-        # again only while one is missing spares object storage a request per search.
+        present = self._records_columns(columns)
+        return [column for column in columns if column in present]
+
+    def _records_columns(self, wanted: Sequence[str]) -> set[str]:
+        """The records table's columns, looked up again only while one of ``wanted`` is missing:
+        columns are only ever added, so a table once seen with all of them keeps them, and each
+        search and each batch of an add spares object storage a request."""
         known = self._columns_seen.get(self.records_table, set())
-        if not known.issuperset(columns):
+        if not known.issuperset(wanted):
             known = self._columns_seen[self.records_table] = set(self.run(lambda: self.records().schema.names))
-        return [column for column in columns if column in known]
+        return known
 
     def filtered_count(self, where: str) -> int:
         """How many records a compiled scope leaves, cached until this process writes.
