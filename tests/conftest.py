@@ -13,14 +13,16 @@ from typing import Any
 
 import pytest
 from helpers import (
-    DOCS_EN,
-    DOCS_ZH,
     EN_FILES,
+    GUIDE_EN,
+    GUIDE_ZH,
     ZH_FILES,
     Cli,
     CliResult,
+    MissingData,
     hash_config,
     make_tree,
+    shared_data,
     with_store,
     write_config,
     write_hash_config,
@@ -33,6 +35,18 @@ def pytest_configure(config: pytest.Config) -> None:
     # and so would every process it starts; the Ctrl-C tests need it as a terminal delivers it.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    # A test that reads a corpus beside the repository must say so with its marker: .ci/run
+    # runs the marked ones where the corpus is, and would never run an unmarked one there.
+    report: Any = yield
+    missing = call.excinfo is not None and call.excinfo.errisinstance(MissingData)
+    if missing and item.get_closest_marker("needs_shared_data") is None:
+        report.outcome = "failed"
+        report.longrepr = f"{item.nodeid} reads a corpus beside the repository: mark it needs_shared_data"
+    return report  # type: ignore[no-any-return]
 
 
 ISOLATION_UNSET = (
@@ -129,28 +143,42 @@ def handbook_ov(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> Cli
     return with_store(cli, store, hash_conf)
 
 
-@pytest.fixture(scope="session")
-def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
-    """The OpenViking docs ingested once per session with the real local embedder.
-
-    English pages under viking://resources/docs, Chinese pages under
-    viking://resources/docs-zh. Yields ``(client, AddResult of the English pages)``; the
-    store lives in a session temp dir. The docs are read at run time from ``helpers.DATA``,
-    never copied into the repository.
-    """
+def _store_of_the_local_model(
+    tmp_path_factory: pytest.TempPathFactory, name: str, trees: dict[str, Path]
+) -> Iterator[tuple[Any, Any]]:
+    """A store of ``trees`` (URI -> folder) ingested with the bundled local model, with the
+    client and the first tree's AddResult."""
     from openviking.client import OpenViking
     from openviking.config import Config
 
-    assert DOCS_EN.is_dir(), f"the docs corpus is missing: {DOCS_EN}"
     with pytest.MonkeyPatch.context() as mp:
-        _isolate(mp, tmp_path_factory.mktemp("docs-home"))
-        store = tmp_path_factory.mktemp("docs") / "store"
+        _isolate(mp, tmp_path_factory.mktemp(f"{name}-home"))
+        store = tmp_path_factory.mktemp(name) / "store"
         client = OpenViking(path=store, config=Config())  # the defaults: provider "local"
         assert client.embedder().identity.startswith("local:"), client.embedder().identity
-        result = client.add_resource(DOCS_EN, to="viking://resources/docs")
-        client.add_resource(DOCS_ZH, to="viking://resources/docs-zh")
-    yield client, result
+        results = [client.add_resource(folder, to=uri) for uri, folder in trees.items()]
+    yield client, results[0]
     client.close()
+
+
+@pytest.fixture(scope="session")
+def guide_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
+    """The repository's own user guide (``docs/``) ingested once per session with the real local
+    embedder: English pages under viking://resources/guide, Chinese under viking://resources/guide-zh.
+    Yields ``(client, AddResult of the English pages)``."""
+    trees = {"viking://resources/guide": GUIDE_EN, "viking://resources/guide-zh": GUIDE_ZH}
+    yield from _store_of_the_local_model(tmp_path_factory, "guide", trees)
+
+
+@pytest.fixture(scope="session")
+def docs_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
+    """Upstream OpenViking's docs, read from beside the repository (tests using it are marked
+    ``needs_shared_data``), ingested once per session with the real local embedder: English
+    pages under viking://resources/docs, Chinese under viking://resources/docs-zh. Yields
+    ``(client, AddResult of the English pages)``."""
+    docs = shared_data("openviking-docs")
+    trees = {"viking://resources/docs": docs / "en", "viking://resources/docs-zh": docs / "zh"}
+    yield from _store_of_the_local_model(tmp_path_factory, "docs", trees)
 
 
 @pytest.fixture(scope="session")

@@ -11,11 +11,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
-# The corpora (OpenViking's docs in English and Chinese) live outside the repository, read at run time.
-DATA = REPO.parent / "shared" / "data"
-DOCS_EN = DATA / "openviking-docs" / "en"
-DOCS_ZH = DATA / "openviking-docs" / "zh"
+# The repository's own user guide: the corpus every ranking test can rely on.
+GUIDE_EN = REPO / "docs" / "en"
+GUIDE_ZH = REPO / "docs" / "zh"
+# Larger corpora (upstream OpenViking's docs, ...) beside the repository, read at run time when
+# they are there: see shared_data().
+SHARED_DATA = REPO.parent / "shared" / "data"
+REQUIRE_DATA_VARIABLE = "OPENVIKING_TEST_REQUIRE_DATA"
 HASH_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash"}}}  # hash:v1-1024
 HASH64_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}  # hash:v1-64
 # Modules too heavy for `import openviking`, --help or an argument error to load.
@@ -51,6 +56,26 @@ ZH_FILES: dict[str, str] = {
     "部署/容器.md": "# 容器部署\n\n使用 Docker 容器运行服务器。\n",
     "笔记/烹饪.md": "# 煎饼\n\n把面粉、牛奶和鸡蛋混合，然后用黄油煎。\n",
 }
+
+
+class MissingData(pytest.skip.Exception):
+    """The skip of a test whose corpus is not beside the repository (conftest.py fails it
+    when the test is not marked ``needs_shared_data``, so ``.ci/run`` knows to run it)."""
+
+
+def shared_data(*parts: str) -> Path:
+    """A folder of the corpora beside the repository, for a test marked ``needs_shared_data``.
+
+    A fresh clone has no such folder, so the test skips with a reason naming it; with
+    ``OPENVIKING_TEST_REQUIRE_DATA=1`` (as ``.ci/run`` sets) the skip is a failure instead.
+    """
+    folder = SHARED_DATA.joinpath(*parts)
+    if folder.is_dir():
+        return folder
+    reason = f"needs the corpus {folder} beside the repository"
+    if os.environ.get(REQUIRE_DATA_VARIABLE) == "1":
+        pytest.fail(f"{reason}, and {REQUIRE_DATA_VARIABLE}=1 says it must be there")
+    raise MissingData(reason, allow_module_level=True)
 
 
 class CliResult(NamedTuple):

@@ -1,6 +1,10 @@
-"""Retrieval quality on the OpenViking docs with the real local embedder.
+"""Retrieval quality on upstream OpenViking's docs with the real local embedder.
 
-Each question below is answered by exactly one page of OpenViking's docs (``helpers.DOCS_EN``)
+The docs are a corpus beside the repository (``../shared/data/openviking-docs``): without it
+these tests skip, and ``.ci/run`` runs them where it is (``needs_shared_data``). The
+repository's own guide has its questions in ``test_guide_quality.py``.
+
+Each question below is answered by exactly one page of OpenViking's docs
 (checked by reading the pages); that page must rank first among the resources. English
 questions search the English pages, Chinese questions the Chinese pages. Chinese questions
 over the English pages (the cross-lingual case) must rank their page first when they name
@@ -15,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import DOCS_EN
+from helpers import shared_data
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.needs_shared_data]
 
 DOCS = "viking://resources/docs"
 DOCS_ZH = "viking://resources/docs-zh"
@@ -67,7 +71,8 @@ def top_resources(client: Any, query: str, n: int = 5, root: str = DOCS) -> list
 
 def test_the_whole_corpus_was_ingested(docs_store: tuple[Any, Any]) -> None:
     client, added = docs_store
-    pages = sorted(p.relative_to(DOCS_EN).as_posix() for p in DOCS_EN.rglob("*.md"))
+    docs_en = shared_data("openviking-docs", "en")
+    pages = sorted(p.relative_to(docs_en).as_posix() for p in docs_en.rglob("*.md"))
     assert added.added == len(pages)
     assert added.skipped == 0
     stored = sorted(e["uri"][len(DOCS) + 1 :] for e in client.ls(DOCS, recursive=True) if not e["isDir"])
@@ -139,7 +144,8 @@ def test_issue_walkthrough_through_the_cli(docs_store: tuple[Any, Any], cli: Any
     assert first in {f"{DOCS_ZH}/guides/01-configuration.md", f"{DOCS}/guides/01-configuration.md"}, first
     page = cli("read", f"{DOCS}/guides/04-authentication.md", "--store", store)
     assert page.code == 0, page.err
-    assert page.out == Path(DOCS_EN / "guides" / "04-authentication.md").read_text(encoding="utf-8")
+    page_file = shared_data("openviking-docs", "en") / "guides" / "04-authentication.md"
+    assert page.out == Path(page_file).read_text(encoding="utf-8")
 
 
 def test_directory_summaries_exist_for_the_docs(docs_store: tuple[Any, Any]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
-from helpers import MATCHED_CONTEXT_KEYS
+from helpers import GUIDE_EN, GUIDE_ZH, MATCHED_CONTEXT_KEYS
 from ovserver import (
     ROOT_KEY,
     ServerProcess,
@@ -214,6 +214,24 @@ def test_relations_example(server: ServerProcess) -> None:
 
 
 @pytest.mark.slow
+def test_the_brief_find_on_the_repositorys_guide(guide_store: tuple[Any, Any]) -> None:
+    # The guide ingested with the bundled model (conftest.py), served with the default config:
+    # no key configured, so the brief's X-API-Key header is simply not needed.
+    client, _ = guide_store
+    with thread_server({}, Path(client.store_path)) as url:
+        status, result = curl(url, "find", key="your-key")
+        assert status == 200
+        assert_find_result(result)
+        top = [hit["uri"] for hit in result["resources"][:3]]
+        assert "viking://resources/guide/05-authentication.md" in top, top
+        status, result = curl(url, "glob", key="your-key")
+        assert status == 200
+        pages = len(list(GUIDE_EN.glob("*.md"))) + len(list(GUIDE_ZH.glob("*.md")))
+        assert result["count"] == pages, result
+
+
+@pytest.mark.slow
+@pytest.mark.needs_shared_data
 def test_the_brief_find_on_openvikings_own_docs(docs_store: tuple[Any, Any]) -> None:
     # The docs ingested with the bundled model (conftest.py), served with the default config:
     # no key configured, so the brief's X-API-Key header is simply not needed.
