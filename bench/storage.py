@@ -32,7 +32,7 @@ HASH = {"embedding": {"dense": {"provider": "hash"}}}
 
 WRITER = """
 import json, sys, time
-from openviking.client import OpenViking
+from openviking.embedded import OpenViking
 from openviking.config import config_from_dict
 
 spec = json.loads(sys.argv[1])
@@ -79,8 +79,8 @@ def _upload(local: Path, url: str, endpoint: str) -> int:
 
 
 def _client(url: str | None, endpoint: str, path: Path | None = None, embedder: Any = None, **storage: Any) -> Any:
-    from openviking.client import OpenViking
     from openviking.config import config_from_dict
+    from openviking.embedded import OpenViking
 
     client = OpenViking(path=path, config=config_from_dict(_config(url, endpoint, **storage)))
     if embedder is not None:
@@ -90,8 +90,8 @@ def _client(url: str | None, endpoint: str, path: Path | None = None, embedder: 
 
 def find_latency(work: Path, server: MotoServer) -> dict[str, Any]:
     local = work / "store-docs-storage"
-    from openviking.client import OpenViking
     from openviking.config import Config
+    from openviking.embedded import OpenViking
 
     if not (local / "nodes.lance").is_dir():
         with OpenViking(path=local, config=Config()) as client:

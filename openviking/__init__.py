@@ -25,6 +25,7 @@ from .errors import (
     UnauthenticatedError,
     UnavailableError,
 )
+from .hits import ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, RelatedContext, TypedQuery
 from .interface import OpenVikingClient, Session
 from .message import TextPart
 from .results import (
@@ -48,10 +49,9 @@ from .results import (
     Stat,
     UnlinkResult,
 )
-from .types import ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, RelatedContext, TypedQuery
 
 if TYPE_CHECKING:
-    from .client import OpenViking
+    from .embedded import OpenViking
     from .http_client import AsyncHTTPClient, SyncHTTPClient
 
 
@@ -109,7 +109,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # PEP 562: the client pulls in the store and the models, so load it only when asked.
     if name in ("OpenViking", "SyncOpenViking"):
-        from .client import OpenViking
+        from .embedded import OpenViking
 
         return OpenViking
     if name in ("SyncHTTPClient", "AsyncHTTPClient"):

@@ -17,6 +17,7 @@ from typing import Any
 from .errors import ConfigError, ConfigFileNotFoundError
 
 __all__ = [
+    "RETRIEVAL_MODES",
     "Config",
     "EmbeddingConfig",
     "LLMConfig",
@@ -30,6 +31,9 @@ __all__ = [
     "redacted",
     "unset_variables",
 ]
+
+RETRIEVAL_MODES = ("hybrid", "vector", "keyword")
+"""What find and search may rank by: meaning and words fused, meaning alone, words alone."""
 
 CONFIG_ENV = "OPENVIKING_CONFIG_FILE"
 STORE_ENV = "OPENVIKING_STORE"
@@ -324,7 +328,7 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
         )
     if config.embedding.dimension is not None and config.embedding.dimension < 1:
         raise ConfigError(f"embedding.dense.dimension must be a positive integer (got {config.embedding.dimension})")
-    if config.retrieval.mode not in ("hybrid", "vector", "keyword"):
+    if config.retrieval.mode not in RETRIEVAL_MODES:
         raise ConfigError(f"retrieval.mode must be hybrid, vector or keyword (got '{config.retrieval.mode}')")
     return config
 

@@ -1,36 +1,60 @@
-"""What an embedded client holds between calls: its configuration, its store, its embedder.
+"""OpenViking: the embedded client, over a store opened in this process.
 
-:class:`Embedded` makes each on first use (reads need an existing store, writes create it)
-and hands the operations of :class:`~openviking.client.OpenViking` the parts they work with:
-the open store, the user's namespace and sessions, the access rules, one write.
+It implements :class:`~openviking.interface.OpenVikingClient` as a facade: each method
+checks its arguments (before any store is opened or model loaded, so a bad one fails at
+once) and hands the work to the module that owns it. What it keeps between calls (the
+configuration, the open store, the embedder built once) is :class:`~openviking.embedded_parts.Embedded`'s.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Self
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from .access import Access, check_user
-from .config import Config, config_from_dict, load_config
-from .errors import InvalidArgumentError
-from .results import AddResult
-from .uri import VikingURI, parse
-from .warn import WarningCallback, python_warning
+from .access import no_summary_names
+from .arguments import callback, describe, flag, optional_limit, optional_text, strings, whole_number
+from .embedded_parts import Embedded
+from .errors import InvalidArgumentError, InvalidURIError, NotFoundError
+from .hits import FindResult
+from .interface import MessageContent, ProgressCallback
+from .results import (
+    AddResult,
+    DoctorReport,
+    Entry,
+    GlobResult,
+    GrepResult,
+    LinkResult,
+    MemoryResult,
+    MessageAdded,
+    MkdirResult,
+    MoveResult,
+    ReindexResult,
+    Relation,
+    RemoveResult,
+    SessionDeleted,
+    SessionInfo,
+    Stat,
+    UnlinkResult,
+)
+from .tags import normalize_tags
+from .uri import VikingURI, shell_word, sidecar_owner
 
 if TYPE_CHECKING:
-    from .ingest.transaction import Write
+    from .interface import Session
     from .models.embedder import Embedder
-    from .namespace import Namespace
-    from .session.sessions import SessionStore
+    from .retrieve.request import FindRequest
     from .store.lance import LanceStore
 
-__all__ = ["Embedded"]
+__all__ = ["OpenViking"]
+
+TimeBound = str | datetime | date
 
 
-class Embedded:
-    """The parts of an embedded client, made on first use and kept between calls.
+class OpenViking(Embedded):
+    """An embedded OpenViking over one LanceDB store (see :class:`~openviking.interface.OpenVikingClient`).
 
     Args:
         path: the store directory; else ``OPENVIKING_STORE``, ``storage.workspace`` or
@@ -39,142 +63,482 @@ class Embedded:
         config_file: an ``ov.conf`` to read instead of the default one.
         warn: called with a one-line message when something degrades (never for errors);
             by default the message is an :class:`OpenVikingWarning` (Python's ``warnings``).
+
+    Example::
+
+        import openviking as ov
+        with ov.OpenViking(path="./store") as client:
+            client.add_resource("docs/", to="viking://resources/docs")
+            for ctx in client.find("how do I authenticate users").resources:
+                print(ctx.uri, ctx.score)
     """
 
-    def __init__(
+    # ------------------------------------------------------------------ retrieval
+    def find(
         self,
-        path: str | os.PathLike[str] | None = None,
+        query: str,
+        target_uri: str | Sequence[str] = "",
+        limit: int = 10,
+        node_limit: int | None = None,
+        score_threshold: float | None = None,
+        filter: Mapping[str, object] | str | None = None,  # noqa: A002 - upstream's name
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+        time_field: str | None = None,
+        level: int | str | Sequence[int | str] | None = None,
+        context_type: str | Sequence[str] | None = None,
+        tags: Iterable[str] | str | None = None,
+        include_provenance: bool = False,
+        telemetry: bool | Mapping[str, bool] = False,
         *,
-        config: Config | Mapping[str, object] | None = None,
-        config_file: str | os.PathLike[str] | None = None,
-        warn: WarningCallback | None = None,
-    ) -> None:
-        if isinstance(config, dict):  # ov.conf's content, as parsed JSON
-            config = config_from_dict(config)
-        if config is not None and not isinstance(config, Config):
-            raise InvalidArgumentError(
-                f"config must be a Config or a dict of ov.conf's keys (got {type(config).__name__})",
-                hint="Or pass config_file='path/to/ov.conf'",
-            )
-        if config is not None:
-            check_user(config.user)
-        self._path_arg = path
-        self._config = config
-        self._config_file = config_file
-        self._warn: WarningCallback = warn if warn is not None else python_warning
-        self._store: LanceStore | None = None
-        self._embedder: Embedder | None = None
-        self._isolated = False
+        mode: str | None = None,
+        explain: bool = False,
+    ) -> FindResult:
+        """Search by meaning, without session context (see the interface)."""
+        from .retrieve.request import Telemetry
+        from .retrieve.retriever import find
 
-    # ------------------------------------------------------------------ lifecycle
-    def initialize(self) -> None:
-        """Load the configuration now (it is otherwise loaded on first use)."""
-        _ = self.config
+        extras = Telemetry(telemetry, include_provenance, "search.find")
+        explain = flag(explain, "explain")
+        request = self._find_request(
+            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
+            context_type, tags, mode,
+        )  # fmt: skip
+        store, embedder = self._retrieval_backend(request)
+        return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
-    @property
-    def config(self) -> Config:
-        """The configuration in effect."""
-        if self._config is None:
-            config = load_config(self._config_file)
-            check_user(config.user)
-            self._config = config
-        return self._config
+    def search(
+        self,
+        query: str,
+        target_uri: str | Sequence[str] = "",
+        session: Session | SessionInfo | str | None = None,
+        session_id: str | None = None,
+        limit: int = 10,
+        node_limit: int | None = None,
+        score_threshold: float | None = None,
+        filter: Mapping[str, object] | str | None = None,  # noqa: A002 - upstream's name
+        since: TimeBound | None = None,
+        until: TimeBound | None = None,
+        time_field: str | None = None,
+        level: int | str | Sequence[int | str] | None = None,
+        context_type: str | Sequence[str] | None = None,
+        tags: Iterable[str] | str | None = None,
+        include_provenance: bool = False,
+        telemetry: bool | Mapping[str, bool] = False,
+        *,
+        mode: str | None = None,
+        explain: bool = False,
+    ) -> FindResult:
+        """Search with a session's context and LLM intent analysis (see the interface)."""
+        from .retrieve.planned import search
+        from .retrieve.request import Telemetry, session_id_of
 
-    @property
-    def store_path(self) -> str:
-        """Where the store lives."""
-        return self.config.store_path(self._path_arg)
+        extras = Telemetry(telemetry, include_provenance, "search.search")
+        explain = flag(explain, "explain")
+        request = self._find_request(
+            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
+            context_type, tags, mode,
+        )  # fmt: skip
+        chosen = session_id_of(session, session_id)
+        store, embedder = self._retrieval_backend(request)
+        result = search(
+            store, embedder, request, self.config, session_id=chosen, user=self.user, explain=explain, warn=self._warn
+        )
+        return extras.attach(self._said_missing_targets(request, result))
 
-    @property
-    def user(self) -> str:
-        """The user whose space ``viking://~`` and ``viking://user/memories`` name."""
-        return self.config.user
+    def _find_request(
+        self,
+        query: object,
+        target_uri: str | Sequence[str] | None,
+        limit: object,
+        node_limit: object,
+        score_threshold: object,
+        filter_: Mapping[str, object] | str | None,
+        since: TimeBound | None,
+        until: TimeBound | None,
+        time_field: str | None,
+        level: int | str | Sequence[int | str] | None,
+        context_type: str | Sequence[str] | None,
+        tags: Iterable[str] | str | None,
+        mode: str | None,
+    ) -> FindRequest:
+        from .retrieve.request import find_request
 
-    def close(self) -> None:
-        """Release the store handle."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        config = self.config
+        return find_request(
+            query,
+            user=self.user,
+            default_threshold=config.rerank.threshold,
+            default_mode=config.retrieval.mode,
+            translate=config.retrieval.translate_queries,
+            target_uri=target_uri,
+            limit=limit,
+            node_limit=node_limit,
+            score_threshold=score_threshold,
+            filter_=filter_,
+            since=since,
+            until=until,
+            time_field=time_field,
+            level=level,
+            context_type=context_type,
+            tags=tags,
+            mode=mode,
+        )
 
-    def __enter__(self) -> Self:
-        self.initialize()
-        return self
+    def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
+        """The store and the checked embedder a find needs (none in keyword mode)."""
+        from .ingest.transaction import check_embedder
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        store = self._open()
+        if request.mode == "keyword":
+            return store, None
+        embedder = self.embedder()
+        check_embedder(store, embedder)
+        return store, embedder
 
-    def as_user(self, user: str, *, isolated: bool = False) -> Self:
-        """A client for ``user`` over this one's store and embedder (a server answers many
-        users from one open store and one loaded model). ``isolated``: ``user`` may not read
-        other users' spaces either, and listings leave them out.
-
-        Raises:
-            ConfigError: ``user`` is not a valid user id.
-        """
-        import dataclasses
-
-        check_user(user)
-        other = type(self)(self._path_arg, config=dataclasses.replace(self.config, user=user), warn=self._warn)
-        other._store = self._open(create=True)
-        other._embedder = self.embedder()
-        other._isolated = isolated
-        return other
-
-    @property
-    def _access(self) -> Access:
-        return Access(self.user, isolated=self._isolated)
-
-    def embedder(self) -> Embedder:
-        """The configured embedder (built once)."""
-        if self._embedder is None:
-            from .models.embedder import make_embedder
-
-            self._embedder = make_embedder(self.config.embedding, warn=self._warn)
-        return self._embedder
-
-    # ------------------------------------------------------------------ the parts, opened lazily
-    def _open(self, *, create: bool = False) -> LanceStore:
-        if self._store is None:
-            from .store.lance import LanceStore
-
-            self._store = LanceStore.open(self.store_path, create=create, storage=self.config.storage)
-        return self._store
-
-    def _existing_store(self) -> LanceStore | None:
-        if self._store is None:
-            from .store.lance import LanceStore
-
-            self._store = LanceStore.open_existing(self.store_path, storage=self.config.storage)
-        return self._store
-
-    def _namespace(self) -> Namespace:
-        from .namespace import Namespace
-
-        return Namespace(self._open(), self._access)
-
-    def _sessions(self, *, create: bool = False) -> SessionStore:
-        from .session.sessions import SessionStore
-
-        return SessionStore(self._open(create=create), self.user)
-
-    def _uri(self, text: str, field: str = "uri") -> VikingURI:
-        return self._access.reachable(parse(text, user=self.user, field=field))
-
-    @contextmanager
-    def _writing(
-        self, store: LanceStore, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
-    ) -> Iterator[Write]:
-        """One write of ``store`` (see :mod:`openviking.ingest.transaction`)."""
-        from .ingest.transaction import limits_of, writing
-
-        with writing(
-            store, self.embedder(), limits_of(self.config, self._warn), self._warn, touching, guard=guard
-        ) as w:
-            yield w
-
-    def _said(self, result: AddResult) -> AddResult:
-        """Each file's caveat (not UTF-8, renamed) through the warning channel, and kept in
-        ``result.warnings``."""
-        for item in result.warnings:
-            self._warn(f"{item['path']}: {item['warning']}")
+    def _said_missing_targets(self, request: FindRequest, result: FindResult) -> FindResult:
+        """``result``, once a target that names nothing stored got its warning, as "no results"
+        alone would not say why (a target with a hit in it exists, and is not looked up)."""
+        for message in self._namespace().missing_targets(request.scope.targets, [hit.uri for hit in result]):
+            self._warn(message)
         return result
+
+    def grep(
+        self,
+        uri: str,
+        pattern: str,
+        case_insensitive: bool = False,
+        exclude_uri: str | Sequence[str] | None = None,
+        node_limit: int | None = None,
+        level_limit: int | None = 5,
+        *,
+        fixed_strings: bool = False,
+        count: bool = False,
+        files_with_matches: bool = False,
+        spans: bool = False,
+    ) -> GrepResult:
+        """Regex search, line by line, over file content (see the interface)."""
+        from .retrieve.grep import check_arguments, excluded_uris, grep
+
+        # Argument errors come before the store (and lancedb) is opened: they stay instant.
+        check_arguments(
+            pattern,
+            case_insensitive=case_insensitive,
+            fixed_strings=fixed_strings,
+            node_limit=node_limit,
+            level_limit=level_limit,
+            count=count,
+            files_with_matches=files_with_matches,
+            spans=spans,
+        )
+        target = self._uri(uri)
+        for item in excluded_uris(exclude_uri):
+            self._uri(item, "exclude_uri")
+
+        def search(hidden: Sequence[str]) -> GrepResult:
+            excluded = [*excluded_uris(exclude_uri), *hidden]
+            found = grep(
+                self._open(), uri, pattern, user=self.user, case_insensitive=case_insensitive,
+                exclude_uri=excluded or None, node_limit=node_limit, level_limit=level_limit,
+                fixed_strings=fixed_strings, count=count, files_with_matches=files_with_matches, spans=spans,
+            )  # fmt: skip
+            return GrepResult.from_dict(found)
+
+        return self._namespace().grep(target, search, count=count, files=files_with_matches)
+
+    def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> GlobResult:
+        """URIs whose path below ``uri`` matches a glob (see the interface)."""
+        from .retrieve.glob import compile_glob, glob
+
+        optional_limit(node_limit, "node_limit")
+        compile_glob(pattern)
+        target = self._uri(uri)
+
+        def search(sessions: Sequence[str], limit: int | None) -> GlobResult:
+            found = glob(self._open(), pattern, uri, user=self.user, node_limit=limit, extra_folders=sessions)
+            return GlobResult.from_dict(found)
+
+        return self._namespace().glob(target, search, node_limit)
+
+    # ------------------------------------------------------------------ reading
+    def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
+        """A file's content (L2); a directory (a session too) reads as its overview."""
+        from .store.fs import check_line_range
+
+        check_line_range(offset, limit)
+        return self._namespace().read(self._uri(uri), offset, limit)
+
+    def abstract(self, uri: str) -> str:
+        """A directory's L0 abstract, or a file's summary."""
+        return self._namespace().abstract(self._uri(uri))
+
+    def overview(self, uri: str) -> str:
+        """A directory's L1 overview; a file falls back to its directory's; a session's lists its messages."""
+        return self._namespace().overview(self._uri(uri))
+
+    def ls(
+        self,
+        uri: str = "viking://",
+        *,
+        recursive: bool = False,
+        simple: bool = False,
+        show_hidden: bool = False,
+        node_limit: int | None = None,
+        abs_limit: int = 256,
+    ) -> list[Entry] | list[str]:
+        """The entries of a directory; URIs only with ``simple``."""
+        optional_limit(node_limit, "node_limit")
+        recursive, simple = flag(recursive, "recursive"), flag(simple, "simple")
+        show_hidden = flag(show_hidden, "show_hidden")
+        abs_limit = whole_number(abs_limit, "abs_limit")
+        entries = self._namespace().ls(
+            self._uri(uri), recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
+        )
+        return [e.uri for e in entries] if simple else entries
+
+    def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[Entry]:
+        """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
+        optional_limit(node_limit, "node_limit")
+        level_limit = whole_number(
+            level_limit, "level_limit", hint="Pass level_limit as a whole number; 0 means all levels"
+        )
+        return self._namespace().tree(self._uri(uri), level_limit=level_limit, node_limit=node_limit)
+
+    def stat(self, uri: str) -> Stat:
+        """Metadata of one file, directory or session."""
+        return self._namespace().stat(self._uri(uri))
+
+    def relations(self, uri: str) -> list[Relation]:
+        """What ``uri`` was linked to, with the reasons."""
+        from .store.relations import links_from
+
+        source = sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
+        self._namespace().fs.node(source, columns=["uri"])
+        return links_from(self._open(), str(source))
+
+    # ------------------------------------------------------------------ writing
+    def add_resource(
+        self,
+        path: str | os.PathLike[str],
+        to: str | None = None,
+        parent: str | None = None,
+        *,
+        tags: Iterable[str] | str | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        progress: ProgressCallback | None = None,
+        source_name: str | None = None,
+    ) -> AddResult:
+        """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface)."""
+        from .ingest.pipeline import ingest_tree
+        from .ingest.sources import Sources, existing_path
+
+        source = existing_path(path)
+        for value, name in ((to, "to"), (parent, "parent")):
+            if value is not None and not isinstance(value, str):
+                raise InvalidURIError(describe(value), f"{name} must be a string")
+        tag_list = normalize_tags(tags)
+        include, exclude = strings(include, "include"), strings(exclude, "exclude")
+        progress = callback(progress, "progress")
+        source_name = optional_text(source_name, "source_name")
+        sources = Sources(self.user, self.store_path)
+        root = sources.target(source, to, parent, self._existing_store)
+        walked = sources.walk_text(source, include, exclude)
+        store = self._open(create=True)
+        with self._writing(store, [root]) as w:
+            new = store.get_node(str(root), columns=["uri"]) is None
+            result = ingest_tree(
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked,
+                recorded_as=Path(source_name) if source_name else None,
+            )  # fmt: skip
+        warning = sources.renamed_warning(source, to, root) if new and (result.added or result.directories) else None
+        if warning is not None:
+            result.warnings.insert(0, warning)
+        return self._said(result)
+
+    def add_memory(
+        self, text: str, category: str | None = None, *, tags: Iterable[str] | str | None = None
+    ) -> MemoryResult:
+        """Remember something about the user (see the interface)."""
+        from .ingest.memories import memory_uri
+        from .ingest.pipeline import write_document
+
+        uri, name = memory_uri(text, category, self.user)
+        wanted = None if tags is None else normalize_tags(tags)
+        store = self._open(create=True)
+        with self._writing(store, [uri]) as w:
+            result = write_document(store, w.embedder, uri, text.strip() + "\n", tags=wanted, limits=w.limits)
+        return MemoryResult(uri=str(uri), category=name, added=bool(result.added), tags_changed=bool(result.updated))
+
+    def add_skill(
+        self,
+        path: str | os.PathLike[str],
+        name: str | None = None,
+        *,
+        tags: Iterable[str] | str | None = None,
+        progress: ProgressCallback | None = None,
+        source_name: str | None = None,
+    ) -> AddResult:
+        """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
+        from .ingest.pipeline import ingest_tree
+        from .ingest.sources import Sources, existing_path
+
+        source = existing_path(path)
+        name = optional_text(name, "name")
+        source_name = optional_text(source_name, "source_name")
+        progress = callback(progress, "progress")
+        tag_list = normalize_tags(tags)
+        sources = Sources(self.user, self.store_path)
+        folder = sources.skill_folder(source, name)
+        walked = sources.walk_text(source, (), ())
+        root = folder.join("SKILL.md") if source.is_file() else folder
+        store = self._open(create=True)
+        with self._writing(store, [root]) as w:
+            recorded = Path(source_name) if source_name else None
+            sources.not_another_skill(store, folder, recorded or source)
+            result = ingest_tree(
+                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
+                walked=walked, recorded_as=recorded,
+            )  # fmt: skip
+        warning = sources.renamed_skill_warning(folder, name) if result.added else None
+        if warning is not None:
+            result.warnings.insert(0, warning)
+        return self._said(result)
+
+    def mkdir(self, uri: str, description: str | None = None) -> MkdirResult:
+        """Create a directory (parents too); ``description`` becomes its L0 abstract."""
+        from .ingest.fsops import make_directory
+
+        description = optional_text(description, "description")
+        target = self._access.writable(self._uri(uri))
+        store = self._open(create=True)
+        with self._writing(store, [target]) as w:
+            return make_directory(store, w.embedder, target, description, limits=w.limits)
+
+    def rm(self, uri: str, recursive: bool = False) -> RemoveResult:
+        """Remove a file, or a directory with ``recursive``; its records and relations go too."""
+        from .ingest.fsops import remove
+
+        recursive = flag(recursive, "recursive")
+
+        def remove_nodes(target: VikingURI, recursive: bool, also: Callable[[RemoveResult], None]) -> RemoveResult:
+            store = self._open()
+            with self._writing(store, [target]) as w:
+                result = remove(store, w.embedder, target, recursive=recursive, limits=w.limits)
+                also(result)
+            return result
+
+        return self._namespace().remove(self._uri(uri), recursive, remove_nodes)
+
+    def mv(self, from_uri: str, to_uri: str) -> MoveResult:
+        """Move a file or directory (records keep their vectors, relations follow)."""
+        from .ingest.fsops import move
+
+        source, target = self._uri(from_uri, "from_uri"), self._uri(to_uri, "to_uri")
+        access = self._access
+        for uri in (source, target):
+            access.not_in_sessions(uri, "named by their id; they cannot be moved")
+        access.not_in_another_space(target)
+        no_summary_names(target)
+        store = self._open()
+        with self._writing(store) as w:  # move() deals with an unfinished move
+            return move(store, w.embedder, source, target, limits=w.limits)
+
+    def link(self, from_uri: str, uris: str | Sequence[str], reason: str = "") -> LinkResult:
+        """Relate ``from_uri`` to one or more URIs, with a reason (every URI must exist)."""
+        from .store.relations import add_links
+
+        reason = optional_text(reason, "reason") or ""
+        source = self._uri(from_uri, "from_uri")
+        listed: list[Any] = (
+            [uris] if isinstance(uris, str) else list(uris) if isinstance(uris, list | tuple) else [uris]
+        )
+        targets = [self._uri(u, "to_uri") for u in listed]
+        if not targets:
+            raise InvalidArgumentError("link needs at least one target URI")
+        fs = self._namespace().fs
+        for uri in (source, *targets):
+            fs.node(uri, columns=["uri"])  # NOT_FOUND for a URI that does not exist
+        if source in targets:  # it would list itself among its own relations
+            raise InvalidArgumentError(f"{source} cannot be linked to itself", hint="Name another URI to relate it to")
+        added = add_links(self._open(), str(source), [str(t) for t in targets], reason)
+        return LinkResult(from_uri=str(source), to=[str(t) for t in targets], reason=reason, linked=added)
+
+    def unlink(self, from_uri: str, uri: str) -> UnlinkResult:
+        """Remove the relation from ``from_uri`` to ``uri``."""
+        from .store.relations import remove_links
+
+        source, target = self._uri(from_uri, "from_uri"), self._uri(uri, "to_uri")
+        return UnlinkResult(
+            from_uri=str(source), to=str(target), removed=remove_links(self._open(), str(source), str(target))
+        )
+
+    def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> ReindexResult:
+        """Embed the store (or the files below ``uri``) again with the configured embedder."""
+        from .ingest.fsops import refuse_while_a_move_is_unfinished
+        from .ingest.reindex import reindex
+
+        root = None if uri is None or (isinstance(uri, str) and not uri) else self._uri(uri)
+        progress = callback(progress, "progress")
+        store = self._open()
+        if root is not None and not root.is_container and str(root) not in store.stored_uris([str(root)]):
+            raise NotFoundError(
+                f"Nothing to reindex: {root} does not exist",
+                hint=f"See what is there: openviking ls {shell_word(root.parent or 'viking://')}",
+                details={"uri": str(root)},
+            )
+        refuse_while_a_move_is_unfinished(store, [root])
+        with self._writing(store, guard=False) as w:  # it changes the binding itself
+            return reindex(store, w.embedder, root, limits=w.limits, progress=progress)
+
+    # ------------------------------------------------------------------ sessions
+    def create_session(self, session_id: str | None = None) -> SessionInfo:
+        """Start a session (an id is generated when none is given)."""
+        from .session.sessions import validate_session_id
+
+        if session_id is not None:
+            validate_session_id(session_id)  # before the store is created
+        return self._sessions(create=True).create(session_id)
+
+    def add_message(self, session_id: str, role: str, content: MessageContent) -> MessageAdded:
+        """Append a ``user``/``assistant`` message; creates the session."""
+        from .session.sessions import check_message
+
+        check_message(session_id, role, content)  # bad input never creates a store
+        return self._sessions(create=True).add_message(session_id, role, content)
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """A session with its messages."""
+        return self._sessions().get(session_id)
+
+    def list_sessions(self) -> list[SessionInfo]:
+        """Every session of the user, most recently changed first."""
+        return self._sessions().all()
+
+    def delete_session(self, session_id: str) -> SessionDeleted:
+        """Delete a session and its messages."""
+        return self._sessions().delete(session_id)
+
+    def session(self, session_id: str | None = None) -> Session:
+        """A :class:`~openviking.interface.Session` handle, created when needed."""
+        from .interface import Session
+        from .session.sessions import validate_session_id
+
+        if session_id is not None:
+            validate_session_id(session_id)
+        info = self.create_session(session_id) if session_id is None else self._sessions(create=True).ensure(session_id)
+        return Session(self, info.session_id)
+
+    # ------------------------------------------------------------------ health
+    def doctor(self, *, repair: bool = False) -> DoctorReport:
+        """What is installed and configured, what the store holds, and any problem found
+        (with ``repair``, mended first: see the interface)."""
+        from .arguments import flag
+        from .doctor import doctor
+
+        repair = flag(repair, "repair")
+        config = self.config
+        report = doctor(config, self.embedder(), self.store_path, self._open, repair=repair)
+        if report.repaired:
+            self.close()  # tables were restored or replaced under the open handle
+        return report

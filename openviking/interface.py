@@ -4,7 +4,7 @@
 (:class:`openviking.OpenViking`, over a store opened in this process) and the HTTP clients
 (:class:`openviking.SyncHTTPClient` and the async one, over a server) implement it, and the
 command line, the HTTP server and the MCP tools call nothing else. Every method returns one
-of the result types of :mod:`openviking.types` and :mod:`openviking.results` (or text), and
+of the result types of :mod:`openviking.hits` and :mod:`openviking.results` (or text), and
 raises :class:`openviking.errors.OpenVikingError` subclasses only.
 """
 
@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from .hits import FindResult
 from .message import TextPart
 from .results import (
     AddResult,
@@ -36,7 +37,6 @@ from .results import (
     Stat,
     UnlinkResult,
 )
-from .types import FindResult
 from .uri import sessions_folder
 
 __all__ = [

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .arguments import describe
 from .errors import InvalidArgumentError
-from .values import describe
 
 __all__ = ["normalize_tags", "split_tag_list"]
 

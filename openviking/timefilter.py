@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
+from .arguments import describe
 from .errors import InvalidArgumentError
-from .values import describe
 
 __all__ = [
     "TIME_FIELDS",

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .arguments import describe
 from .errors import InvalidURIError, PermissionDeniedError
-from .oslocal import has_undecodable, utf8_text
-from .values import describe
+from .ostext import has_undecodable, utf8_text
 
 __all__ = [
     "CONTEXT_TYPES",

@@ -164,7 +164,7 @@ class CliContext:
 
                 self._client = CommandLineHTTPClient(self.url, self.api_key, warn=self.warn)
             else:
-                from openviking.client import OpenViking
+                from openviking.embedded import OpenViking
 
                 self._client = OpenViking(self.store, config_file=self.config, warn=self.warn)
         return self._client

@@ -80,7 +80,7 @@ class World:
 def make_world(base: Path, *, session: bool = True) -> World:
     """A store under ``base`` holding the English handbook, :data:`HOSTILE_FILES`, a memory, a
     relation and (with ``session``) a session ``s1`` with a message."""
-    from openviking.client import OpenViking
+    from openviking.embedded import OpenViking
 
     base.mkdir(parents=True, exist_ok=True)
     tree = make_tree(base / "handbook", EN_FILES)
@@ -499,7 +499,7 @@ def _numpy_bool(value: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    from openviking.values import describe
+    from openviking.arguments import describe
 
     return describe(value)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers import hash_config, make_tree, snapshot
 
-from openviking.client import OpenViking
+from openviking.embedded import OpenViking
 from openviking.errors import PermissionDeniedError
 
 BOB = "viking://user/bob"

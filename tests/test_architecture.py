@@ -173,7 +173,7 @@ def test_importing_openviking_does_not_load_the_client_or_the_cli() -> None:
     loaded = sorted(
         m
         for m in loaded_modules("import openviking")
-        if any(_is(m, x) for x in (*CORE_INTERNALS, "openviking.client", "openviking_cli", "typer", "rich"))
+        if any(_is(m, x) for x in (*CORE_INTERNALS, "openviking.embedded", "openviking_cli", "typer", "rich"))
     )
     assert loaded == []
 

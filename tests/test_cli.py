@@ -36,7 +36,7 @@ from helpers import (
     write_hash_config,
 )
 
-from openviking.client import OpenViking
+from openviking.embedded import OpenViking
 
 R = "viking://resources"
 H = f"{R}/handbook"

@@ -208,7 +208,7 @@ def test_the_remote_path_loads_no_store_and_no_model(served: tuple[Path, Path, P
     )
     loaded = loaded_modules(code)
     assert heavy(loaded) == []
-    assert not [m for m in loaded if m.startswith(("openviking.store", "openviking.client", "openviking.models"))]
+    assert not [m for m in loaded if m.startswith(("openviking.store", "openviking.embedded", "openviking.models"))]
     assert not [m for m in loaded if m.split(".")[0] in ("httpx", "httpcore")]  # JSON calls go over the stdlib
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from helpers import HASH_CONF, make_tree
 
-from openviking.client import OpenViking
 from openviking.config import config_from_dict
+from openviking.embedded import OpenViking
 from openviking.retrieve import crosslingual
 
 ENGLISH_PAGES = {

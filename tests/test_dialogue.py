@@ -241,8 +241,8 @@ def test_a_memory_that_names_its_day_is_found_by_that_day_not_by_when_it_was_add
 @pytest.fixture
 def local_client(tmp_path: Path) -> Any:
     """An SDK client on an empty store under tmp_path, with the default (local) embedder."""
-    from openviking.client import OpenViking
     from openviking.config import Config
+    from openviking.embedded import OpenViking
 
     with OpenViking(path=tmp_path / "store", config=Config()) as client:
         yield client
@@ -372,7 +372,7 @@ def test_a_transcripts_records_are_dialogue_and_its_vector_side_weighs_more(hash
 def test_a_store_written_before_forms_answers_and_gets_them_by_its_next_writes(tmp_path: Path) -> None:
     from conftest import hash_config
 
-    from openviking.client import OpenViking
+    from openviking.embedded import OpenViking
     from openviking.retrieve.retriever import KEYWORD_WEIGHT, VECTOR_WEIGHT
 
     tree = _mixed_tree(tmp_path)

@@ -24,8 +24,8 @@ from helpers import (
     snapshot,
 )
 
-from openviking.client import OpenViking
 from openviking.config import Config, config_from_dict
+from openviking.embedded import OpenViking
 from openviking.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -34,7 +34,7 @@ from openviking.errors import (
     OpenVikingWarning,
     PermissionDeniedError,
 )
-from openviking.types import FindResult, MatchedContext
+from openviking.hits import FindResult, MatchedContext
 
 R = "viking://resources"
 H = f"{R}/handbook"

@@ -1,4 +1,4 @@
-"""The command line's client over the stdlib (``openviking.http_client.plain``): it sends what
+"""The command line's client over the stdlib (``openviking.http_client.commandline``): it sends what
 httpx would send, answers as the SDK's client does, finds a new connection when the server
 dropped the kept one, and leaves proxies to httpx.
 
@@ -22,7 +22,7 @@ from servers import Reply, StubServer, free_port
 
 import openviking as ov
 from openviking.http_client import CommandLineHTTPClient
-from openviking.http_client.plain import query_string
+from openviking.http_client.commandline import query_string
 
 H = "viking://resources/handbook"
 

@@ -21,7 +21,7 @@ from helpers import EN_FILES, ZH_FILES, make_tree, run_module, set_mtime, snapsh
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openviking.client import OpenViking
+from openviking.embedded import OpenViking
 from openviking.errors import (
     AlreadyExistsError,
     FailedPreconditionError,

@@ -15,6 +15,7 @@ import pytest
 from helpers import EN_FILES, hash_config, make_tree
 
 import openviking as ov
+from openviking.hits import FindResult
 from openviking.interface import OpenVikingClient
 from openviking.results import (
     Entry,
@@ -28,7 +29,6 @@ from openviking.results import (
     SessionInfo,
     Stat,
 )
-from openviking.types import FindResult
 
 H = "viking://resources/handbook"
 

@@ -11,8 +11,8 @@ from typing import Any
 from helpers import EN_FILES, HASH_CONF, make_tree, write_config
 from servers import ChatServer, Reply, Request, completion
 
-from openviking.client import OpenViking
 from openviking.config import config_from_dict
+from openviking.embedded import OpenViking
 from openviking.ingest.llm_summary import SUMMARY_WRITERS
 
 R = "viking://resources"

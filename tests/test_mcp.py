@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from ovserver import ALICE_KEY, ROOT_KEY, keyed_config, thread_server
 
-from openviking.client import OpenViking
+from openviking.embedded import OpenViking
 from openviking.errors import UnauthenticatedError
 from openviking.interface import OpenVikingClient
 from openviking.server.mcp import TOOLS, mcp_server, streamable_http_app

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from helpers import HASH64_CONF, make_tree, write_config
 
-from openviking.client import OpenViking
 from openviking.config import config_from_dict
+from openviking.embedded import OpenViking
 from openviking.errors import OpenVikingWarning
+from openviking.hits import FindResult
 from openviking.store.search import vector_search
-from openviking.types import FindResult
 
 TREE = {
     "auth.md": "# Authentication\n\nUsers authenticate with API keys sent as bearer tokens.\n",

@@ -30,8 +30,8 @@ from helpers import (
 )
 from servers import FAKE_KEY, ChatServer, Reply, RerankServer, completion, http_error, overlap_score, plan_json, slow
 
-from openviking.client import OpenViking
 from openviking.config import config_from_dict
+from openviking.embedded import OpenViking
 from openviking.errors import InvalidArgumentError
 from openviking.message import TextPart
 
@@ -587,8 +587,8 @@ def test_empty_documents_are_not_sent_and_keep_their_score() -> None:
     """Upstream's pinned case: documents ["root A", "", "   ", "root D"]; D falls back to its abstract."""
     from openviking.config import RerankConfig
     from openviking.models.rerank import make_reranker
+    from openviking.retrieve.planned import rerank
     from openviking.retrieve.retriever import Candidate
-    from openviking.retrieve.search import rerank
 
     rows = [
         {"uri": "a", "text": "root A", "abstract": ""},

@@ -69,8 +69,8 @@ def http(docs: Path) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="module")
 def embedded(docs: Path) -> Iterator[Any]:
     """The embedded client over the same store, for the answers the server must give."""
-    from openviking.client import OpenViking
     from openviking.config import config_from_dict
+    from openviking.embedded import OpenViking
 
     with OpenViking(path=docs, config=config_from_dict(HASH_CONF)) as client:
         yield client

@@ -16,7 +16,7 @@ over the stdlib's ``http.client`` instead of httpx.
 from __future__ import annotations
 
 from .clients import AsyncHTTPClient, AsyncSession, SyncHTTPClient
-from .plain import CommandLineHTTPClient
+from .commandline import CommandLineHTTPClient
 
 __all__ = ["AsyncHTTPClient", "AsyncSession", "CommandLineHTTPClient", "SyncHTTPClient"]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
+from openviking.hits import FindResult
 from openviking.interface import (
     FilterSpec,
     LevelSpec,
@@ -45,7 +46,6 @@ from openviking.results import (
     Stat,
     UnlinkResult,
 )
-from openviking.types import FindResult
 
 from . import upstream
 
@@ -411,7 +411,7 @@ class _Calls:
 
     # ------------------------------------------------------------------ health
     def doctor(self, *, repair: bool = False) -> Call[DoctorReport]:
-        from openviking.values import flag
+        from openviking.arguments import flag
 
         if flag(repair, "repair"):  # mends the server's store: a write, with the root key
             return Call("POST", "/api/v1/doctor/repair", _one(DoctorReport.from_dict))

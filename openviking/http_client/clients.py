@@ -25,9 +25,9 @@ from openviking.errors import (
     UnavailableError,
     error_from_dict,
 )
+from openviking.hits import FindResult
 from openviking.interface import MessageContent, Session
 from openviking.results import MessageAdded, SessionDeleted, SessionInfo
-from openviking.types import FindResult
 from openviking.warn import WarningCallback, python_warning
 
 from . import upstream

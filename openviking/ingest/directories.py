@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.oslocal import utf8_text
+from openviking.ostext import utf8_text
 from openviking.store.lance import LanceStore
 from openviking.uri import SCHEME, VikingURI
 

@@ -8,12 +8,16 @@ pass over directories) reads the same ``IngestLimits``, built once a write from 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .llm_summary import DirectorySummaryWriter
+__all__ = ["DEFAULT_LIMITS", "IngestLimits", "SummaryQueue"]
 
-__all__ = ["DEFAULT_LIMITS", "IngestLimits"]
+
+class SummaryQueue(Protocol):
+    """Where a write leaves the directories whose summaries an LLM writes after it
+    (``llm_summary.DirectorySummaryWriter``)."""
+
+    pending: set[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +27,7 @@ class IngestLimits:
 
     abstract_max_chars: int = 256
     overview_max_chars: int = 4000
-    summary_writer: DirectorySummaryWriter | None = field(default=None, compare=False)
+    summary_writer: SummaryQueue | None = field(default=None, compare=False)
 
 
 DEFAULT_LIMITS = IngestLimits()

@@ -164,6 +164,7 @@ def write_llm_summaries(store: LanceStore, embedder: Embedder, limits: IngestLim
     writer = limits.summary_writer
     if writer is None:
         return 0
+    assert isinstance(writer, DirectorySummaryWriter), writer  # the only queue a write is given
     written = 0
     scope_roots: set[str] = set()
     while writer.pending and not writer.failed:

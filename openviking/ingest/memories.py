@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from openviking.errors import InvalidArgumentError
-from openviking.oslocal import require_utf8
+from openviking.ostext import require_utf8
 from openviking.uri import VikingURI
 
 from .naming import memory_name

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
-from openviking.oslocal import has_undecodable, utf8_text
+from openviking.ostext import has_undecodable, utf8_text
 from openviking.results import AddResult
 from openviking.store.lance import LanceStore
 from openviking.uri import VikingURI, is_control_char, looks_like_a_drive

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openviking.access import Access
+from openviking.arguments import describe
 from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
-from openviking.oslocal import utf8_text
+from openviking.ostext import utf8_text
 from openviking.uri import VikingURI, parse
-from openviking.values import describe
 
 from .naming import KEPT_CHARS, SKILL_FILES, resource_name, sanitize_segment, skill_name
 from .walk import WalkResult, looks_binary, walk

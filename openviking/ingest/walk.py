@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from openviking.errors import InvalidArgumentError
-from openviking.oslocal import utf8_text
+from openviking.ostext import utf8_text
 
 __all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "recorded_under", "walk"]
 
@@ -28,7 +28,7 @@ class SourceFile:
     """A file to import: where it is, and its path relative to the folder being added."""
 
     path: Path
-    rel: str  # valid UTF-8 (``oslocal.utf8_text``): URIs and messages are made from it
+    rel: str  # valid UTF-8 (``ostext.utf8_text``): URIs and messages are made from it
     size: int
     mtime: float
     # The path recorded instead of ``path``: a server adding an upload records the client's own.

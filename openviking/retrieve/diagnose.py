@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from openviking.models.embedder import Embedder
     from openviking.store.lance import LanceStore
 
     from .request import FindRequest
+
+
+class Scored(Protocol):
+    """A candidate the retriever scored."""
+
+    score: float
 
 __all__ = ["diagnose"]
 
@@ -22,14 +28,13 @@ _ADVICE = {
 }
 
 
-def diagnose(store: LanceStore, embedder: Embedder | None, request: FindRequest) -> dict[str, Any]:
+def diagnose(store: LanceStore, request: FindRequest, best: Callable[[int], Sequence[Scored]]) -> dict[str, Any]:
     """Count the records left after each restriction, in order, and say what to loosen.
 
     The counts are cumulative: ``remaining`` after a stage is what survived it and every
-    stage before it. When all of them leave records, the threshold removed the rest.
+    stage before it. When all of them leave records, the threshold removed the rest, and
+    ``best(n)`` (the request's best ``n`` candidates, scored) says how high the scores went.
     """
-    from openviking.retrieve.retriever import score_candidates
-
     stages: list[dict[str, Any]] = []
     total = store.count_records()
     remaining = total
@@ -44,13 +49,11 @@ def diagnose(store: LanceStore, embedder: Embedder | None, request: FindRequest)
     if blocking is not None:
         advice = _ADVICE.get(blocking)
     elif remaining > 0:
-        scored = score_candidates(
-            store, embedder, request.query, request.scope, 20, request.mode, translate=request.translate
-        )
-        best = max((c.score for c in scored), default=0.0)
-        threshold_info = {"threshold": request.threshold, "best_score": best, "candidates": len(scored)}
+        scored = best(20)
+        top = max((c.score for c in scored), default=0.0)
+        threshold_info = {"threshold": request.threshold, "best_score": top, "candidates": len(scored)}
         if scored:
-            advice = f"lower --threshold below {best:.3f}"
+            advice = f"lower --threshold below {top:.3f}"
         else:
             advice = "no record matches the query's words; try --mode vector or other words"
     return {

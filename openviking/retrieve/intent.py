@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.types import QueryPlan, TypedQuery
+from openviking.hits import QueryPlan, TypedQuery
 
 if TYPE_CHECKING:
     from openviking.models.llm import ChatModel

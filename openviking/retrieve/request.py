@@ -15,14 +15,15 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from openviking.access import Access
+from openviking.arguments import describe, flag, real_number, whole_number
+from openviking.config import RETRIEVAL_MODES
 from openviking.errors import InvalidArgumentError, InvalidURIError
-from openviking.oslocal import require_utf8
+from openviking.hits import FindResult
+from openviking.ostext import require_utf8
 from openviking.store.filters import Scope, check_filter, levels_from, parse_filter
 from openviking.tags import normalize_tags
 from openviking.timefilter import parse_time_range
-from openviking.types import FindResult
 from openviking.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
-from openviking.values import describe, flag, real_number, whole_number
 
 __all__ = ["MAX_LIMIT", "FindRequest", "Telemetry", "context_types_from", "find_request"]
 
@@ -88,13 +89,11 @@ def find_request(
         "score_threshold",
         hint="Pass score_threshold as a number, e.g. score_threshold=0.3 (-1 keeps everything)",
     )
-    from .retriever import MODES
-
     chosen_mode: object = default_mode if mode is None or (isinstance(mode, str) and not mode) else mode
-    if not isinstance(chosen_mode, str) or chosen_mode not in MODES:
+    if not isinstance(chosen_mode, str) or chosen_mode not in RETRIEVAL_MODES:
         shown = chosen_mode if isinstance(chosen_mode, str) and len(chosen_mode) <= 60 else describe(chosen_mode)
         raise InvalidArgumentError(
-            f"mode must be one of: {', '.join(MODES)} (got '{shown}')",
+            f"mode must be one of: {', '.join(RETRIEVAL_MODES)} (got '{shown}')",
             hint="Pass mode='hybrid', 'vector' or 'keyword'",
             details={"mode": shown},
         )

@@ -26,16 +26,17 @@ by score (ties by URI, so results are deterministic), cut to ``limit``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
+from openviking.hits import FindResult, MatchedContext
 from openviking.store.filters import Scope
 from openviking.store.lance import LanceStore
 from openviking.store.schema import FORM_DIALOGUE, FORM_TEXT
 from openviking.store.search import keyword_search, vector_search
-from openviking.types import FindResult, MatchedContext
 from openviking.uri import parse, sidecar_owner
 
 from .dates import nearness, query_periods
@@ -47,9 +48,7 @@ if TYPE_CHECKING:
 
     from .request import FindRequest
 
-__all__ = ["MODES", "Candidate", "find", "retrieve", "score_candidates"]
-
-MODES = ("hybrid", "vector", "keyword")
+__all__ = ["Candidate", "find", "found", "retrieve", "score_candidates"]
 # Fusion constants, chosen on the bench's five query sets (see bench/README.md).
 VECTOR_WEIGHT = 0.4
 KEYWORD_WEIGHT = 0.6
@@ -129,11 +128,24 @@ def find(store: LanceStore, embedder: Embedder | None, request: FindRequest, *, 
         mode=request.mode,
         translate=request.translate,
     )
+    return found(store, embedder, request, hits, explain=explain)
+
+
+def found(
+    store: LanceStore, embedder: Embedder | None, request: FindRequest, hits: list[Candidate], *, explain: bool
+) -> FindResult:
+    """The result of ``request``'s ``hits``: grouped by context type, with their relations;
+    for no hits under ``explain``, what removed the candidates."""
     result = FindResult.from_hits(attach_relations(store, [to_matched(h, explain=explain) for h in hits]))
     if explain and result.total == 0:
         from .diagnose import diagnose
 
-        result.diagnostics = diagnose(store, embedder, request)
+        def best(count: int) -> list[Candidate]:
+            return score_candidates(
+                store, embedder, request.query, request.scope, count, request.mode, translate=request.translate
+            )
+
+        result.diagnostics = diagnose(store, request, best)
     return result
 
 
@@ -148,12 +160,24 @@ def retrieve(
     mode: str = "hybrid",
     query_vector: Any = None,
     translate: bool = True,
+    rerank: Callable[[list[Candidate]], None] | None = None,
 ) -> list[Candidate]:
-    """Ranked, thresholded, deduplicated candidates (at most ``limit``)."""
+    """Ranked, thresholded, deduplicated candidates (at most ``limit``).
+
+    With ``rerank``, the best ``2 x limit`` candidates, their texts fetched, are handed to it
+    to score again in place before the threshold and the cut.
+    """
     if limit <= 0 or not store.has_records:
         return []
-    fetch = candidate_count(limit)
-    candidates = score_candidates(store, embedder, query, scope, fetch, mode, query_vector, translate=translate)
+    pool_size = 2 * limit if rerank is not None else limit
+    candidates = score_candidates(
+        store, embedder, query, scope, candidate_count(pool_size), mode, query_vector, translate=translate
+    )
+    if rerank is not None:
+        candidates = candidates[:pool_size]
+        if candidates:
+            fill_texts(store, candidates)  # what the reranker reads
+            rerank(candidates)
     return finish(store, candidates, limit=limit, threshold=threshold)
 
 

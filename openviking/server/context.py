@@ -1,7 +1,7 @@
 """What the app holds between requests (the root client over the one open store, the keys,
 the uploads), and which client answers a request: the dependency every route takes.
 
-One :class:`~openviking.client.OpenViking` opens the store and loads the model at start-up;
+One :class:`~openviking.embedded.OpenViking` opens the store and loads the model at start-up;
 each caller gets a client over that same store and model (``as_user``): the root key or no
 key acts as the user it names (else the default user), a user key as its user, isolated.
 """
@@ -18,8 +18,8 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader, HTTPBearer
 
-from openviking.client import OpenViking
 from openviking.config import Config
+from openviking.embedded import OpenViking
 from openviking.errors import ConfigError, InvalidArgumentError, UnavailableError
 
 from .auth import NOBODY, Caller, Keys

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from starlette.types import Receive, Scope, Send
 
-    from openviking.client import OpenViking
+    from openviking.embedded import OpenViking
 
     from .mcp import StreamableHTTPApp
 

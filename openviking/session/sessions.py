@@ -20,14 +20,14 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from openviking.arguments import describe
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
-from openviking.oslocal import require_utf8
+from openviking.ostext import require_utf8
 from openviking.results import Message, MessageAdded, SessionDeleted, SessionInfo
 from openviking.store.session_rows import SessionRows
 from openviking.timefilter import format_iso8601
 from openviking.uri import sessions_folder
-from openviking.values import describe
 
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore

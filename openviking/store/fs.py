@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from openviking.arguments import whole_number
 from openviking.errors import NotFoundError
 from openviking.results import Entry, Stat
 from openviking.timefilter import format_iso8601
 from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, shell_word, sidecar_owner
-from openviking.values import whole_number
 
 from .lance import LanceStore
 from .schema import NODE_LISTING_COLUMNS

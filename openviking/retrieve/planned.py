@@ -34,12 +34,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import OpenVikingError
+from openviking.hits import FindResult, MatchedContext, QueryPlan, QueryResult, SearchHit, TypedQuery
 from openviking.session.sessions import SessionStore
-from openviking.types import FindResult, MatchedContext, QueryPlan, QueryResult, SearchHit, TypedQuery
 from openviking.uri import default_targets
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
-from .retriever import Candidate, candidate_count, embed_query, fill_texts, finish, score_candidates, to_matched
+from .retriever import Candidate, attach_relations, embed_query, found, retrieve, to_matched
 
 if TYPE_CHECKING:
     from openviking.config import Config
@@ -115,13 +115,8 @@ def search(
     reranker = _reranker(config, warnings)
     passes = _run_all(store, embedder, request, queries, reranker, warnings)
     if plan is None:
-        result = FindResult.from_hits([to_matched(c, explain=explain) for c in passes[0]])
-        if explain and result.total == 0:
-            from .diagnose import diagnose
-
-            result.diagnostics = diagnose(store, embedder, request)
-        return result
-    return _merge(queries, passes, plan, explain=explain, targets=[str(t) for t in request.scope.targets])
+        return found(store, embedder, request, passes[0], explain=explain)
+    return _merge(store, queries, passes, plan, explain=explain, targets=[str(t) for t in request.scope.targets])
 
 
 # ---------------------------------------------------------------------------- planning
@@ -246,27 +241,30 @@ def _run(
     vector: Any,
     reranker: Reranker | None,
 ) -> _Pass:
-    limit = request.limit
     scope = request.scope
     if typed.context_type is not None:
         scope = replace(scope, context_types=(typed.context_type,))
-    pool_size = 2 * limit if reranker is not None else limit
-    candidates = score_candidates(
+    failures: list[str] = []
+
+    def reranked(pool: list[Candidate]) -> None:
+        assert reranker is not None
+        failure = rerank(reranker, typed.query, pool)
+        if failure is not None:
+            failures.append(failure)
+
+    hits = retrieve(
         store,
         embedder,
         typed.query,
         scope,
-        candidate_count(pool_size),
-        request.mode,
-        vector,
+        limit=request.limit,
+        threshold=request.threshold,
+        mode=request.mode,
+        query_vector=vector,
         translate=request.translate,
+        rerank=reranked if reranker is not None else None,
     )
-    pool = candidates[:pool_size]
-    failure = None
-    if reranker is not None and pool:
-        fill_texts(store, pool)  # what the reranker reads
-        failure = rerank(reranker, typed.query, pool)
-    return _Pass(finish(store, pool, limit=limit, threshold=request.threshold), failure)
+    return _Pass(hits, failures[0] if failures else None)
 
 
 def rerank_text(candidate: Candidate) -> str:
@@ -301,6 +299,7 @@ def rerank(reranker: Reranker, query: str, pool: list[Candidate]) -> str | None:
 
 # ---------------------------------------------------------------------------- merge
 def _merge(
+    store: LanceStore,
     queries: tuple[TypedQuery, ...],
     passes: list[list[Candidate]],
     plan: QueryPlan,
@@ -327,7 +326,7 @@ def _merge(
         fields = {name: getattr(base, name) for name in MatchedContext.__dataclass_fields__}
         fields["match_reason"] = reason
         hits.append(SearchHit(**fields, queries=list(names)))
-    result = FindResult.from_hits(hits, query_plan=plan)
+    result = FindResult.from_hits(attach_relations(store, hits), query_plan=plan)
     result.query_results = [
         QueryResult(typed, [to_matched(c, explain=explain) for c in candidates], list(targets))
         for typed, candidates in zip(queries, passes, strict=True)

@@ -1,0 +1,180 @@
+"""What an embedded client holds between calls: its configuration, its store, its embedder.
+
+:class:`Embedded` makes each on first use (reads need an existing store, writes create it)
+and hands the operations of :class:`~openviking.embedded.OpenViking` the parts they work with:
+the open store, the user's namespace and sessions, the access rules, one write.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Self
+
+from .access import Access, check_user
+from .config import Config, config_from_dict, load_config
+from .errors import InvalidArgumentError
+from .results import AddResult
+from .uri import VikingURI, parse
+from .warn import WarningCallback, python_warning
+
+if TYPE_CHECKING:
+    from .ingest.transaction import Write
+    from .models.embedder import Embedder
+    from .namespace import Namespace
+    from .session.sessions import SessionStore
+    from .store.lance import LanceStore
+
+__all__ = ["Embedded"]
+
+
+class Embedded:
+    """The parts of an embedded client, made on first use and kept between calls.
+
+    Args:
+        path: the store directory; else ``OPENVIKING_STORE``, ``storage.workspace`` or
+            ``~/.openviking/data``.
+        config: an already loaded :class:`Config`, or ov.conf's content as a dict.
+        config_file: an ``ov.conf`` to read instead of the default one.
+        warn: called with a one-line message when something degrades (never for errors);
+            by default the message is an :class:`OpenVikingWarning` (Python's ``warnings``).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        config: Config | Mapping[str, object] | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        warn: WarningCallback | None = None,
+    ) -> None:
+        if isinstance(config, dict):  # ov.conf's content, as parsed JSON
+            config = config_from_dict(config)
+        if config is not None and not isinstance(config, Config):
+            raise InvalidArgumentError(
+                f"config must be a Config or a dict of ov.conf's keys (got {type(config).__name__})",
+                hint="Or pass config_file='path/to/ov.conf'",
+            )
+        if config is not None:
+            check_user(config.user)
+        self._path_arg = path
+        self._config = config
+        self._config_file = config_file
+        self._warn: WarningCallback = warn if warn is not None else python_warning
+        self._store: LanceStore | None = None
+        self._embedder: Embedder | None = None
+        self._isolated = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def initialize(self) -> None:
+        """Load the configuration now (it is otherwise loaded on first use)."""
+        _ = self.config
+
+    @property
+    def config(self) -> Config:
+        """The configuration in effect."""
+        if self._config is None:
+            config = load_config(self._config_file)
+            check_user(config.user)
+            self._config = config
+        return self._config
+
+    @property
+    def store_path(self) -> str:
+        """Where the store lives."""
+        return self.config.store_path(self._path_arg)
+
+    @property
+    def user(self) -> str:
+        """The user whose space ``viking://~`` and ``viking://user/memories`` name."""
+        return self.config.user
+
+    def close(self) -> None:
+        """Release the store handle."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Self:
+        self.initialize()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def as_user(self, user: str, *, isolated: bool = False) -> Self:
+        """A client for ``user`` over this one's store and embedder (a server answers many
+        users from one open store and one loaded model). ``isolated``: ``user`` may not read
+        other users' spaces either, and listings leave them out.
+
+        Raises:
+            ConfigError: ``user`` is not a valid user id.
+        """
+        import dataclasses
+
+        check_user(user)
+        other = type(self)(self._path_arg, config=dataclasses.replace(self.config, user=user), warn=self._warn)
+        other._store = self._open(create=True)
+        other._embedder = self.embedder()
+        other._isolated = isolated
+        return other
+
+    @property
+    def _access(self) -> Access:
+        return Access(self.user, isolated=self._isolated)
+
+    def embedder(self) -> Embedder:
+        """The configured embedder (built once)."""
+        if self._embedder is None:
+            from .models.embedder import make_embedder
+
+            self._embedder = make_embedder(self.config.embedding, warn=self._warn)
+        return self._embedder
+
+    # ------------------------------------------------------------------ the parts, opened lazily
+    def _open(self, *, create: bool = False) -> LanceStore:
+        if self._store is None:
+            from .store.lance import LanceStore
+
+            self._store = LanceStore.open(self.store_path, create=create, storage=self.config.storage)
+        return self._store
+
+    def _existing_store(self) -> LanceStore | None:
+        if self._store is None:
+            from .store.lance import LanceStore
+
+            self._store = LanceStore.open_existing(self.store_path, storage=self.config.storage)
+        return self._store
+
+    def _namespace(self) -> Namespace:
+        from .namespace import Namespace
+
+        return Namespace(self._open(), self._access)
+
+    def _sessions(self, *, create: bool = False) -> SessionStore:
+        from .session.sessions import SessionStore
+
+        return SessionStore(self._open(create=create), self.user)
+
+    def _uri(self, text: str, field: str = "uri") -> VikingURI:
+        return self._access.reachable(parse(text, user=self.user, field=field))
+
+    @contextmanager
+    def _writing(
+        self, store: LanceStore, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
+    ) -> Iterator[Write]:
+        """One write of ``store`` (see :mod:`openviking.ingest.transaction`)."""
+        from .ingest.transaction import limits_of, writing
+
+        with writing(
+            store, self.embedder(), limits_of(self.config, self._warn), self._warn, touching, guard=guard
+        ) as w:
+            yield w
+
+    def _said(self, result: AddResult) -> AddResult:
+        """Each file's caveat (not UTF-8, renamed) through the warning channel, and kept in
+        ``result.warnings``."""
+        for item in result.warnings:
+            self._warn(f"{item['path']}: {item['warning']}")
+        return result
