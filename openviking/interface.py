@@ -15,8 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from .config import RETRIEVAL_MODES
 from .hits import FindResult
 from .message import TextPart
+from .operations import NoTool, Param, Route, Tool, declared, operation
 from .results import (
     AddResult,
     DoctorReport,
@@ -40,10 +42,12 @@ from .results import (
 from .uri import sessions_folder
 
 __all__ = [
+    "FIND_PARAMS",
     "FilterSpec",
     "LevelSpec",
     "MessageContent",
     "OpenVikingClient",
+    "Operations",
     "ProgressCallback",
     "Session",
     "TagSpec",
@@ -67,24 +71,71 @@ MessageContent = str | TextPart | Mapping[str, str] | Sequence[str | TextPart | 
 """A message's text: a string, a TextPart, a ``{"type": "text", "text"}`` part, or a list of them."""
 
 
-@runtime_checkable
-class OpenVikingClient(Protocol):
-    """Everything openviking does, whichever side of a network the store is on."""
+TIME_FORMS = "30m, 2h, 7d, 2w (back from now), YYYY-MM-DD (that whole UTC day) or ISO 8601"
+WHOLE = 2**63 - 1  # the largest count any limit takes (larger asks for everything anyway)
+URI = Param("A viking:// URI.")
 
-    @property
-    def user(self) -> str:
-        """The user whose space ``viking://~`` and ``viking://user/memories`` name."""
-        ...
+FIND_PARAMS: dict[str, Param] = {
+    "query": Param("What to look for, in plain words (a question or a description)."),
+    "target_uri": Param(
+        "Search only below this URI (or each of these), e.g. viking://resources/docs or "
+        "viking://user/memories (default: all resources, the user's space and the agent's skills)."
+    ),
+    "limit": Param("The most hits to return (at most 10,000 are returned).", ge=0, le=WHOLE),
+    "node_limit": Param("Upstream's name for limit; it wins when given.", ge=0, le=WHOLE),
+    "score_threshold": Param(
+        "Keep hits scoring strictly above this, 0 to 1 (default: the configured threshold, 0.1); lower "
+        "it when nothing comes back."
+    ),
+    "filter": Param("Upstream's filter expression, as an object or its JSON text."),
+    "since": Param(f"Only what changed since then: {TIME_FORMS}."),
+    "until": Param(f"Only what changed until then: {TIME_FORMS}."),
+    "time_field": Param("The time since and until look at.", choices=("updated_at", "created_at")),
+    "level": Param("The levels to search: 0 (abstract), 1 (overview), 2 (content), e.g. 2, '0,2' or [0, 2]."),
+    "context_type": Param("Only this kind: memory, resource or skill (a list, or comma-separated, for several)."),
+    "tags": Param("key=value tags every hit must carry (a list, or one comma-separated string)."),
+    "include_provenance": Param("Add provenance to the JSON: a planned search's results query by query."),
+    "telemetry": Param('true or {"summary": true} attaches telemetry (an id, the duration, the count).'),
+    "mode": Param(
+        "hybrid (default: meaning and keywords), vector (meaning only) or keyword (BM25 only).",
+        choices=RETRIEVAL_MODES,
+    ),
+    "explain": Param("Attach each score's parts to each hit; for no hits, what removed the candidates."),
+}
+SEARCH_PARAMS: dict[str, Param] = {
+    **FIND_PARAMS,
+    "session": Param("The session (a handle, or its id) whose messages plan the queries.", local=True),
+    "session_id": Param("The session whose messages give the query its context."),
+}
+FIND_RESULT = (
+    "Result: JSON {memories, resources, skills, total}; each hit has uri, score, level (0: a "
+    "directory's abstract, 1: its overview, both with a URI ending in /.abstract.md or "
+    "/.overview.md; 2: a file's content), abstract, match_reason (for a file, the lines that "
+    "matched), tags and relations (related URIs). Next, read a level-2 hit's uri, or overview a "
+    "directory's."
+)
+FIND_TOOL_PARAMS = ("query", "target_uri", "limit", "score_threshold", "since", "until", "context_type", "mode")
+PROGRESS = Param("Called with (bytes done, bytes total) while the write embeds.", local=True)
 
-    def initialize(self) -> None:
-        """Get ready now (load the configuration; over HTTP, check that the server answers)."""
-        ...
 
-    def close(self) -> None:
-        """Release the store or the connection."""
-        ...
+class Operations(Protocol):
+    """Every operation of the tool, each declared once (:mod:`openviking.operations`)."""
 
     # ------------------------------------------------------------------ retrieval
+    @operation(
+        http=Route("POST", "/api/v1/search/find"),
+        mcp=Tool(
+            "Find by meaning",
+            "Search the store by meaning (and keywords) for the files and directory summaries that "
+            "best answer a query, grouped as memories, resources and skills. Use it first when you "
+            "know what you need but not where it is; use grep for exact words or a regex, glob for "
+            "file names, and search when a recorded conversation (a session) should shape the query. " + FIND_RESULT,
+            '{"query": "how do users authenticate", "target_uri": "viking://resources", "limit": 5}',
+            FIND_TOOL_PARAMS,
+        ),
+        command="find",
+        params=FIND_PARAMS,
+    )
     def find(
         self,
         query: str,
@@ -107,34 +158,29 @@ class OpenVikingClient(Protocol):
     ) -> FindResult:
         """Search by meaning, without session context.
 
-        Args:
-            query: what to look for.
-            target_uri: a URI or a list of URIs to search under; default: resources, the
-                user's space and agent skills.
-            limit: the most hits to return (``node_limit`` overrides it).
-            node_limit: upstream's HTTP name for ``limit``.
-            score_threshold: keep hits scoring strictly above this (default
-                ``rerank.threshold``, 0.1).
-            filter: the filter DSL.
-            since: lower time bound.
-            until: upper time bound.
-            time_field: ``updated_at`` (default) or ``created_at``.
-            level: the levels to search.
-            context_type: ``memory``, ``resource`` and/or ``skill``.
-            tags: ``key=value`` tags every hit must carry.
-            include_provenance: add ``provenance`` to the JSON (only a planned search has any).
-            telemetry: attach telemetry.
-            mode: ``hybrid`` (default), ``vector`` or ``keyword``.
-            explain: attach each score's parts to each hit; for no hits, what removed them.
-
         Raises:
             InvalidArgumentError: a bad query, limit, threshold, time, filter, level, tag or mode.
             InvalidURIError, PermissionDeniedError: a bad target, or another user's space.
             NotFoundError: no store.
             FailedPreconditionError: the store was built with another embedder.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/search/search"),
+        mcp=Tool(
+            "Find with a session's context",
+            "Like find, but with a conversation's context: when session_id names a session with "
+            "messages and an LLM is configured, an LLM plans up to five typed queries from the "
+            "conversation and their hits are merged (each hit lists the queries that found it, and "
+            "the result has query_plan); otherwise the query runs alone, exactly as find. Use it "
+            "inside a conversation recorded as a session; otherwise use find. " + FIND_RESULT,
+            '{"query": "write an RFC for it", "session_id": "design-review"}',
+            (FIND_TOOL_PARAMS[0], "session_id", *FIND_TOOL_PARAMS[1:]),
+        ),
+        command="search",
+        params=SEARCH_PARAMS,
+    )
     def search(
         self,
         query: str,
@@ -163,8 +209,36 @@ class OpenVikingClient(Protocol):
         configured, the raw query runs alone (as find) and no ``query_plan`` is returned.
         ``session`` or ``session_id`` names the session; the other arguments are find's.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/search/grep"),
+        mcp=Tool(
+            "Search text by regular expression",
+            "Find the lines of file content below a URI that match a regular expression (Python re "
+            "syntax): exact words, names, identifiers, error messages. Use it rather than find when "
+            "you know the words; use glob to match file paths rather than content. Directory "
+            "summaries are not searched. Result: JSON {matches: [{uri, line, content}], count, "
+            "match_count, files_scanned}; line counts from 1, so read it with offset line - 1.",
+            '{"uri": "viking://resources", "pattern": "auth(entication|orization)", "case_insensitive": true}',
+            ("uri", "pattern", "case_insensitive", "exclude_uri", "node_limit", "level_limit"),
+        ),
+        command="grep",
+        params={
+            "uri": Param(
+                "A directory to search below (viking:// for everything, level_limit levels deep), or one file."
+            ),
+            "pattern": Param("A regular expression in Python's re syntax (plain text with fixed_strings)."),
+            "case_insensitive": Param("Ignore case."),
+            "exclude_uri": Param("Skip this URI (or each of these) and everything below it."),
+            "node_limit": Param("At most this many matching lines (0 or none: all).", ge=0, le=WHOLE),
+            "level_limit": Param("Only files at most this many levels below uri (0 or none: all).", ge=0, le=WHOLE),
+            "fixed_strings": Param("The pattern is plain text, not a regular expression."),
+            "count": Param("Per-file counts (counts) instead of lines."),
+            "files_with_matches": Param("The matching files (files) instead of lines."),
+            "spans": Param("Add each match's character offsets to its line."),
+        },
+    )
     def grep(
         self,
         uri: str,
@@ -181,24 +255,31 @@ class OpenVikingClient(Protocol):
     ) -> GrepResult:
         """The lines of file content below ``uri`` that match a regular expression.
 
-        Args:
-            uri: a directory (searched ``level_limit`` levels deep) or a file.
-            pattern: a regular expression in Python's ``re`` syntax (text with ``fixed_strings``).
-            case_insensitive: ignore case.
-            exclude_uri: skip this URI (or each of these) and everything below it.
-            node_limit: at most this many matching lines (None or 0: all).
-            level_limit: only files at most this many levels below ``uri`` (None or 0: all).
-            fixed_strings: ``pattern`` is plain text.
-            count: per-file counts (``counts``) instead of lines.
-            files_with_matches: the matching files (``files``) instead of lines.
-            spans: add each match's character offsets to its line.
-
         Raises:
             InvalidArgumentError: a bad pattern or limit, or both ``count`` and ``files_with_matches``.
             NotFoundError: nothing is stored at ``uri``.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/search/glob"),
+        mcp=Tool(
+            "Find files by path pattern",
+            "List the files and directories whose path below uri matches a glob: * and ? within a "
+            "name, [a-z], {a,b}, and ** for any number of directories. The whole path relative to "
+            "uri must match, so *.md matches direct children only; use **/*.md for every depth. Use "
+            "it to find files by name; grep searches their content, ls and tree browse. Result: JSON "
+            "{matches: [uri, ...], count}, sorted by path.",
+            '{"pattern": "**/*.md", "uri": "viking://resources"}',
+            ("pattern", "uri", "node_limit"),
+        ),
+        command="glob",
+        params={
+            "pattern": Param("The glob, matched against the path relative to uri."),
+            "uri": Param("The directory the paths are relative to."),
+            "node_limit": Param("At most this many URIs (0 or none: all).", ge=0, le=WHOLE),
+        },
+    )
     def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> GlobResult:
         """Files and directories whose path below ``uri`` matches a glob (``*``, ``?``,
         ``[a-z]``, ``{a,b}``, ``**``), sorted by path.
@@ -208,9 +289,27 @@ class OpenVikingClient(Protocol):
             NotFoundError: nothing is stored at ``uri``.
             FailedPreconditionError: ``uri`` is a file.
         """
-        ...
+        declared()
 
     # ------------------------------------------------------------------ reading
+    @operation(
+        http=Route("GET", "/api/v1/content/read"),
+        mcp=Tool(
+            "Read a file",
+            "Read a file's text (its full content, level 2), or a range of its lines: offset is the "
+            "first line (counting from 0), limit the number of lines (-1: to the end). A directory "
+            "reads as its overview. Use it once find, grep, glob or ls gave you a file's URI; for a "
+            "directory's summaries use abstract or overview. Result: the text itself, not JSON.",
+            '{"uri": "viking://resources/handbook/auth.md", "offset": 0, "limit": 40}',
+            ("uri", "offset", "limit"),
+        ),
+        command="read",
+        params={
+            "uri": Param("The viking:// URI of a file."),
+            "offset": Param("The first line to return, counting from 0.", ge=0, le=WHOLE),
+            "limit": Param("How many lines (-1: to the end).", ge=-1, le=WHOLE),
+        },
+    )
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
         """A file's content (L2), lines ``offset`` to ``offset + limit`` (-1: to the end); a
         directory (a session too) reads as its overview.
@@ -218,16 +317,66 @@ class OpenVikingClient(Protocol):
         Raises:
             NotFoundError: nothing is stored at ``uri``.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/content/abstract"),
+        mcp=Tool(
+            "A directory's one-line summary",
+            "The abstract (level 0: a sentence or two) of a directory, or a file's summary. Use it "
+            "to judge cheaply whether a directory is worth exploring; overview says more, read "
+            "gives a file's text. Result: the text itself, not JSON.",
+            '{"uri": "viking://resources/handbook"}',
+            ("uri",),
+        ),
+        command="abstract",
+        params={"uri": Param("The viking:// URI of a directory or file.")},
+    )
     def abstract(self, uri: str) -> str:
         """A directory's L0 abstract, or a file's summary."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/content/overview"),
+        mcp=Tool(
+            "A directory's overview",
+            "The overview (level 1) of a directory: what it holds and what each of its files and "
+            "subdirectories is about; a file gives its directory's overview, and a session lists "
+            "its messages. Use it to choose which files to read, after abstract or a level-0/1 "
+            "find hit. Result: the text itself, not JSON.",
+            '{"uri": "viking://resources/handbook/deploy"}',
+            ("uri",),
+        ),
+        command="overview",
+        params={"uri": Param("The viking:// URI of a directory.")},
+    )
     def overview(self, uri: str) -> str:
         """A directory's L1 overview; a file's is its directory's; a session's lists its messages."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/fs/ls", custom=True),
+        mcp=Tool(
+            "List a directory",
+            "List a directory's entries, directories first; with recursive, everything below it. "
+            "viking:// lists the scope roots: resources, user and agent. Use it to browse where "
+            "you know to look; tree shows several levels with relative paths, glob matches names. "
+            "Result: JSON list of {uri, size, isDir, modTime, abstract}; with simple, a list of URIs.",
+            '{"uri": "viking://resources/handbook"}',
+            ("uri", "recursive", "simple", "node_limit"),
+        ),
+        command="ls",
+        params={
+            "uri": Param("The directory to list."),
+            "recursive": Param("Everything below the directory, not only its entries."),
+            "simple": Param("Only the URIs."),
+            "show_hidden": Param(
+                "Also the hidden summary files .abstract.md and .overview.md.", wire="show_all_hidden"
+            ),
+            "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=WHOLE),
+            "abs_limit": Param("Cut abstracts to this many characters.", ge=0, le=WHOLE),
+        },
+    )
     def ls(
         self,
         uri: str = "viking://",
@@ -239,23 +388,70 @@ class OpenVikingClient(Protocol):
         abs_limit: int = 256,
     ) -> list[Entry] | list[str]:
         """The entries of a directory (all below it with ``recursive``), directories first;
-        only their URIs with ``simple``; the hidden summary files with ``show_hidden``;
-        abstracts cut to ``abs_limit`` characters."""
-        ...
+        only their URIs with ``simple``."""
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/fs/tree"),
+        mcp=Tool(
+            "Show a directory tree",
+            "Everything below a URI, depth first, down to level_limit levels (0: all). Use it to "
+            "see the shape of a resource in one call; ls lists one directory. Result: JSON list of "
+            "{uri, size, isDir, modTime, abstract, rel_path}.",
+            '{"uri": "viking://resources/handbook", "level_limit": 2}',
+            ("uri", "level_limit", "node_limit"),
+        ),
+        command="tree",
+        params={
+            "uri": Param("The directory at the top of the tree."),
+            "level_limit": Param("How many levels deep (0: all).", ge=0, le=WHOLE),
+            "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=WHOLE),
+        },
+    )
     def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[Entry]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep (0: all)."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/fs/stat"),
+        mcp=NoTool("ls and tree show what an agent needs of an entry"),
+        command="stat",
+        params={"uri": URI},
+    )
     def stat(self, uri: str) -> Stat:
         """Everything known about one file, directory or session, without its content."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/relations"),
+        mcp=NoTool("every find and search hit carries its relations"),
+        command="relations",
+        params={"uri": URI},
+    )
     def relations(self, uri: str) -> list[Relation]:
         """What ``uri`` was linked to, oldest first, with the reasons."""
-        ...
+        declared()
 
     # ------------------------------------------------------------------ writing
+    @operation(
+        http=Route("POST", "/api/v1/resources", custom=True),
+        mcp=NoTool("it reads a path on the machine of whoever serves the tools"),
+        command="add-resource",
+        writes=True,
+        params={
+            "path": Param("The file or folder (on the server's machine, for an HTTP client)."),
+            "to": Param("The exact URI of the new resource."),
+            "parent": Param("A directory URI to put it in, under its own name."),
+            "tags": Param("key=value retrieval tags for everything added."),
+            "include": Param("Only files matching one of these gitignore-style globs."),
+            "exclude": Param("Leave out what matches these globs."),
+            "progress": PROGRESS,
+            "source_name": Param(
+                "The path the nodes record as their source instead of path: a server adding an "
+                "upload records the client's own path, so the same folder uploaded again is unchanged."
+            ),
+        },
+    )
     def add_resource(
         self,
         path: str | os.PathLike[str],
@@ -271,29 +467,53 @@ class OpenVikingClient(Protocol):
         """Mirror a local file or folder under a ``viking://`` URI and index it; re-adding
         indexes only what changed.
 
-        Args:
-            path: the file or folder (on the server's machine, for an HTTP client).
-            to: the exact URI of the new resource.
-            parent: a directory URI to put it in, under its own name.
-            tags: ``key=value`` retrieval tags for everything added.
-            include: only files matching one of these gitignore-style globs.
-            exclude: leave out what matches these globs.
-            progress: called while embedding.
-            source_name: the path the nodes record as their source instead of ``path``: a
-                server adding an upload records the client's own path, so the same folder
-                uploaded again is unchanged.
-
         Raises:
             NotFoundError: ``path`` does not exist, or ``parent`` does not.
             InvalidArgumentError: nothing to add, or both ``to`` and ``parent``.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/memories"),
+        mcp=Tool(
+            "Remember a fact about the user",
+            "Remember a durable fact about the user (a preference, a decision, something about "
+            "their people, projects or habits) so that a later find or search returns it among its "
+            "memories. One fact per call, in a sentence that stands on its own. It is kept under "
+            "viking://user/<user>/memories/[category/]; the same text again is the same memory, "
+            "never a copy. Result: JSON {uri, category, added (false: it was already remembered), "
+            "tags_changed}.",
+            '{"text": "The user prefers dark mode in every editor", "category": "preferences"}',
+            ("text", "category"),
+        ),
+        command="add-memory",
+        writes=True,
+        params={
+            "text": Param("The fact, as a sentence that stands on its own."),
+            "category": Param(
+                "A folder for it: a lower-case name such as preferences, entities, events, cases or profile."
+            ),
+            "tags": Param("key=value tags; none keeps a known memory's tags, an empty list removes them."),
+        },
+    )
     def add_memory(self, text: str, category: str | None = None, *, tags: TagSpec | None = None) -> MemoryResult:
         """Remember something about the user, under ``viking://user/<user>/memories/[category/]``;
         the same text again is the same memory (``tags`` None keeps its tags)."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/skills", custom=True),
+        mcp=NoTool("it reads a path on the machine of whoever serves the tools"),
+        command="add-skill",
+        writes=True,
+        params={
+            "path": Param("A folder holding SKILL.md, or one file."),
+            "name": Param("The skill's name (default: SKILL.md's, else the folder's or file's)."),
+            "tags": Param("key=value retrieval tags."),
+            "progress": PROGRESS,
+            "source_name": Param("The path the nodes record as their source instead of path (as add_resource)."),
+        },
+    )
     def add_skill(
         self,
         path: str | os.PathLike[str],
@@ -304,21 +524,35 @@ class OpenVikingClient(Protocol):
         source_name: str | None = None,
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under
-        ``viking://agent/skills/<name>`` (``source_name`` as in :meth:`add_resource`).
+        ``viking://agent/skills/<name>``.
 
         Raises:
             AlreadyExistsError: another skill holds the name.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/fs/mkdir"),
+        mcp=NoTool("an agent's writes are its memories"),
+        command="mkdir",
+        writes=True,
+        params={"uri": URI, "description": Param("Becomes the directory's abstract.")},
+    )
     def mkdir(self, uri: str, description: str | None = None) -> MkdirResult:
-        """Create a directory (parents too); ``description`` becomes its abstract.
+        """Create a directory (parents too).
 
         Raises:
             AlreadyExistsError: something is stored at ``uri``.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("DELETE", "/api/v1/fs"),
+        mcp=NoTool("an agent's writes are its memories"),
+        command="rm",
+        writes=True,
+        params={"uri": URI, "recursive": Param("Remove a directory and everything below it.")},
+    )
     def rm(self, uri: str, recursive: bool = False) -> RemoveResult:
         """Remove a file, or a directory with ``recursive``, with its records and relations;
         what does not exist removes nothing.
@@ -326,8 +560,15 @@ class OpenVikingClient(Protocol):
         Raises:
             FailedPreconditionError: a directory without ``recursive``.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/fs/mv"),
+        mcp=NoTool("an agent's writes are its memories"),
+        command="mv",
+        writes=True,
+        params={"from_uri": Param("What to move."), "to_uri": Param("Where it goes (nothing may be there).")},
+    )
     def mv(self, from_uri: str, to_uri: str) -> MoveResult:
         """Move a file or directory; records keep their vectors and relations follow.
 
@@ -335,59 +576,123 @@ class OpenVikingClient(Protocol):
             NotFoundError: nothing at ``from_uri``.
             AlreadyExistsError: something at ``to_uri``.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/relations/link"),
+        mcp=NoTool("an agent's writes are its memories"),
+        command="link",
+        writes=True,
+        params={
+            "from_uri": Param("The URI the relations go out of."),
+            "uris": Param("The URI (or URIs) it relates to.", wire="to_uris"),
+            "reason": Param("Why they are related."),
+        },
+    )
     def link(self, from_uri: str, uris: str | Sequence[str], reason: str = "") -> LinkResult:
         """Relate ``from_uri`` to one or more URIs (every one must exist, none is its own relation)."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("DELETE", "/api/v1/relations/link", query=False),
+        mcp=NoTool("an agent's writes are its memories"),
+        command="unlink",
+        writes=True,
+        params={"from_uri": Param("The URI the relation goes out of."), "uri": Param("Its target.", wire="to_uri")},
+    )
     def unlink(self, from_uri: str, uri: str) -> UnlinkResult:
         """Remove the relation from ``from_uri`` to ``uri``."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/reindex", custom=True),
+        mcp=NoTool("it rewrites the whole store: an operator's task"),
+        command="reindex",
+        writes=True,
+        params={"uri": Param("Only the files below this URI (default: the whole store)."), "progress": PROGRESS},
+    )
     def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> ReindexResult:
         """Embed the store (or the files below ``uri``) again with the configured embedder;
         after a model change, into a new table (an interrupted run resumes)."""
-        ...
+        declared()
 
     # ------------------------------------------------------------------ sessions
+    @operation(
+        http=Route("POST", "/api/v1/sessions"),
+        mcp=NoTool("a session is recorded by the agent's host, not by the agent"),
+        command="session new",
+        writes=True,
+        params={"session_id": Param("The new session's id (generated when absent).")},
+    )
     def create_session(self, session_id: str | None = None) -> SessionInfo:
         """Start a session (an id is generated when none is given).
 
         Raises:
             AlreadyExistsError: a session has that id.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/sessions/{session_id}/messages", custom=True),
+        mcp=NoTool("a session is recorded by the agent's host, not by the agent"),
+        command="session add-message",
+        writes=True,
+        params={
+            "session_id": Param("The session (created when needed)."),
+            "role": Param("Who said it.", choices=("user", "assistant")),
+            "content": Param("The text: a string, or text parts [{type: 'text', text}]."),
+        },
+    )
     def add_message(self, session_id: str, role: str, content: MessageContent) -> MessageAdded:
         """Append a ``user`` or ``assistant`` message; the session is created when needed."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/sessions/{session_id}"),
+        mcp=NoTool("overview of the session's URI shows its messages"),
+        command="session show",
+        params={"session_id": Param("The session.")},
+    )
     def get_session(self, session_id: str) -> SessionInfo:
         """A session with its summary and its messages, oldest first.
 
         Raises:
             NotFoundError: no such session.
         """
-        ...
+        declared()
 
+    @operation(
+        http=Route("GET", "/api/v1/sessions"),
+        mcp=NoTool("ls of viking://user/sessions lists them"),
+        command="session list",
+        params={},
+    )
     def list_sessions(self) -> list[SessionInfo]:
         """Every session of the user, most recently changed first."""
-        ...
+        declared()
 
+    @operation(
+        http=Route("DELETE", "/api/v1/sessions/{session_id}"),
+        mcp=NoTool("a session is recorded by the agent's host, not by the agent"),
+        command="session delete",
+        writes=True,
+        params={"session_id": Param("The session.")},
+    )
     def delete_session(self, session_id: str) -> SessionDeleted:
         """Delete a session and its messages.
 
         Raises:
             NotFoundError: no such session.
         """
-        ...
-
-    def session(self, session_id: str | None = None) -> Session:
-        """A handle on a session (created when needed), for ``search(session=...)``."""
-        ...
+        declared()
 
     # ------------------------------------------------------------------ health
+    @operation(
+        http=Route("GET", "/api/v1/doctor", custom=True),
+        mcp=NoTool("the health of the store is an operator's concern"),
+        command="doctor",
+        params={"repair": Param("Mend what a crash or a damaged file left first (POST /api/v1/doctor/repair).")},
+    )
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """What is installed and configured, what the store holds, and every problem found.
 
@@ -395,6 +700,29 @@ class OpenVikingClient(Protocol):
         (summaries refreshed, orphans dropped, an interrupted reindex or move finished or
         dropped, a damaged table restored to its last readable version); ``repaired`` says
         what was done, and ``problems`` what is still wrong."""
+        declared()
+
+
+@runtime_checkable
+class OpenVikingClient(Operations, Protocol):
+    """Everything openviking does, whichever side of a network the store is on: every
+    operation, and what a client is besides (its user, its lifetime, session handles)."""
+
+    @property
+    def user(self) -> str:
+        """The user whose space ``viking://~`` and ``viking://user/memories`` name."""
+        ...
+
+    def initialize(self) -> None:
+        """Get ready now (load the configuration; over HTTP, check that the server answers)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store or the connection."""
+        ...
+
+    def session(self, session_id: str | None = None) -> Session:
+        """A handle on a session (created when needed), for ``search(session=...)``."""
         ...
 
 

@@ -139,7 +139,7 @@ def report_interrupt(output: OutputFormat, command: str = "") -> None:
     message = "Interrupted."
     if command in RESUMING_ADVICE:
         message += " " + RESUMING_ADVICE[command]
-    if output is not OutputFormat.table:
+    if output.machine:
         _say(CancelledError(message), output, styled=True)
     else:
         sys.stderr.write(f"\n{message}\n")
@@ -148,9 +148,9 @@ def report_interrupt(output: OutputFormat, command: str = "") -> None:
 def _say(error: OpenVikingError, output: OutputFormat, *, styled: bool) -> None:
     """``error`` on stderr in ``output``'s form. ``styled`` colors the table form on a terminal;
     the parser's errors stay plain text, as click prints them, and load no rich."""
-    if output is not OutputFormat.table:
+    if output.machine:
         payload = {"status": "error", "error": error.to_dict()}
-        sys.stderr.write(json_text(payload, compact=output is OutputFormat.jsonl) + "\n")
+        sys.stderr.write(json_text(payload, compact=output is not OutputFormat.json) + "\n")
     elif not styled:
         sys.stderr.write(f"Error: {error.message}\n" + (f"Hint: {error.hint}\n" if error.hint else ""))
     else:

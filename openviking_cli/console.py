@@ -19,11 +19,24 @@ if TYPE_CHECKING:
 
 
 class OutputFormat(enum.StrEnum):
-    """``-o/--output`` values."""
+    """``-o/--output`` values: the table for people, the others for programs."""
 
     table = "table"
     json = "json"
     jsonl = "jsonl"
+    csv = "csv"
+    tsv = "tsv"
+
+    @property
+    def machine(self) -> bool:
+        """Whether a program reads it: then an error is a JSON object on stderr too."""
+        return self is not OutputFormat.table
+
+
+STANDARD_FORMATS = (OutputFormat.table, OutputFormat.json, OutputFormat.jsonl)
+"""What every command prints."""
+LISTING_FORMATS = (*STANDARD_FORMATS, OutputFormat.csv, OutputFormat.tsv)
+"""What a command that lists items prints: also one row per item, as CSV or TSV with a header."""
 
 
 PIPE_WIDTH = 4096

@@ -78,14 +78,15 @@ def build_app(modules: Iterable[str] = MODULES) -> typer.Typer:
 
 
 def _output_asked(argv: Sequence[str]) -> OutputFormat:
-    """json or jsonl when ``argv`` asks for it (read before click has parsed anything), else table."""
+    """The machine-readable format ``argv`` asks for (read before click has parsed anything), else table."""
+    machine = {f.value for f in OutputFormat if f.machine}
     for index, arg in enumerate(argv):
         if arg == "--json":
             return OutputFormat.json
         for prefix in ("-o", "--output="):  # -o is not case-sensitive: -o JSON asks for JSON too
-            if arg.startswith(prefix) and arg[len(prefix) :].lower() in ("json", "jsonl"):
+            if arg.startswith(prefix) and arg[len(prefix) :].lower() in machine:
                 return OutputFormat(arg[len(prefix) :].lower())
-        if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1].lower() in ("json", "jsonl"):
+        if arg in ("-o", "--output") and index + 1 < len(argv) and argv[index + 1].lower() in machine:
             return OutputFormat(argv[index + 1].lower())
     return OutputFormat.table
 
@@ -184,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     no_command = names_no_command(args, shape) and not completing
     if no_command:
         group = args[:1] if args and args[0] in shape.groups else []
-        if output is not OutputFormat.table:  # a script asked for JSON: it gets a JSON error, not the help
+        if output.machine:  # a script asked for JSON: it gets a JSON error, not the help
             report_usage("Missing command.", " ".join(["openviking", *group]), output)
             return ExitCode.USAGE
         args = group  # the help of the app or the group, with the global options that change nothing there

@@ -3,7 +3,8 @@
 A command is a plain function ``fn(ctx, ...)`` that returns an :class:`Output`; the
 :func:`command` decorator adds ``--store``, ``--config``, ``--url``, ``--api-key``,
 ``-o/--output``, ``--json`` and ``--debug`` to its signature, times it and prints its
-result in the chosen format; what goes wrong meanwhile, boundary.py reports, with the exit status.
+result in the chosen format (one of those the command says it prints: a format it does not is
+a usage error); what goes wrong meanwhile, boundary.py reports, with the exit status.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import functools
 import inspect
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,7 +23,7 @@ import typer
 from openviking.errors import InvalidArgumentError
 
 from .boundary import ExitCode, guard_command, is_usage_error
-from .console import OutputFormat, json_text, make_console
+from .console import LISTING_FORMATS, STANDARD_FORMATS, OutputFormat, json_text, make_console
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 # What the commands (and their tests) read from here, wherever it is defined.
 __all__ = [
+    "LISTING_FORMATS",
     "CliContext",
     "ExitCode",
     "Output",
@@ -84,17 +86,23 @@ ApiKeyOption = Annotated[
         show_default=False,
     ),
 ]
-OutputOption = Annotated[
-    OutputFormat | None,
-    typer.Option(
-        "-o",
-        "--output",
-        help="Output format (default: table).",
-        rich_help_panel=GLOBAL_PANEL,
-        case_sensitive=False,
-        show_default=False,
-    ),
-]
+
+
+def _output_option(formats: tuple[OutputFormat, ...]) -> Any:
+    names = ", ".join(f.value for f in formats)
+    return Annotated[
+        OutputFormat | None,
+        typer.Option(
+            "-o",
+            "--output",
+            help=f"Output format: {names} (default: table).",
+            rich_help_panel=GLOBAL_PANEL,
+            case_sensitive=False,
+            show_default=False,
+        ),
+    ]
+
+
 JsonOption = Annotated[bool, typer.Option("--json", help="Same as -o json.", rich_help_panel=GLOBAL_PANEL)]
 DebugOption = Annotated[
     bool,
@@ -106,7 +114,9 @@ _GLOBALS = [
     inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConfigOption),
     inspect.Parameter("url", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=UrlOption),
     inspect.Parameter("api_key", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ApiKeyOption),
-    inspect.Parameter("output", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=OutputOption),
+    inspect.Parameter(
+        "output", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=_output_option(STANDARD_FORMATS)
+    ),
     inspect.Parameter("json_", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=JsonOption),
     inspect.Parameter("debug", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=DebugOption),
 ]
@@ -147,8 +157,8 @@ class CliContext:
 
     @property
     def machine(self) -> bool:
-        """True for json/jsonl output."""
-        return self.output is not OutputFormat.table
+        """Whether a program reads the output (every format but the table)."""
+        return self.output.machine
 
     def client(self) -> OpenVikingClient:
         """The client for this invocation (imports the library on first use): over the server
@@ -187,17 +197,22 @@ def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:  # noq
     return group
 
 
-def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[..., Output]], Callable[..., None]]:
-    """Register ``fn(ctx, ...)`` as command ``name`` with the global options added."""
+def command(
+    app: typer.Typer, name: str, *, formats: tuple[OutputFormat, ...] = STANDARD_FORMATS, **settings: Any
+) -> Callable[[Callable[..., Output]], Callable[..., None]]:
+    """Register ``fn(ctx, ...)`` as command ``name`` with the global options added; it prints
+    ``formats`` (:data:`LISTING_FORMATS` for a command whose output is a list of items)."""
 
     def decorate(fn: Callable[..., Output]) -> Callable[..., None]:
         signature = inspect.signature(fn, eval_str=True)
         own = list(signature.parameters.values())[1:]  # drop ctx
+        group = app.info.name if isinstance(app.info.name, str) else None  # None: a top-level command
+        path = " ".join(filter(None, ("openviking", group, name)))
 
         @functools.wraps(fn)
         def wrapper(**kwargs: Any) -> None:
             options = {key: kwargs.pop(key) for key in GLOBAL_NAMES}
-            fmt = output_format(options["output"], options["json_"], kwargs.pop(_PARSER_CONTEXT))
+            fmt = output_format(options["output"], options["json_"], kwargs.pop(_PARSER_CONTEXT), formats, path)
             ctx = CliContext(
                 store=options["store"],
                 config=options["config"],
@@ -211,7 +226,8 @@ def command(app: typer.Typer, name: str, **settings: Any) -> Callable[[Callable[
             if code:
                 raise typer.Exit(code)
 
-        parameters = [*own, *_GLOBALS, _PARSER_CONTEXT_PARAMETER]
+        globals_ = [p.replace(annotation=_output_option(formats)) if p.name == "output" else p for p in _GLOBALS]
+        parameters = [*own, *globals_, _PARSER_CONTEXT_PARAMETER]
         wrapper.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in parameters}
         settings.setdefault("help", reflowed(fn.__doc__ or ""))
@@ -232,14 +248,25 @@ def global_options() -> list[Any]:
     return list(typer.main.get_command(probe).params)
 
 
-def output_format(output: OutputFormat | None, json_: bool, parser: typer.Context) -> OutputFormat:
-    """The format asked for by ``-o`` and ``--json``; the two naming different ones is a usage
-    error rather than one of them winning unseen (a script's ``--json -o jsonl`` would get a
-    document where it reads lines). ``parser`` is the command's context: its usage error
-    names the command's help, as the parser's own errors do."""
+def output_format(
+    output: OutputFormat | None,
+    json_: bool,
+    parser: typer.Context,
+    formats: tuple[OutputFormat, ...] = STANDARD_FORMATS,
+    command: str = "",
+) -> OutputFormat:
+    """The format asked for by ``-o`` and ``--json``, if the command prints it; the two naming
+    different ones is a usage error rather than one of them winning unseen (a script's ``--json
+    -o jsonl`` would get a document where it reads lines), and so is a format the command does
+    not print. ``parser`` is the command's context: its usage error names the command's help,
+    as the parser's own errors do."""
     if json_ and output not in (None, OutputFormat.json):
         parser.fail(f"--json and -o {output.value} ask for different formats: give one of them")
-    return OutputFormat.json if json_ else output or OutputFormat.table
+    chosen = OutputFormat.json if json_ else output or OutputFormat.table
+    if chosen not in formats:
+        names = ", ".join(f.value for f in formats)
+        parser.fail(f"{command or 'this command'} does not print {chosen.value}: -o takes {names}")
+    return chosen
 
 
 def reflowed(doc: str) -> str:
@@ -286,9 +313,40 @@ def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
         envelope = {"status": "ok", "result": outcome.result, "time": round(seconds, 4)}
         sys.stdout.write(json_text(envelope) + "\n")
     elif ctx.output is OutputFormat.jsonl:
-        items = outcome.items if outcome.items is not None else [outcome.result]
-        for item in items:
+        for item in _items(outcome):
             sys.stdout.write(json_text(item, compact=True) + "\n")
+    elif ctx.output in (OutputFormat.csv, OutputFormat.tsv):
+        _write_rows(_items(outcome), "," if ctx.output is OutputFormat.csv else "\t")
     elif outcome.table is not None:
         outcome.table(make_console())
     sys.stdout.flush()
+
+
+def _items(outcome: Output) -> Iterable[Any]:
+    return outcome.items if outcome.items is not None else [outcome.result]
+
+
+def _write_rows(items: Iterable[Any], delimiter: str) -> None:
+    """One row per item under a header of every key the items have, in the order they first
+    appear (sqlite-utils' ``--csv``); a list or an object in a cell is its compact JSON."""
+    import csv
+
+    rows = [dict(item) if isinstance(item, Mapping) else {"value": item} for item in items]
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    writer = csv.writer(sys.stdout, delimiter=delimiter, lineterminator="\n")
+    if columns:
+        writer.writerow(columns)
+    for row in rows:
+        writer.writerow([_cell(row.get(column)) for column in columns])
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
+    return json_text(value, compact=True)

@@ -346,21 +346,20 @@ def run_cli(world: World, argv: list[str], *, stdin: bytes = b"remember this\n")
 
 # ----------------------------------------------------------------------------- the SDK
 
-SKIPPED_METHODS = {"initialize", "close", "user"}
-
 
 def sdk_methods() -> dict[str, dict[str, Any]]:
-    """Every operation of the interface: ``{name: {parameter: annotation}}``."""
+    """Every operation of the interface, and the session handle's: ``{name: {parameter: annotation}}``."""
     from openviking.interface import OpenVikingClient
+    from openviking.operations import OPERATIONS
 
     methods: dict[str, dict[str, Any]] = {}
-    for name in dir(OpenVikingClient):
-        member = getattr(OpenVikingClient, name)
-        if name.startswith("_") or name in SKIPPED_METHODS or not callable(member):
-            continue
-        hints = typing.get_type_hints(member)
+    for name, op in OPERATIONS.items():
+        hints = dict(op.hints)
         hints.pop("return", None)
         methods[name] = hints
+    hints = typing.get_type_hints(OpenVikingClient.session)
+    hints.pop("return", None)
+    methods["session"] = hints
     return methods
 
 

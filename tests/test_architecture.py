@@ -71,6 +71,16 @@ def test_import_linter_contracts_hold() -> None:
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
+def test_vulture_finds_no_dead_code() -> None:
+    # Every name it reports as unused is dead code, unless tests/vulture_whitelist.py says why it is used.
+    vulture = Path(sys.executable).parent / "vulture"
+    paths = ["openviking", "openviking_cli", "bench", "tests/vulture_whitelist.py"]
+    proc = subprocess.run(
+        [str(vulture), *paths, "--min-confidence", "60"], cwd=str(REPO), capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0 and proc.stdout == "", proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
 def test_only_the_store_imports_lancedb() -> None:
     offenders = [
         str(path.relative_to(REPO))

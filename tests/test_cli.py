@@ -101,6 +101,74 @@ def test_json_and_another_output_format_together_are_a_usage_error(ov: Cli) -> N
     assert ov("ls", "viking://resources", "--json", "-o", "json").json()["status"] == "ok"  # the same format twice
 
 
+LISTING = [
+    ("ls", "viking://resources/handbook", "-r"),
+    ("tree", "viking://resources/handbook"),
+    ("glob", "**/*.md", "-u", "viking://resources/handbook"),
+    ("grep", "viking://resources/handbook", "docker", "-i"),
+    ("find", "docker"),
+    ("relations", "viking://resources/handbook/auth.md"),
+    ("session", "list"),
+]
+
+
+@pytest.mark.parametrize("delimiter", [",", "\t"], ids=["csv", "tsv"])
+@pytest.mark.parametrize("command", LISTING, ids=[" ".join(c[:2]) for c in LISTING])
+def test_a_listing_prints_one_row_per_jsonl_item(ov: Cli, command: tuple[str, ...], delimiter: str) -> None:
+    import csv
+    import io
+
+    fmt = "csv" if delimiter == "," else "tsv"
+    result = ov(*command, "-o", fmt)
+    assert result.code == 0 and result.err == "", result.err
+    items = [json.loads(line) for line in ov(*command, "-o", "jsonl").out.splitlines()]
+    rows = list(csv.reader(io.StringIO(result.out), delimiter=delimiter))
+    if not items:
+        assert rows == []
+        return
+    header, *body = rows
+    assert header == list(dict.fromkeys(key for item in items for key in item))
+    assert len(body) == len(items)
+
+    def cell(value: Any) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if value is None:
+            return ""
+        if isinstance(value, list | dict):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        return str(value)
+
+    for row, item in zip(body, items, strict=True):
+        assert row == [cell(item.get(key)) for key in header]
+
+
+@pytest.mark.parametrize(
+    ("argv", "fmt", "path"),
+    [
+        (["read", "viking://resources/handbook/auth.md"], "csv", "openviking read"),
+        (["stat", "viking://resources/handbook"], "tsv", "openviking stat"),
+        (["session", "new"], "csv", "openviking session new"),
+    ],
+)
+def test_a_format_a_command_does_not_print_is_a_usage_error(
+    ov: Cli, shared: tuple[Path, Path], argv: list[str], fmt: str, path: str
+) -> None:
+    store, _ = shared
+    before = snapshot(store)
+    error = cli_error(ov(*argv, "-o", fmt), "INVALID_ARGUMENT", 2)  # csv is for a program: a JSON error
+    assert error["message"] == f"{path} does not print {fmt}: -o takes table, json, jsonl"
+    assert error["hint"] == f"Try '{path} --help'."
+    table = ov(*argv, "--output", fmt.upper(), "--json")  # and with --json naming another format
+    assert table.code == 2 and table.out == ""
+    assert snapshot(store) == before
+
+
+def test_a_listing_says_in_its_help_that_it_prints_csv(ov: Cli) -> None:
+    assert "Output format: table, json, jsonl, csv, tsv" in " ".join(ov("ls", "--help").out.split())
+    assert "Output format: table, json, jsonl (default" in " ".join(ov("read", "--help").out.split())
+
+
 @pytest.mark.parametrize("command", READ_COMMANDS, ids=[c[0] for c in READ_COMMANDS])
 def test_jsonl_is_one_object_per_line(ov: Cli, command: tuple[str, str]) -> None:
     result = ov(*command, "-o", "jsonl")
@@ -521,7 +589,7 @@ def test_debug_shows_the_traceback(ov: Cli) -> None:
         (["find", "x", "--limit", "abc"], "Invalid value for '-n' / '--limit'"),
         (["find", "x", "-n", "1.5"], "Invalid value for '-n' / '--limit'"),
         (["find", "x", "-t", "high"], "Invalid value for '-t' / '--threshold'"),
-        (["find", "x", "-o", "xml"], "'--output': 'xml' is not one of 'table', 'json', 'jsonl'."),
+        (["find", "x", "-o", "xml"], "'--output': 'xml' is not one of 'table', 'json', 'jsonl', 'csv', 'tsv'."),
         (["find"], "Missing argument 'query'"),
         (["read"], "Missing argument"),
         (["read", f"{H}/auth.md", "--offset", "-1"], "Invalid value for '--offset'"),

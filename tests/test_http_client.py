@@ -336,7 +336,7 @@ def test_a_server_elsewhere_gets_an_upload_that_adds_as_the_path_would(keyed: An
     (tree / "out").symlink_to("/etc")  # a link leading out is left out of the archive, as the walk skips it
     local = ov.SyncHTTPClient(url, api_key=ROOT_KEY)
     remote = ov.SyncHTTPClient(url, api_key=ROOT_KEY)
-    remote._calls.loopback = False  # as a client on another machine sees this server
+    remote._requests.loopback = False  # as a client on another machine sees this server
     first = remote.add_resource(tree, to="viking://resources/elsewhere")
     assert (first.added, first.root_uri) == (2, "viking://resources/elsewhere")
     assert local.add_resource(tree, to="viking://resources/elsewhere").unchanged == 2  # same source, same files

@@ -1,14 +1,18 @@
-"""The requests of the interface: :class:`Call`, and ``_Calls`` with one request builder per method.
+"""The requests of the interface: :class:`Call`, and :class:`Requests`, which makes one of each call.
 
-Each method of ``_Calls`` has the exact signature of the interface method it stands for and only
-builds the request: method, path, query or body, whether it is a read (and may be tried again),
-and how the envelope's ``result`` becomes the return value with ``from_dict()``. Both clients
-take these methods as they are, so neither can drift from the interface in its parameters.
+A call of a declared operation (:mod:`openviking.operations`) becomes its request from the
+declaration alone: the route's method and path, the arguments in its query or body under
+their wire names, whether it is a read (and may be tried again), and how the envelope's
+``result`` becomes the return value (``from_dict()`` of the declared result type). The few
+operations that need more (an add that uploads, a message's parts, find's one-or-many
+targets as upstream takes them, the answers upstream's server gives) have a builder of their
+own on :class:`Requests`, named after the operation.
 """
 
 from __future__ import annotations
 
 import os
+import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -16,40 +20,15 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
-from openviking.hits import FindResult
-from openviking.interface import (
-    FilterSpec,
-    LevelSpec,
-    MessageContent,
-    ProgressCallback,
-    Session,
-    TagSpec,
-    TelemetrySpec,
-)
+from openviking.arguments import describe
+from openviking.errors import InvalidArgumentError
+from openviking.interface import ProgressCallback
 from openviking.message import TextPart
-from openviking.results import (
-    AddResult,
-    DoctorReport,
-    Entry,
-    GlobResult,
-    GrepResult,
-    LinkResult,
-    MemoryResult,
-    MessageAdded,
-    MkdirResult,
-    MoveResult,
-    ReindexResult,
-    Relation,
-    RemoveResult,
-    SessionDeleted,
-    SessionInfo,
-    Stat,
-    UnlinkResult,
-)
+from openviking.operations import OPERATIONS, Operation
+from openviking.results import AddResult, DoctorReport, Entry
 
 from . import upstream
 
-TimeBound = str | datetime | date
 R = TypeVar("R")
 
 
@@ -168,135 +147,35 @@ def _message_body(role: str, content: Any) -> dict[str, Any]:
     return {"role": role, "parts": parts}
 
 
-class _Calls:
-    """The requests of every interface method (the same for the sync and the async client)."""
+class Requests:
+    """The request of each operation's call (the same for the sync and the async client)."""
 
     def __init__(self, loopback: bool) -> None:
         self.loopback = loopback
 
-    # ------------------------------------------------------------------ retrieval
-    def find(
-        self,
-        query: str,
-        target_uri: str | Sequence[str] = "",
-        limit: int = 10,
-        node_limit: int | None = None,
-        score_threshold: float | None = None,
-        filter: FilterSpec | None = None,  # noqa: A002 - upstream's name
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-        time_field: str | None = None,
-        level: LevelSpec | None = None,
-        context_type: str | Sequence[str] | None = None,
-        tags: TagSpec | None = None,
-        include_provenance: bool = False,
-        telemetry: TelemetrySpec = False,
-        *,
-        mode: str | None = None,
-        explain: bool = False,
-    ) -> Call[FindResult]:
-        body = _sent(
-            query=query, target_uri=target_uri or None, limit=limit, node_limit=node_limit,
-            score_threshold=score_threshold, filter=filter, since=since, until=until, time_field=time_field,
-            level=level, context_type=context_type, tags=tags, include_provenance=include_provenance,
-            telemetry=telemetry, mode=mode, explain=explain,
-        )  # fmt: skip
-        return Call("POST", "/api/v1/search/find", _one(FindResult.from_dict), body=body, read=True)
+    def call(self, operation: Operation[Any, Any], arguments: dict[str, Any]) -> Call[Any]:
+        """The request of ``operation`` called with ``arguments`` (every parameter, by name)."""
+        builder: Callable[[dict[str, Any]], Call[Any]] | None = getattr(self, f"_{operation.name}", None)
+        return builder(arguments) if builder is not None else declared_call(operation, arguments)
 
-    def search(
-        self,
-        query: str,
-        target_uri: str | Sequence[str] = "",
-        session: Session | SessionInfo | str | None = None,
-        session_id: str | None = None,
-        limit: int = 10,
-        node_limit: int | None = None,
-        score_threshold: float | None = None,
-        filter: FilterSpec | None = None,  # noqa: A002 - upstream's name
-        since: TimeBound | None = None,
-        until: TimeBound | None = None,
-        time_field: str | None = None,
-        level: LevelSpec | None = None,
-        context_type: str | Sequence[str] | None = None,
-        tags: TagSpec | None = None,
-        include_provenance: bool = False,
-        telemetry: TelemetrySpec = False,
-        *,
-        mode: str | None = None,
-        explain: bool = False,
-    ) -> Call[FindResult]:
+    # ------------------------------------------------------------------ retrieval
+    def _find(self, arguments: dict[str, Any]) -> Call[Any]:
+        return _with(declared_call(OPERATIONS["find"], arguments), target_uri=_one_or_many(arguments["target_uri"]))
+
+    def _search(self, arguments: dict[str, Any]) -> Call[Any]:
         from openviking.retrieve.request import session_id_of
 
-        body = _sent(
-            query=query, target_uri=target_uri or None, session_id=session_id_of(session, session_id), limit=limit,
-            node_limit=node_limit, score_threshold=score_threshold, filter=filter, since=since, until=until,
-            time_field=time_field, level=level, context_type=context_type, tags=tags,
-            include_provenance=include_provenance, telemetry=telemetry, mode=mode, explain=explain,
-        )  # fmt: skip
-        return Call("POST", "/api/v1/search/search", _one(FindResult.from_dict), body=body, read=True)
+        arguments = {**arguments, "session_id": session_id_of(arguments["session"], arguments["session_id"])}
+        return _with(declared_call(OPERATIONS["search"], arguments), target_uri=_one_or_many(arguments["target_uri"]))
 
-    def grep(
-        self,
-        uri: str,
-        pattern: str,
-        case_insensitive: bool = False,
-        exclude_uri: str | Sequence[str] | None = None,
-        node_limit: int | None = None,
-        level_limit: int | None = 5,
-        *,
-        fixed_strings: bool = False,
-        count: bool = False,
-        files_with_matches: bool = False,
-        spans: bool = False,
-    ) -> Call[GrepResult]:
-        body = _sent(
-            uri=uri, pattern=pattern, case_insensitive=case_insensitive, exclude_uri=_one_or_many(exclude_uri),
-            node_limit=node_limit, fixed_strings=fixed_strings, count=count,
-            files_with_matches=files_with_matches, spans=spans,
-        )  # fmt: skip
-        body["level_limit"] = _plain(level_limit)  # None means every level: it is sent
-        return Call("POST", "/api/v1/search/grep", _one(GrepResult.from_dict), body=body, read=True)
+    def _grep(self, arguments: dict[str, Any]) -> Call[Any]:
+        return _with(declared_call(OPERATIONS["grep"], arguments), exclude_uri=_one_or_many(arguments["exclude_uri"]))
 
-    def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> Call[GlobResult]:
-        body = _sent(pattern=pattern, uri=uri, node_limit=node_limit)
-        return Call("POST", "/api/v1/search/glob", _one(GlobResult.from_dict), body=body, read=True)
+    def _ls(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["ls"], arguments, _entries(arguments["simple"] is True))
 
-    # ------------------------------------------------------------------ reading
-    def read(self, uri: str, offset: int = 0, limit: int = -1) -> Call[str]:
-        params = _sent(uri=uri, offset=offset, limit=limit)
-        return Call("GET", "/api/v1/content/read", _text, params=params, read=True)
-
-    def abstract(self, uri: str) -> Call[str]:
-        return Call("GET", "/api/v1/content/abstract", _text, params=_sent(uri=uri), read=True)
-
-    def overview(self, uri: str) -> Call[str]:
-        return Call("GET", "/api/v1/content/overview", _text, params=_sent(uri=uri), read=True)
-
-    def ls(
-        self,
-        uri: str = "viking://",
-        *,
-        recursive: bool = False,
-        simple: bool = False,
-        show_hidden: bool = False,
-        node_limit: int | None = None,
-        abs_limit: int = 256,
-    ) -> Call[list[Entry] | list[str]]:
-        params = _sent(
-            uri=uri, recursive=recursive, simple=simple, show_all_hidden=show_hidden, node_limit=node_limit,
-            abs_limit=abs_limit,
-        )  # fmt: skip
-        return Call("GET", "/api/v1/fs/ls", _entries(simple is True), params=params, read=True)
-
-    def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> Call[list[Entry]]:
-        params = _sent(uri=uri, level_limit=level_limit, node_limit=node_limit)
-        return Call("GET", "/api/v1/fs/tree", _list(Entry.from_dict), params=params, read=True)
-
-    def stat(self, uri: str) -> Call[Stat]:
-        return Call("GET", "/api/v1/fs/stat", _one(upstream.stat), params=_sent(uri=uri), read=True)
-
-    def relations(self, uri: str) -> Call[list[Relation]]:
-        return Call("GET", "/api/v1/relations", _list(Relation.from_dict), params=_sent(uri=uri), read=True)
+    def _stat(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["stat"], arguments, _one(upstream.stat))
 
     # ------------------------------------------------------------------ writing
     def _source(self, path: object, body: dict[str, Any]) -> tuple[Path | None, Path | None]:
@@ -320,99 +199,130 @@ class _Calls:
         body["source_name"] = str(local)
         return local, None
 
-    def add_resource(
-        self,
-        path: str | os.PathLike[str],
-        to: str | None = None,
-        parent: str | None = None,
-        *,
-        tags: TagSpec | None = None,
-        include: Sequence[str] = (),
-        exclude: Sequence[str] = (),
-        progress: ProgressCallback | None = None,
-        source_name: str | None = None,
-    ) -> Call[AddResult]:
+    def _add_resource(self, arguments: dict[str, Any]) -> Call[Any]:
+        a = arguments
         # wait: upstream's server answers before it has indexed unless told to wait (ours always waits).
-        body = _sent(to=to, parent=parent, tags=tags, include=_globs(include), exclude=_globs(exclude), wait=True)
-        upload, fallback = self._source(path, body)
-        if source_name is not None:
-            body["source_name"] = source_name
+        body = _sent(
+            to=a["to"], parent=a["parent"], tags=a["tags"], include=_globs(a["include"]),
+            exclude=_globs(a["exclude"]), wait=True,
+        )  # fmt: skip
+        upload, fallback = self._source(a["path"], body)
+        if a["source_name"] is not None:
+            body["source_name"] = a["source_name"]
         return Call(
-            "POST", "/api/v1/resources", _timed(upstream.added), body=body, upload=upload, progress=progress,
+            "POST", "/api/v1/resources", _timed(upstream.added), body=body, upload=upload, progress=a["progress"],
             fallback=fallback, upstream=upstream.resource_body,
         )  # fmt: skip
 
-    def add_memory(self, text: str, category: str | None = None, *, tags: TagSpec | None = None) -> Call[MemoryResult]:
-        body = _sent(text=text, category=category, tags=tags)
-        if tags is not None and not tags:
-            body["tags"] = []  # no tags at all: the memory's are removed, where None keeps them
-        return Call("POST", "/api/v1/memories", _one(MemoryResult.from_dict), body=body)
-
-    def add_skill(
-        self,
-        path: str | os.PathLike[str],
-        name: str | None = None,
-        *,
-        tags: TagSpec | None = None,
-        progress: ProgressCallback | None = None,
-        source_name: str | None = None,
-    ) -> Call[AddResult]:
-        body = _sent(name=name, tags=tags, wait=True)
-        upload, fallback = self._source(path, body)
-        if source_name is not None:
-            body["source_name"] = source_name
+    def _add_skill(self, arguments: dict[str, Any]) -> Call[Any]:
+        a = arguments
+        body = _sent(name=a["name"], tags=a["tags"], wait=True)
+        upload, fallback = self._source(a["path"], body)
+        if a["source_name"] is not None:
+            body["source_name"] = a["source_name"]
         return Call(
-            "POST", "/api/v1/skills", _timed(upstream.added), body=body, upload=upload, progress=progress,
+            "POST", "/api/v1/skills", _timed(upstream.added), body=body, upload=upload, progress=a["progress"],
             fallback=fallback, upstream=upstream.skill_body,
         )  # fmt: skip
 
-    def mkdir(self, uri: str, description: str | None = None) -> Call[MkdirResult]:
-        body = _sent(uri=uri, description=description)
-        return Call("POST", "/api/v1/fs/mkdir", _one(MkdirResult.from_dict), body=body)
+    def _add_memory(self, arguments: dict[str, Any]) -> Call[Any]:
+        call = declared_call(OPERATIONS["add_memory"], arguments)
+        tags = arguments["tags"]
+        if tags is not None and not tags:
+            # no tags at all: the memory's are removed, where None keeps them
+            call.body = {**(call.body or {}), "tags": []}
+        return call
 
-    def rm(self, uri: str, recursive: bool = False) -> Call[RemoveResult]:
-        params = _sent(uri=uri, recursive=recursive)
-        return Call("DELETE", "/api/v1/fs", _one(upstream.removed), params=params)
+    def _rm(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["rm"], arguments, _one(upstream.removed))
 
-    def mv(self, from_uri: str, to_uri: str) -> Call[MoveResult]:
-        body = _sent(from_uri=from_uri, to_uri=to_uri)
-        return Call("POST", "/api/v1/fs/mv", _one(upstream.moved), body=body)
-
-    def link(self, from_uri: str, uris: str | Sequence[str], reason: str = "") -> Call[LinkResult]:
-        body = _sent(from_uri=from_uri, to_uris=uris, reason=reason or None)
-        return Call("POST", "/api/v1/relations/link", _one(LinkResult.from_dict), body=body)
-
-    def unlink(self, from_uri: str, uri: str) -> Call[UnlinkResult]:
-        body = _sent(from_uri=from_uri, to_uri=uri)
-        return Call("DELETE", "/api/v1/relations/link", _one(UnlinkResult.from_dict), body=body)
-
-    def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> Call[ReindexResult]:
-        body = _sent(uri=uri or None)
-        return Call("POST", "/api/v1/reindex", _one(ReindexResult.from_dict), body=body, progress=progress)
+    def _mv(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["mv"], arguments, _one(upstream.moved))
 
     # ------------------------------------------------------------------ sessions
-    def create_session(self, session_id: str | None = None) -> Call[SessionInfo]:
-        body = _sent(session_id=session_id)
-        return Call("POST", "/api/v1/sessions", _one(upstream.session_info), body=body)
+    def _create_session(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["create_session"], arguments, _one(upstream.session_info))
 
-    def add_message(self, session_id: str, role: str, content: MessageContent) -> Call[MessageAdded]:
-        path = _session_path(session_id) + "/messages"
-        body = _message_body(role, content)
+    def _add_message(self, arguments: dict[str, Any]) -> Call[Any]:
+        path = _session_path(arguments["session_id"]) + "/messages"
+        role = arguments["role"]
+        body = _message_body(role, arguments["content"])
         return Call("POST", path, _one(upstream.message_added(role, _sent_parts(body))), body=body)
 
-    def get_session(self, session_id: str) -> Call[SessionInfo]:
-        return Call("GET", _session_path(session_id), _one(upstream.session_info), read=True)
+    def _get_session(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["get_session"], arguments, _one(upstream.session_info))
 
-    def list_sessions(self) -> Call[list[SessionInfo]]:
-        return Call("GET", "/api/v1/sessions", _list(upstream.session_info), read=True)
+    def _list_sessions(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["list_sessions"], arguments, _list(upstream.session_info))
 
-    def delete_session(self, session_id: str) -> Call[SessionDeleted]:
-        return Call("DELETE", _session_path(session_id), _one(upstream.session_deleted))
+    def _delete_session(self, arguments: dict[str, Any]) -> Call[Any]:
+        return declared_call(OPERATIONS["delete_session"], arguments, _one(upstream.session_deleted))
 
     # ------------------------------------------------------------------ health
-    def doctor(self, *, repair: bool = False) -> Call[DoctorReport]:
+    def _doctor(self, arguments: dict[str, Any]) -> Call[Any]:
         from openviking.arguments import flag
 
-        if flag(repair, "repair"):  # mends the server's store: a write, with the root key
+        if flag(arguments["repair"], "repair"):  # mends the server's store: a write, with the root key
             return Call("POST", "/api/v1/doctor/repair", _one(DoctorReport.from_dict))
         return Call("GET", "/api/v1/doctor", _one(DoctorReport.from_dict), read=True)
+
+
+def declared_call(
+    operation: Operation[Any, Any],
+    arguments: Mapping[str, Any],
+    decode: Callable[[Any, float], Any] | None = None,
+) -> Call[Any]:
+    """The request of a call of ``operation`` as its declaration says: the path with its
+    parameters filled in, the rest in the query or the body under their wire names (an
+    argument left at a default that says nothing, None, False or "", is not sent), a read
+    unless it writes, and the ``result`` decoded as the declared result type (or by ``decode``)."""
+    route = operation.http
+    path = route.path
+    for name in route.path_params:
+        path = path.replace("{" + name + "}", _path_value(name, arguments[name]))
+    fields: dict[str, Any] = {}
+    for name, value in arguments.items():
+        if operation.params[name].local or name in route.path_params:
+            continue
+        default = operation.default(name)
+        if _same(value, default) and default in (None, False, ""):
+            continue
+        fields[operation.wire_name(name)] = _plain(value)
+    decode = decode or _decoder(operation.result)
+    if route.in_query:
+        return Call(route.method, path, decode, params=fields, read=not operation.writes)
+    return Call(route.method, path, decode, body=fields, read=not operation.writes)
+
+
+def _same(value: Any, default: Any) -> bool:
+    return value is default or (type(value) is type(default) and value == default)
+
+
+def _path_value(name: str, value: Any) -> str:
+    if name == "session_id":
+        return _session_path(value).rsplit("/", 1)[1]
+    if not isinstance(value, str) or not value:
+        raise InvalidArgumentError(f"{name} must be a non-empty string (got {describe(value)})")
+    return quote(value, safe="")
+
+
+def _decoder(result: Any) -> Callable[[Any, float], Any]:
+    """How the envelope's ``result`` becomes a value of the declared type ``result``."""
+    if result is str:
+        return _text
+    if typing.get_origin(result) is list:
+        (item,) = typing.get_args(result)
+        return _list(item.from_dict)
+    return _one(result.from_dict)
+
+
+def _with(call: Call[R], **fields: Any) -> Call[R]:
+    """``call`` with these fields of its body replaced (dropped when None)."""
+    body = dict(call.body or {})
+    for key, value in fields.items():
+        if value is None:
+            body.pop(key, None)
+        else:
+            body[key] = value
+    call.body = body
+    return call

@@ -2,18 +2,17 @@
 
 Both hold the checked URL, the headers (the API key as ``Authorization: Bearer``, which httpx
 masks in every repr; it appears in no repr, error or log line), the warning channel and the
-request builders, and take each interface method from ``_Calls`` as it is
-(``find = _sync(_Calls.find)``): the method builds its :class:`~.calls.Call` and sends it.
+request builders. Every operation the interface declares is theirs as it is declared
+(:mod:`openviking.operations`): a call of one hands its arguments to ``_perform``, which has
+:class:`~.calls.Requests` build its :class:`~.calls.Call` and sends it.
 """
 
 from __future__ import annotations
 
-import functools
 import ipaddress
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from openviking._version import __version__
@@ -26,12 +25,13 @@ from openviking.errors import (
     error_from_dict,
 )
 from openviking.hits import FindResult
-from openviking.interface import MessageContent, Session
+from openviking.interface import MessageContent, OpenVikingClient, Operations, Session
+from openviking.operations import Operation, Performs, PerformsAsync
 from openviking.results import MessageAdded, SessionDeleted, SessionInfo
 from openviking.warn import WarningCallback, python_warning
 
 from . import upstream
-from .calls import Call, _Calls, _text
+from .calls import Call, Requests, _text
 from .transport import Files, Response, _after, _answered, sent, sent_async
 from .upload import _refuses_paths, _upload_call
 
@@ -117,7 +117,7 @@ class _Base:
         self._headers = _headers(api_key or None, user)
         self._user = user
         self._warn: WarningCallback = warn if warn is not None else python_warning
-        self._calls = _Calls(loopback)
+        self._requests = Requests(loopback)
         self._upstream: bool | None = None  # whether upstream's server answers, once /health said
 
     def __repr__(self) -> str:
@@ -170,35 +170,8 @@ class _Base:
         )
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _named_as(method: F, build: Callable[..., Any]) -> F:
-    """``method`` with the name, the docstring and (for ``inspect.signature``) the parameters of ``build``."""
-    functools.update_wrapper(method, build)
-    return method
-
-
-def _sync(build: Callable[Concatenate[_Calls, P], Call[R]]) -> Callable[Concatenate[SyncHTTPClient, P], R]:
-    """The sync method that sends the request ``build`` makes."""
-
-    def method(self: SyncHTTPClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return self._run(build(self._calls, *args, **kwargs))
-
-    return _named_as(method, build)
-
-
-def _async(build: Callable[Concatenate[_Calls, P], Call[R]]) -> Callable[Concatenate[AsyncHTTPClient, P], Any]:
-    """The async method that sends the request ``build`` makes."""
-
-    async def method(self: AsyncHTTPClient, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        return await self._run(build(self._calls, *args, **kwargs))
-
-    return _named_as(method, build)
-
-
 # ----------------------------------------------------------------------------- the sync client
-class SyncHTTPClient(_Base):
+class SyncHTTPClient(_Base, Performs, OpenVikingClient):
     """The interface over an openviking server (``openviking serve``), as upstream's SDK opens it.
 
     Args:
@@ -284,6 +257,9 @@ class SyncHTTPClient(_Base):
         """The response to ``call``, tried again as its kind allows."""
         return sent(self._client(), call, files, self._shown_url, self.timeout)
 
+    def _perform(self, operation: Operation[Any, Any], arguments: dict[str, Any]) -> Any:
+        return self._run(self._requests.call(operation, arguments))
+
     def _run(self, call: Call[R]) -> R:
         if call.upstream is not None and self._is_upstream():
             self._for_upstream(call)
@@ -322,33 +298,6 @@ class SyncHTTPClient(_Base):
         except NotFoundError:
             return Session(self, self.create_session(session_id).session_id)
 
-    find = _sync(_Calls.find)
-    search = _sync(_Calls.search)
-    grep = _sync(_Calls.grep)
-    glob = _sync(_Calls.glob)
-    read = _sync(_Calls.read)
-    abstract = _sync(_Calls.abstract)
-    overview = _sync(_Calls.overview)
-    ls = _sync(_Calls.ls)
-    tree = _sync(_Calls.tree)
-    stat = _sync(_Calls.stat)
-    relations = _sync(_Calls.relations)
-    add_resource = _sync(_Calls.add_resource)
-    add_memory = _sync(_Calls.add_memory)
-    add_skill = _sync(_Calls.add_skill)
-    mkdir = _sync(_Calls.mkdir)
-    rm = _sync(_Calls.rm)
-    mv = _sync(_Calls.mv)
-    link = _sync(_Calls.link)
-    unlink = _sync(_Calls.unlink)
-    reindex = _sync(_Calls.reindex)
-    create_session = _sync(_Calls.create_session)
-    add_message = _sync(_Calls.add_message)
-    get_session = _sync(_Calls.get_session)
-    list_sessions = _sync(_Calls.list_sessions)
-    delete_session = _sync(_Calls.delete_session)
-    doctor = _sync(_Calls.doctor)
-
 
 # ----------------------------------------------------------------------------- the async client
 @dataclass
@@ -379,7 +328,7 @@ class AsyncSession:
         return result
 
 
-class AsyncHTTPClient(_Base):
+class AsyncHTTPClient(_Base, PerformsAsync, Operations):
     """:class:`SyncHTTPClient` for asyncio: the same methods and arguments, each awaited.
 
     Example::
@@ -436,6 +385,9 @@ class AsyncHTTPClient(_Base):
     async def _sent(self, call: Call[Any], files: Files | None = None) -> httpx.Response:
         return await sent_async(self._client(), call, files, self._shown_url, self.timeout)
 
+    async def _perform(self, operation: Operation[Any, Any], arguments: dict[str, Any]) -> Any:
+        return await self._run(self._requests.call(operation, arguments))
+
     async def _run(self, call: Call[R]) -> R:
         if call.upstream is not None and await self._is_upstream():
             self._for_upstream(call)
@@ -472,30 +424,3 @@ class AsyncHTTPClient(_Base):
         except NotFoundError:
             info = await self.create_session(session_id)
         return AsyncSession(self, info.session_id)
-
-    find = _async(_Calls.find)
-    search = _async(_Calls.search)
-    grep = _async(_Calls.grep)
-    glob = _async(_Calls.glob)
-    read = _async(_Calls.read)
-    abstract = _async(_Calls.abstract)
-    overview = _async(_Calls.overview)
-    ls = _async(_Calls.ls)
-    tree = _async(_Calls.tree)
-    stat = _async(_Calls.stat)
-    relations = _async(_Calls.relations)
-    add_resource = _async(_Calls.add_resource)
-    add_memory = _async(_Calls.add_memory)
-    add_skill = _async(_Calls.add_skill)
-    mkdir = _async(_Calls.mkdir)
-    rm = _async(_Calls.rm)
-    mv = _async(_Calls.mv)
-    link = _async(_Calls.link)
-    unlink = _async(_Calls.unlink)
-    reindex = _async(_Calls.reindex)
-    create_session = _async(_Calls.create_session)
-    add_message = _async(_Calls.add_message)
-    get_session = _async(_Calls.get_session)
-    list_sessions = _async(_Calls.list_sessions)
-    delete_session = _async(_Calls.delete_session)
-    doctor = _async(_Calls.doctor)

@@ -87,10 +87,10 @@ class Appender:
         self.store = store
         self.versions: tuple[int, int] | None = None
 
-    def start(self, root: VikingURI, existing: dict[str, Any], new_uris: list[str]) -> None:
+    def start(self, root: VikingURI, existing: dict[str, Any]) -> None:
         """Clear records under ``root`` that have no node: what a crash between a batch's records
-        and its nodes leaves, or between a vanished file's node and its records (so also at
-        ``new_uris``, which this add then appends to)."""
+        and its nodes leaves, or between a vanished file's node and its records (so also at the
+        URIs of new files, which this add then appends to)."""
         if not self.store.has_records:
             self.versions = self.store.table_versions()
             return

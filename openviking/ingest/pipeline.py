@@ -187,7 +187,7 @@ def _stored_nodes(
                 root, columns=["uri", "is_dir", "content_hash", "created_at", "source", "tags", "size", "updated_at"]
             )
         }
-        appender.start(root, existing, [str(uri) for _, uri in targets if str(uri) not in existing])
+        appender.start(root, existing)
     return existing
 
 

@@ -16,6 +16,7 @@ class Scored(Protocol):
 
     score: float
 
+
 __all__ = ["diagnose"]
 
 _ADVICE = {

@@ -41,6 +41,7 @@ import functools
 import inspect
 import json
 import logging
+import typing
 import uuid
 from collections.abc import Callable, Mapping, MutableMapping
 from contextlib import AbstractAsyncContextManager
@@ -58,6 +59,8 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from openviking._version import __version__
 from openviking.errors import InvalidArgumentError, OpenVikingError
 from openviking.interface import OpenVikingClient
+from openviking.operations import OPERATIONS, Operation, wire_type
+from openviking.operations import Tool as DeclaredTool
 
 __all__ = [
     "TOOLS",
@@ -82,8 +85,6 @@ INSTRUCTIONS = (
     "and overview a directory's summaries; add_memory remembers a fact about the user."
 )
 
-TIME_FORMS = "30m, 2h, 7d, 2w (back from now), YYYY-MM-DD (that whole UTC day) or ISO 8601"
-
 
 @dataclass(frozen=True)
 class Param:
@@ -94,11 +95,14 @@ class Param:
     description: str
     required: bool = False
     enum: tuple[str, ...] = ()
+    default: Any = None
+    minimum: float | None = None
+    maximum: float | None = None
 
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool: the interface method it calls (``name``), what an agent reads, its arguments."""
+    """One tool: the operation it calls (``name``), what an agent reads, its arguments."""
 
     name: str
     title: str
@@ -134,9 +138,7 @@ class Tool:
 
 
 def _input_schema(tool: Tool) -> dict[str, Any]:
-    """A JSON Schema every client reads: each property typed, no ``anyOf``, no ``$ref``; the
-    defaults are the interface's own, read from its signature."""
-    signature = inspect.signature(getattr(OpenVikingClient, tool.name))
+    """A JSON Schema every client reads: each property typed, no ``anyOf``, no ``$ref``."""
     properties: dict[str, Any] = {}
     for param in tool.params:
         prop: dict[str, Any] = {"type": param.type, "description": param.description}
@@ -144,9 +146,12 @@ def _input_schema(tool: Tool) -> dict[str, Any]:
             prop["items"] = {"type": "string"}
         if param.enum:
             prop["enum"] = list(param.enum)
-        default = signature.parameters[param.name].default
-        if default is not inspect.Parameter.empty and default is not None:
-            prop["default"] = default
+        if param.default is not None:
+            prop["default"] = param.default
+        if param.minimum is not None:
+            prop["minimum"] = param.minimum
+        if param.maximum is not None:
+            prop["maximum"] = param.maximum
         properties[param.name] = prop
     return {
         "type": "object",
@@ -156,184 +161,45 @@ def _input_schema(tool: Tool) -> dict[str, Any]:
     }
 
 
-# ----------------------------------------------------------------------------- the tools
-_FIND_PARAMS = (
-    Param("query", "string", "What to look for, in plain words (a question or a description).", required=True),
-    Param(
-        "target_uri",
-        "string",
-        "Search only below this URI, e.g. viking://resources/docs or viking://user/memories "
-        "(default: all resources, the user's space and the agent's skills).",
-    ),
-    Param("limit", "integer", "The most hits to return."),
-    Param(
-        "score_threshold",
-        "number",
-        "Keep hits scoring above this, 0 to 1 (default: the configured threshold, 0.1); lower it "
-        "when nothing comes back.",
-    ),
-    Param("since", "string", f"Only what changed since then: {TIME_FORMS}."),
-    Param("until", "string", f"Only what changed until then: {TIME_FORMS}."),
-    Param("context_type", "string", "Only this kind: memory, resource or skill (comma-separated for several)."),
-    Param(
-        "mode",
-        "string",
-        "hybrid (default: meaning and keywords), vector (meaning only) or keyword (BM25 only).",
-        enum=("hybrid", "vector", "keyword"),
-    ),
-)
-_FIND_RESULT = (
-    "Result: JSON {memories, resources, skills, total}; each hit has uri, score, level (0: a "
-    "directory's abstract, 1: its overview, both with a URI ending in /.abstract.md or "
-    "/.overview.md; 2: a file's content), abstract, match_reason (for a file, the lines that "
-    "matched), tags and relations (related URIs). Next, read a level-2 hit's uri, or overview a "
-    "directory's."
-)
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _json_type(annotation: Any) -> str:
+    """The one JSON type of a parameter: a list of strings when it may be one, else its first kind."""
+    kinds = [k for k in typing.get_args(annotation) or (annotation,) if k is not type(None)]
+    if any(typing.get_origin(k) is list for k in kinds):
+        return "array"  # a lone string is taken too
+    return _JSON_TYPES[kinds[0]]
+
+
+def _tool_of(operation: Operation[Any, Any], declared: DeclaredTool) -> Tool:
+    params = []
+    for name in declared.params:
+        param = operation.params[name]
+        default = operation.default(name)
+        params.append(
+            Param(
+                name,
+                _json_type(wire_type(operation.hints[name])),
+                param.doc,
+                required=default is inspect.Parameter.empty or name in declared.required,
+                enum=param.choices,
+                default=None if default is inspect.Parameter.empty else default,
+                minimum=param.ge,
+                maximum=param.le,
+            )
+        )
+    return Tool(
+        operation.name, declared.title, declared.text, declared.example, tuple(params), read_only=not operation.writes
+    )
+
 
 TOOLS: dict[str, Tool] = {
-    tool.name: tool
-    for tool in (
-        Tool(
-            "find",
-            "Find by meaning",
-            "Search the store by meaning (and keywords) for the files and directory summaries that "
-            "best answer a query, grouped as memories, resources and skills. Use it first when you "
-            "know what you need but not where it is; use grep for exact words or a regex, glob for "
-            "file names, and search when a recorded conversation (a session) should shape the query. " + _FIND_RESULT,
-            '{"query": "how do users authenticate", "target_uri": "viking://resources", "limit": 5}',
-            _FIND_PARAMS,
-        ),
-        Tool(
-            "search",
-            "Find with a session's context",
-            "Like find, but with a conversation's context: when session_id names a session with "
-            "messages and an LLM is configured, an LLM plans up to five typed queries from the "
-            "conversation and their hits are merged (each hit lists the queries that found it, and "
-            "the result has query_plan); otherwise the query runs alone, exactly as find. Use it "
-            "inside a conversation recorded as a session; otherwise use find. " + _FIND_RESULT,
-            '{"query": "write an RFC for it", "session_id": "design-review"}',
-            (
-                _FIND_PARAMS[0],
-                Param("session_id", "string", "The session whose messages give the query its context."),
-                *_FIND_PARAMS[1:],
-            ),
-        ),
-        Tool(
-            "grep",
-            "Search text by regular expression",
-            "Find the lines of file content below a URI that match a regular expression (Python re "
-            "syntax): exact words, names, identifiers, error messages. Use it rather than find when "
-            "you know the words; use glob to match file paths rather than content. Directory "
-            "summaries are not searched. Result: JSON {matches: [{uri, line, content}], count, "
-            "match_count, files_scanned}; line counts from 1, so read it with offset line - 1.",
-            '{"uri": "viking://resources", "pattern": "auth(entication|orization)", "case_insensitive": true}',
-            (
-                Param("uri", "string", "A directory to search below (viking:// for everything), or one file.", True),
-                Param("pattern", "string", "A Python regular expression.", required=True),
-                Param("case_insensitive", "boolean", "Ignore case."),
-                Param("exclude_uri", "array", "URIs to skip, each with everything below it."),
-                Param("node_limit", "integer", "At most this many matching lines (0 or none: all)."),
-                Param("level_limit", "integer", "Only files at most this many levels below uri (0: all)."),
-            ),
-        ),
-        Tool(
-            "glob",
-            "Find files by path pattern",
-            "List the files and directories whose path below uri matches a glob: * and ? within a "
-            "name, [a-z], {a,b}, and ** for any number of directories. The whole path relative to "
-            "uri must match, so *.md matches direct children only; use **/*.md for every depth. Use "
-            "it to find files by name; grep searches their content, ls and tree browse. Result: JSON "
-            "{matches: [uri, ...], count}, sorted by path.",
-            '{"pattern": "**/*.md", "uri": "viking://resources"}',
-            (
-                Param("pattern", "string", "The glob, matched against the path relative to uri.", required=True),
-                Param("uri", "string", "The directory the paths are relative to."),
-                Param("node_limit", "integer", "At most this many URIs (0 or none: all)."),
-            ),
-        ),
-        Tool(
-            "read",
-            "Read a file",
-            "Read a file's text (its full content, level 2), or a range of its lines: offset is the "
-            "first line (counting from 0), limit the number of lines (-1: to the end). A directory "
-            "reads as its overview. Use it once find, grep, glob or ls gave you a file's URI; for a "
-            "directory's summaries use abstract or overview. Result: the text itself, not JSON.",
-            '{"uri": "viking://resources/handbook/auth.md", "offset": 0, "limit": 40}',
-            (
-                Param("uri", "string", "The viking:// URI of a file.", required=True),
-                Param("offset", "integer", "The first line to return, counting from 0."),
-                Param("limit", "integer", "How many lines (-1: to the end)."),
-            ),
-        ),
-        Tool(
-            "abstract",
-            "A directory's one-line summary",
-            "The abstract (level 0: a sentence or two) of a directory, or a file's summary. Use it "
-            "to judge cheaply whether a directory is worth exploring; overview says more, read "
-            "gives a file's text. Result: the text itself, not JSON.",
-            '{"uri": "viking://resources/handbook"}',
-            (Param("uri", "string", "The viking:// URI of a directory or file.", required=True),),
-        ),
-        Tool(
-            "overview",
-            "A directory's overview",
-            "The overview (level 1) of a directory: what it holds and what each of its files and "
-            "subdirectories is about; a file gives its directory's overview, and a session lists "
-            "its messages. Use it to choose which files to read, after abstract or a level-0/1 "
-            "find hit. Result: the text itself, not JSON.",
-            '{"uri": "viking://resources/handbook/deploy"}',
-            (Param("uri", "string", "The viking:// URI of a directory.", required=True),),
-        ),
-        Tool(
-            "ls",
-            "List a directory",
-            "List a directory's entries, directories first; with recursive, everything below it. "
-            "viking:// lists the scope roots: resources, user and agent. Use it to browse where "
-            "you know to look; tree shows several levels with relative paths, glob matches names. "
-            "Result: JSON list of {uri, size, isDir, modTime, abstract}; with simple, a list of URIs.",
-            '{"uri": "viking://resources/handbook"}',
-            (
-                Param("uri", "string", "The directory to list."),
-                Param("recursive", "boolean", "Everything below the directory, not only its entries."),
-                Param("simple", "boolean", "Only the URIs."),
-                Param("node_limit", "integer", "At most this many entries (0 or none: all)."),
-            ),
-        ),
-        Tool(
-            "tree",
-            "Show a directory tree",
-            "Everything below a URI, depth first, down to level_limit levels (0: all). Use it to "
-            "see the shape of a resource in one call; ls lists one directory. Result: JSON list of "
-            "{uri, size, isDir, modTime, abstract, rel_path}.",
-            '{"uri": "viking://resources/handbook", "level_limit": 2}',
-            (
-                Param("uri", "string", "The directory at the top of the tree."),
-                Param("level_limit", "integer", "How many levels deep (0: all)."),
-                Param("node_limit", "integer", "At most this many entries (0 or none: all)."),
-            ),
-        ),
-        Tool(
-            "add_memory",
-            "Remember a fact about the user",
-            "Remember a durable fact about the user (a preference, a decision, something about "
-            "their people, projects or habits) so that a later find or search returns it among its "
-            "memories. One fact per call, in a sentence that stands on its own. It is kept under "
-            "viking://user/<user>/memories/[category/]; the same text again is the same memory, "
-            "never a copy. Result: JSON {uri, category, added (false: it was already remembered), "
-            "tags_changed}.",
-            '{"text": "The user prefers dark mode in every editor", "category": "preferences"}',
-            (
-                Param("text", "string", "The fact, as a sentence that stands on its own.", required=True),
-                Param(
-                    "category",
-                    "string",
-                    "A folder for it: a lower-case name such as preferences, entities, events, cases or profile.",
-                ),
-            ),
-            read_only=False,
-        ),
-    )
+    operation.name: _tool_of(operation, operation.mcp)
+    for operation in OPERATIONS.values()
+    if isinstance(operation.mcp, DeclaredTool)
 }
+"""The tools, one per declared operation that has one (``mcp=Tool(...)`` in the interface)."""
 
 
 # ----------------------------------------------------------------------------- one call

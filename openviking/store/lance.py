@@ -451,10 +451,6 @@ class LanceStore(Tables):
         """How many records ``uri`` and everything below it have."""
         return self._count_rows(self.records_table, path_scope_sql(uri))
 
-    def count_records_by_uri(self, uris: Iterable[str]) -> int:
-        """How many records ``uris`` have."""
-        return sum(self._count_rows(self.records_table, sql_in("uri", batch)) for batch in _batches(uris))
-
     def count_records_by_stage(self, scope: Scope) -> list[tuple[str, int]]:
         """``(stage, records left)`` after each restriction of ``scope``, cumulatively, in the
         order they apply (what a find that returned nothing lost at each stage)."""

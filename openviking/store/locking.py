@@ -100,7 +100,6 @@ class Lease:
         self._io = threading.Lock()  # the renewing thread and release() never put at once
         self._stop: threading.Event | None = None
         self._thread: threading.Thread | None = None
-        self.waited = 0.0  # seconds the last acquire() waited (for the bench)
 
     # ------------------------------------------------------------------ the protocol
     def acquire(self) -> None:
@@ -150,15 +149,9 @@ class Lease:
                 details={"store": self.location.url, "lease_seconds": self.seconds},
             )
 
-    def holder_info(self) -> dict[str, Any] | None:
-        """The lease object as it is now (doctor shows who holds it), or None when there is none."""
-        current = self._get()
-        return None if current is None else current[0]
-
     # ------------------------------------------------------------------ holding
     def _held(self, sent: float) -> None:
         self._renewed_at = sent
-        self.waited = time.monotonic() - sent
         self._stop = threading.Event()
         self._thread = threading.Thread(
             target=self._renew_loop, args=(self._stop,), name="openviking-lease", daemon=True

@@ -210,18 +210,13 @@ class Tables:
         self._missing.pop(name, None)
         return True
 
-    def read_problems(self) -> list[str]:
-        """Why each table that cannot be read fails (a data file deleted or damaged), for doctor.
-
-        Counting rows reads only the manifest, so one column of every row is read here."""
-        return [f"table {name}: {why}" for name, why in self.unreadable_tables().items()]
-
     def table_names(self) -> list[str]:
         """The names of the tables the store holds."""
         return list(self.run(self._db.list_tables).tables)
 
     def unreadable_tables(self) -> dict[str, str]:
-        """``{table: why}`` for each table that cannot be read through (see read_problems)."""
+        """``{table: why}`` for each table that cannot be read through (a data file deleted or
+        damaged). Counting rows reads only the manifest, so one column of every row is read here."""
         problems = {}
         for name in self.table_names():
             try:

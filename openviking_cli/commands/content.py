@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import printable
-from openviking_cli.runtime import CliContext, Output, command
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command
 
 app = typer.Typer()
 
@@ -99,7 +99,7 @@ def _listing(console: Any, entries: Sequence[Mapping[str, Any]]) -> None:
     sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
-@command(app, "ls")
+@command(app, "ls", formats=LISTING_FORMATS)
 def ls(
     ctx: CliContext,
     uri: DirArgument = "viking://",
@@ -127,7 +127,7 @@ def ls(
     return Output(listed, table=lambda console: _listing(console, listed), items=listed)
 
 
-@command(app, "tree")
+@command(app, "tree", formats=LISTING_FORMATS)
 def tree(
     ctx: CliContext,
     uri: DirArgument = "viking://",

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import hit_cards, hits_of, note
-from openviking_cli.runtime import CliContext, Output, OutputFormat, command
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, OutputFormat, command
 
 app = typer.Typer()
 
@@ -103,7 +103,7 @@ ExplainOption = Annotated[
 ]
 
 
-@command(app, "find")
+@command(app, "find", formats=LISTING_FORMATS)
 def find(
     ctx: CliContext,
     query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],

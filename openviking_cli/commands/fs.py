@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.runtime import CliContext, Output, command, text_argument
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, text_argument
 
 from .add import added, progress_bar
 
@@ -236,7 +236,7 @@ def unlink(
     return Output(result, table=_line(text))
 
 
-@command(app, "relations")
+@command(app, "relations", formats=LISTING_FORMATS)
 def relations(ctx: CliContext, uri: UriArgument) -> Output:
     """List what a URI is related to, with the reasons."""
     links = ctx.client().relations(uri)

@@ -9,7 +9,7 @@ import typer
 
 from openviking.errors import InvalidArgumentError
 from openviking_cli.render import note
-from openviking_cli.runtime import CliContext, Output, command, make_console
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, make_console
 
 app = typer.Typer()
 
@@ -17,7 +17,7 @@ SCOPE_PANEL = "Scope"
 OUTPUT_PANEL = "What to print"
 
 
-@command(app, "grep")
+@command(app, "grep", formats=LISTING_FORMATS)
 def grep(
     ctx: CliContext,
     args: Annotated[
@@ -157,7 +157,7 @@ def _write_lines(lines: list[str]) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
 
 
-@command(app, "glob")
+@command(app, "glob", formats=LISTING_FORMATS)
 def glob(
     ctx: CliContext,
     pattern: Annotated[

@@ -24,7 +24,7 @@ from openviking_cli.commands.find import (
     render_result,
 )
 from openviking_cli.render import note
-from openviking_cli.runtime import CliContext, Output, command, make_console
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, make_console
 
 app = typer.Typer()
 
@@ -39,7 +39,7 @@ SessionIdOption = Annotated[
 ]
 
 
-@command(app, "search")
+@command(app, "search", formats=LISTING_FORMATS)
 def search(
     ctx: CliContext,
     query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import note, text_width, wrap_cells, wrap_indented
-from openviking_cli.runtime import CliContext, Output, command, command_group, text_argument
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, command_group, text_argument
 
 app = typer.Typer()
 session_app = command_group(app, "session", "Create, list, show and delete sessions, and add messages to them.")
@@ -42,7 +42,7 @@ def new(
     return Output(info, table=_line(info["session_id"]))
 
 
-@command(session_app, "list")
+@command(session_app, "list", formats=LISTING_FORMATS)
 def list_(ctx: CliContext) -> Output:
     """List the sessions, most recently changed first.
 
@@ -78,7 +78,7 @@ def _short_time(value: Any) -> str:
     return str(value or "")[:16].replace("T", " ")
 
 
-@command(session_app, "show")
+@command(session_app, "show", formats=LISTING_FORMATS)
 def show(ctx: CliContext, session_id: SessionIdArgument) -> Output:
     """Show a session and its messages, oldest first.
 

@@ -1,14 +1,13 @@
-"""The API's routes, one module per group; each route validates its input, picks the caller's
-client and calls one interface method."""
+"""The API's routes: those of the declared operations, made from the declarations
+(``declared.py``), and the few written by hand, one module per group; each route validates its
+input, picks the caller's client and calls one interface method."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import content, fs, relations, resources, search, sessions, system
+from . import declared, fs, resources, sessions, system
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = tuple(
-    module.router for module in (system, search, content, fs, relations, sessions, resources)
-)
+ROUTERS: tuple[APIRouter, ...] = tuple(module.router for module in (system, declared, fs, sessions, resources))

@@ -1,4 +1,4 @@
-"""/api/v1/fs: browse the tree (ls, tree, stat) and write it (mkdir, mv, rm)."""
+"""GET /api/v1/fs/ls: a directory's entries, with upstream's second name for its limit."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from openviking.server.bodies import MkdirBody, MoveBody
 from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok
 
@@ -36,35 +35,3 @@ def ls(
         abs_limit=abs_limit,
     )
     return ok(entries)
-
-
-@router.get("/tree")
-def tree(
-    client: Client, uri: str = "viking://", level_limit: int = 3, node_limit: NodeLimit = None
-) -> EnvelopeResponse:
-    """Everything below uri, depth first, at most level_limit levels deep (0: all)."""
-    return ok(client.tree(uri, level_limit=level_limit, node_limit=node_limit))
-
-
-@router.get("/stat")
-def stat(client: Client, uri: str) -> EnvelopeResponse:
-    """Everything known about one file, directory or session, without its content."""
-    return ok(client.stat(uri))
-
-
-@router.post("/mkdir")
-def mkdir(body: MkdirBody, client: Client) -> EnvelopeResponse:
-    """Create a directory (parents too)."""
-    return ok(client.mkdir(**body.arguments()))
-
-
-@router.post("/mv")
-def mv(body: MoveBody, client: Client) -> EnvelopeResponse:
-    """Move a file or directory; records keep their vectors, relations follow."""
-    return ok(client.mv(**body.arguments()))
-
-
-@router.delete("")
-def rm(client: Client, uri: str, recursive: bool = False) -> EnvelopeResponse:
-    """Remove a file, or a directory with recursive, with its records and relations."""
-    return ok(client.rm(uri, recursive))

@@ -1,4 +1,4 @@
-"""Writes that add content: uploads, resources, skills and memories.
+"""Writes that add content from a path or an upload: resources and skills.
 
 ``path`` names a file or folder on the server's machine, so only the root key (or a server
 without keys, on loopback) may give one: a user key would read any file the server can. A
@@ -17,7 +17,7 @@ from fastapi import APIRouter, File, UploadFile
 
 from openviking.errors import OpenVikingError, PermissionDeniedError, UnavailableError
 from openviking.server.auth import Caller
-from openviking.server.bodies import AddMemoryBody, AddResourceBody, AddSkillBody
+from openviking.server.bodies import AddResourceBody, AddSkillBody
 from openviking.server.context import CallerOf, Client, ServerState, State
 from openviking.server.envelope import EnvelopeResponse, ok, rewrite_warnings
 from openviking.server.uploads import Uploads, replaced
@@ -51,12 +51,6 @@ def add_skill(body: AddSkillBody, client: Client, caller: CallerOf, state: State
     """Add an agent skill (a folder holding SKILL.md, or one file): an AddResult."""
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
         return ok(shown(client.add_skill(path, body.name, tags=body.tags, source_name=name)))
-
-
-@router.post("/memories")
-def add_memory(body: AddMemoryBody, client: Client) -> EnvelopeResponse:
-    """Remember something about the caller's user: a MemoryResult."""
-    return ok(client.add_memory(body.text, body.category, tags=body.tags))
 
 
 Shown = Callable[[Any], Any]

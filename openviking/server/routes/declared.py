@@ -1,0 +1,139 @@
+"""The routes of the declared operations, made from their declarations (:mod:`openviking.operations`).
+
+Each operation whose route is not ``custom`` gets one: its path parameters from the path, the
+others from the query (GET and DELETE) or from a JSON body whose model is made here from the
+declaration, under their wire names, with their docs, ranges and choices, unknown fields
+refused and values of the wrong kind too. The route calls the operation on the caller's client
+with what the request gave (so the library's defaults apply to the rest) and answers the
+envelope of its result. The operations whose routes are written by hand (uploads, checks of the
+caller) have them in the other modules of this package.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from pydantic import Field, create_model
+
+from openviking.operations import OPERATIONS, Operation, wire_type
+from openviking.server.bodies import Body
+from openviking.server.context import Client
+from openviking.server.envelope import EnvelopeResponse, ok
+
+__all__ = ["body_model", "router"]
+
+
+def _camel(name: str) -> str:
+    return "".join(part.title() for part in name.split("_"))
+
+
+def _sent_params(operation: Operation[Any, Any]) -> list[str]:
+    """The parameters a request carries besides the path's: all but the in-process ones."""
+    in_path = operation.http.path_params
+    return [name for name in operation.signature.parameters if not operation.params[name].local and name not in in_path]
+
+
+def _field_type(operation: Operation[Any, Any], name: str) -> Any:
+    return wire_type(operation.hints[name])
+
+
+def _constraints(operation: Operation[Any, Any], name: str) -> dict[str, Any]:
+    """The parameter's range and choices, as its schema states them. The library checks them,
+    so that an error over HTTP reads as the same call's error in-process."""
+    param = operation.params[name]
+    stated = {"minimum": param.ge, "maximum": param.le, "enum": list(param.choices) or None}
+    return {key: value for key, value in stated.items() if value is not None}
+
+
+def _field(operation: Operation[Any, Any], name: str) -> Any:
+    param = operation.params[name]
+    default = operation.default(name)
+    return Field(
+        ... if default is inspect.Parameter.empty else default,
+        alias=param.wire,
+        description=param.doc,
+        json_schema_extra=_constraints(operation, name) or None,
+    )
+
+
+def body_model(operation: Operation[Any, Any]) -> type[Body]:
+    """The model of the operation's JSON body."""
+    fields: dict[str, Any] = {
+        name: (_field_type(operation, name), _field(operation, name)) for name in _sent_params(operation)
+    }
+    model: type[Body] = create_model(
+        f"{_camel(operation.name)}Body", __base__=Body, __doc__=f"The body of {operation.name}.", **fields
+    )
+    return model
+
+
+def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]:
+    """The route's function: what FastAPI reads of its signature is what the request may carry."""
+    route = operation.http
+    sent = _sent_params(operation)
+    parameters = [inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, annotation=Client)]
+    for name in route.path_params:
+        doc = operation.params[name].doc
+        parameters.append(
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, Path(description=doc)])
+        )
+    model: type[Body] | None = None
+    if route.in_query:
+        for name in sent:
+            param = operation.params[name]
+            default = operation.default(name)
+            query = Query(
+                alias=param.wire, description=param.doc, json_schema_extra=_constraints(operation, name) or None
+            )
+            parameters.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=Annotated[_field_type(operation, name), query],
+                    default=inspect.Parameter.empty if default is inspect.Parameter.empty else default,
+                )
+            )
+    elif sent:
+        model = body_model(operation)
+        optional = all(operation.default(name) is not inspect.Parameter.empty for name in sent)
+        parameters.append(
+            inspect.Parameter(
+                "body",
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=model | None if optional else model,
+                default=None if optional else inspect.Parameter.empty,
+            )
+        )
+
+    def endpoint(*, client: Any, body: Body | None = None, **given: Any) -> EnvelopeResponse:
+        if body is not None:
+            given.update(body.model_dump(exclude_unset=True))
+        return ok(getattr(client, operation.name)(**given))
+
+    endpoint.__name__ = operation.name
+    endpoint.__doc__ = inspect.cleandoc(operation.__doc__ or "")
+    endpoint.__signature__ = inspect.Signature(parameters, return_annotation=EnvelopeResponse)  # type: ignore[attr-defined]
+    return endpoint
+
+
+def _tag(path: str) -> str:
+    parts = path.split("/")
+    return parts[3] if len(parts) > 3 and parts[1] == "api" else "system"
+
+
+router = APIRouter(default_response_class=EnvelopeResponse)
+for _operation in OPERATIONS.values():
+    if _operation.http.custom:
+        continue
+    router.add_api_route(
+        _operation.http.path,
+        _endpoint(_operation),
+        methods=[_operation.http.method],
+        name=_operation.name,
+        operation_id=_operation.name,
+        summary=(_operation.__doc__ or _operation.name).strip().split("\n")[0],
+        tags=[_tag(_operation.http.path)],
+    )
