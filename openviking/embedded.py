@@ -101,9 +101,20 @@ class OpenViking(Embedded):
         extras = Telemetry(telemetry, include_provenance, "search.find")
         explain = flag(explain, "explain")
         request = self._find_request(
-            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
-            context_type, tags, mode,
-        )  # fmt: skip
+            query=query,
+            target_uri=target_uri,
+            limit=limit,
+            node_limit=node_limit,
+            score_threshold=score_threshold,
+            filter_=filter,
+            since=since,
+            until=until,
+            time_field=time_field,
+            level=level,
+            context_type=context_type,
+            tags=tags,
+            mode=mode,
+        )
         store, embedder = self._retrieval_backend(request)
         return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
@@ -136,46 +147,12 @@ class OpenViking(Embedded):
         extras = Telemetry(telemetry, include_provenance, "search.search")
         explain = flag(explain, "explain")
         request = self._find_request(
-            query, target_uri, limit, node_limit, score_threshold, filter, since, until, time_field, level,
-            context_type, tags, mode,
-        )  # fmt: skip
-        chosen = session_id_of(session, session_id)
-        store, embedder = self._retrieval_backend(request)
-        result = search(
-            store, embedder, request, self.config, session_id=chosen, user=self.user, explain=explain, warn=self._warn
-        )
-        return extras.attach(self._said_missing_targets(request, result))
-
-    def _find_request(
-        self,
-        query: object,
-        target_uri: str | Sequence[str] | None,
-        limit: object,
-        node_limit: object,
-        score_threshold: object,
-        filter_: Mapping[str, object] | str | None,
-        since: TimeBound | None,
-        until: TimeBound | None,
-        time_field: str | None,
-        level: int | str | Sequence[int | str] | None,
-        context_type: str | Sequence[str] | None,
-        tags: Iterable[str] | str | None,
-        mode: str | None,
-    ) -> FindRequest:
-        from .retrieve.request import find_request
-
-        config = self.config
-        return find_request(
-            query,
-            user=self.user,
-            default_threshold=config.rerank.threshold,
-            default_mode=config.retrieval.mode,
-            translate=config.retrieval.translate_queries,
+            query=query,
             target_uri=target_uri,
             limit=limit,
             node_limit=node_limit,
             score_threshold=score_threshold,
-            filter_=filter_,
+            filter_=filter,
             since=since,
             until=until,
             time_field=time_field,
@@ -183,6 +160,25 @@ class OpenViking(Embedded):
             context_type=context_type,
             tags=tags,
             mode=mode,
+        )
+        chosen = session_id_of(session, session_id)
+        store, embedder = self._retrieval_backend(request)
+        result = search(
+            store, embedder, request, self.config, session_id=chosen, user=self.user, explain=explain, warn=self._warn
+        )
+        return extras.attach(self._said_missing_targets(request, result))
+
+    def _find_request(self, **arguments: Any) -> FindRequest:
+        """The checked request of find's or search's arguments (``retrieve.request.find_request``'s)."""
+        from .retrieve.request import find_request
+
+        config = self.config
+        return find_request(
+            user=self.user,
+            default_threshold=config.rerank.threshold,
+            default_mode=config.retrieval.mode,
+            translate=config.retrieval.translate_queries,
+            **arguments,
         )
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
