@@ -100,21 +100,7 @@ class OpenViking(Embedded):
 
         extras = Telemetry(telemetry, include_provenance, "search.find")
         explain = flag(explain, "explain")
-        request = self._find_request(
-            query=query,
-            target_uri=target_uri,
-            limit=limit,
-            node_limit=node_limit,
-            score_threshold=score_threshold,
-            filter_=filter,
-            since=since,
-            until=until,
-            time_field=time_field,
-            level=level,
-            context_type=context_type,
-            tags=tags,
-            mode=mode,
-        )
+        request = self._find_request(locals())
         store, embedder = self._retrieval_backend(request)
         return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
@@ -146,21 +132,7 @@ class OpenViking(Embedded):
 
         extras = Telemetry(telemetry, include_provenance, "search.search")
         explain = flag(explain, "explain")
-        request = self._find_request(
-            query=query,
-            target_uri=target_uri,
-            limit=limit,
-            node_limit=node_limit,
-            score_threshold=score_threshold,
-            filter_=filter,
-            since=since,
-            until=until,
-            time_field=time_field,
-            level=level,
-            context_type=context_type,
-            tags=tags,
-            mode=mode,
-        )
+        request = self._find_request(locals())
         chosen = session_id_of(session, session_id)
         store, embedder = self._retrieval_backend(request)
         result = search(
@@ -168,9 +140,10 @@ class OpenViking(Embedded):
         )
         return extras.attach(self._said_missing_targets(request, result))
 
-    def _find_request(self, **arguments: Any) -> FindRequest:
-        """The checked request of find's or search's arguments (``retrieve.request.find_request``'s)."""
-        from .retrieve.request import find_request
+    def _find_request(self, arguments: Mapping[str, Any]) -> FindRequest:
+        """The checked request of a find's or search's arguments (their ``locals()``): each
+        argument ``retrieve.request.find_request`` takes, by name."""
+        from .retrieve.request import REQUEST_ARGUMENTS, find_request
 
         config = self.config
         return find_request(
@@ -178,7 +151,7 @@ class OpenViking(Embedded):
             default_threshold=config.rerank.threshold,
             default_mode=config.retrieval.mode,
             translate=config.retrieval.translate_queries,
-            **arguments,
+            **{name: arguments[name] for name in REQUEST_ARGUMENTS},
         )
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:

@@ -8,6 +8,7 @@ no-result diagnosis take as it is.
 
 from __future__ import annotations
 
+import inspect
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +26,7 @@ from openviking.tags import normalize_tags
 from openviking.timefilter import parse_time_range
 from openviking.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
 
-__all__ = ["MAX_LIMIT", "FindRequest", "Telemetry", "context_types_from", "find_request"]
+__all__ = ["MAX_LIMIT", "REQUEST_ARGUMENTS", "FindRequest", "Telemetry", "context_types_from", "find_request"]
 
 MAX_LIMIT = 10_000
 
@@ -53,7 +54,7 @@ def find_request(
     limit: object,
     node_limit: object,
     score_threshold: object,
-    filter_: Mapping[str, object] | str | None,
+    filter: Mapping[str, object] | str | None,  # noqa: A002 - upstream's name
     since: str | datetime | date | None,
     until: str | datetime | date | None,
     time_field: str | None,
@@ -98,7 +99,7 @@ def find_request(
             details={"mode": shown},
         )
     time_range = parse_time_range(since, until, time_field)
-    parsed_filter = parse_filter(filter_)
+    parsed_filter = parse_filter(filter)
     if parsed_filter:
         check_filter(parsed_filter, user=user)
     scope = Scope(
@@ -111,6 +112,14 @@ def find_request(
         user=user,
     )
     return FindRequest(query.strip(), scope, min(effective, MAX_LIMIT), float(threshold), chosen_mode, translate)
+
+
+REQUEST_ARGUMENTS = tuple(
+    name
+    for name in inspect.signature(find_request).parameters
+    if name not in ("user", "default_threshold", "default_mode", "translate")
+)
+"""The arguments of find and search that the request is made of (the others are the config's)."""
 
 
 def targets_of(target_uri: str | Sequence[str] | None, user: str) -> tuple[VikingURI, ...]:
