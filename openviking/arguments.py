@@ -25,8 +25,9 @@ __all__ = [
     "whole_number",
 ]
 
-# What the store's queries and pyarrow take as a count or a depth (a signed 64-bit integer).
-MAX_INT = 2**63 - 1
+# The largest count, depth or offset any operation takes: the store's filters write integers as
+# 32-bit literals, and no store holds more of anything.
+MAX_INT = 2**31 - 1
 
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel = 3

@@ -185,6 +185,12 @@ class ServerConfig:
     max_body_bytes: int = 8 * 1024 * 1024
     max_upload_bytes: int = 512 * 1024 * 1024
     request_timeout: float = 60.0
+    # The folders a root key's ``path`` may name (empty: anything the server's user can read).
+    path_roots: tuple[str, ...] = ()
+    # The Host and Origin names a request may carry besides the loopback ones and the bound
+    # host (a web page elsewhere must not reach a keyless loopback server: DNS rebinding).
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
 
     @property
     def has_keys(self) -> bool:
@@ -419,6 +425,10 @@ def _server(section: dict[str, Any]) -> ServerConfig:
         raise ConfigError("Config key 'server.port' must be at most 65535")
     if built.request_timeout <= 0:
         raise ConfigError("Config key 'server.request_timeout' must be a positive number of seconds")
+    names = {
+        key: _strings(section.get(key), f"server.{key}") for key in ("path_roots", "allowed_hosts", "allowed_origins")
+    }
+    roots = tuple(str(Path(root).expanduser().resolve()) for root in names["path_roots"])
     return ServerConfig(
         host=built.host,
         port=built.port,
@@ -427,7 +437,18 @@ def _server(section: dict[str, Any]) -> ServerConfig:
         max_body_bytes=built.max_body_bytes,
         max_upload_bytes=built.max_upload_bytes,
         request_timeout=built.request_timeout,
+        path_roots=roots,
+        allowed_hosts=tuple(name.lower() for name in names["allowed_hosts"]),
+        allowed_origins=tuple(name.lower().rstrip("/") for name in names["allowed_origins"]),
     )
+
+
+def _strings(value: Any, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise ConfigError(f"Config key '{name}' must be a list of non-empty strings")
+    return tuple(item.strip() for item in value)
 
 
 def _user_digest(user: str, entry: Any) -> str:

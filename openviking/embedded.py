@@ -38,6 +38,7 @@ from .results import (
     SessionInfo,
     Stat,
     UnlinkResult,
+    WriteResult,
 )
 from .tags import normalize_tags
 from .uri import VikingURI, shell_word, sidecar_owner
@@ -237,6 +238,10 @@ class OpenViking(Embedded):
         check_line_range(offset, limit)
         return self._namespace().read(self._uri(uri), offset, limit)
 
+    def download(self, uri: str) -> bytes:
+        """A file's bytes as they were added."""
+        return self._namespace().file_bytes(self._uri(uri))
+
     def abstract(self, uri: str) -> str:
         """A directory's L0 abstract, or a file's summary."""
         return self._namespace().abstract(self._uri(uri))
@@ -254,24 +259,47 @@ class OpenViking(Embedded):
         show_hidden: bool = False,
         node_limit: int | None = None,
         abs_limit: int = 256,
+        offset: int = 0,
     ) -> list[Entry] | list[str]:
         """The entries of a directory; URIs only with ``simple``."""
         optional_limit(node_limit, "node_limit")
         recursive, simple = flag(recursive, "recursive"), flag(simple, "simple")
         show_hidden = flag(show_hidden, "show_hidden")
         abs_limit = whole_number(abs_limit, "abs_limit")
+        offset = whole_number(offset, "offset")
         entries = self._namespace().ls(
-            self._uri(uri), recursive=recursive, show_hidden=show_hidden, node_limit=node_limit, abs_limit=abs_limit
+            self._uri(uri),
+            recursive=recursive,
+            show_hidden=show_hidden,
+            node_limit=node_limit,
+            abs_limit=abs_limit,
+            offset=offset,
         )
         return [e.uri for e in entries] if simple else entries
 
-    def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[Entry]:
+    def tree(
+        self,
+        uri: str = "viking://",
+        *,
+        level_limit: int = 3,
+        node_limit: int | None = None,
+        offset: int = 0,
+        directories_only: bool = False,
+    ) -> list[Entry]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
         optional_limit(node_limit, "node_limit")
         level_limit = whole_number(
             level_limit, "level_limit", hint="Pass level_limit as a whole number; 0 means all levels"
         )
-        return self._namespace().tree(self._uri(uri), level_limit=level_limit, node_limit=node_limit)
+        offset = whole_number(offset, "offset")
+        directories_only = flag(directories_only, "directories_only")
+        return self._namespace().tree(
+            self._uri(uri),
+            level_limit=level_limit,
+            node_limit=node_limit,
+            offset=offset,
+            directories_only=directories_only,
+        )
 
     def stat(self, uri: str) -> Stat:
         """Metadata of one file, directory or session."""
@@ -374,6 +402,18 @@ class OpenViking(Embedded):
             result.warnings.insert(0, warning)
         return self._said(result)
 
+    def write(self, uri: str, content: str, mode: str = "replace") -> WriteResult:
+        """Write a file's text (replace, append or create), then index it again."""
+        from .ingest.fsops import write_file
+
+        target = self._access.writable(self._uri(uri), sessions="written with add_message")
+        text = optional_text(content, "content")
+        if text is None:
+            raise InvalidArgumentError("content must be a string", details={"content": describe(content)})
+        store = self._open(create=mode == "create")
+        with self._writing(store, [target]) as w:
+            return write_file(store, w.embedder, target, text, mode, limits=w.limits)
+
     def mkdir(self, uri: str, description: str | None = None) -> MkdirResult:
         """Create a directory (parents too); ``description`` becomes its L0 abstract."""
         from .ingest.fsops import make_directory
@@ -469,15 +509,20 @@ class OpenViking(Embedded):
             validate_session_id(session_id)  # before the store is created
         return self._sessions(create=True).create(session_id)
 
-    def add_message(self, session_id: str, role: str, content: MessageContent) -> MessageAdded:
+    def add_message(
+        self, session_id: str, role: str, content: MessageContent, *, created_at: TimeBound | None = None
+    ) -> MessageAdded:
         """Append a ``user``/``assistant`` message; creates the session."""
-        from .session.sessions import check_message
+        from .session.sessions import check_message, message_time
 
         check_message(session_id, role, content)  # bad input never creates a store
-        return self._sessions(create=True).add_message(session_id, role, content)
+        said_at = message_time(created_at)
+        return self._sessions(create=True).add_message(session_id, role, content, created_at=said_at)
 
-    def get_session(self, session_id: str) -> SessionInfo:
-        """A session with its messages."""
+    def get_session(self, session_id: str, auto_create: bool = False) -> SessionInfo:
+        """A session with its messages (created first with ``auto_create``, when there is none)."""
+        if flag(auto_create, "auto_create"):
+            self._sessions(create=True).ensure(session_id)
         return self._sessions().get(session_id)
 
     def list_sessions(self) -> list[SessionInfo]:

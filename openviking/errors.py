@@ -14,10 +14,13 @@
   x CancelledError                                  CANCELLED          the user pressed Ctrl-C
   x UnavailableError                                UNAVAILABLE        a model server could not be reached
   x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out, a regex ran too long
+  x UnimplementedError                              UNIMPLEMENTED      an upstream route this tool does not have
   x InternalError                                   INTERNAL
 
 Every error carries a one-line ``message``, an optional ``hint`` (what to do next) and a
-``details`` dict that goes into the JSON error object unchanged.
+``details`` dict that goes into the JSON error object unchanged. A NOT_FOUND or ALREADY_EXISTS
+error's details also name the thing as upstream's do (``resource``, and its ``type``), since
+upstream's clients rebuild the message from them.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__ = [
     "StoreNotWritableError",
     "UnauthenticatedError",
     "UnavailableError",
+    "UnimplementedError",
     "error_from_dict",
 ]
 
@@ -123,16 +127,42 @@ class StoreNotWritableError(PermissionDeniedError):
     machine's state, not bad input (the CLI exits 1, not 2)."""
 
 
+# Which detail names the thing an error is about, and what kind of thing that is, in order.
+_NAMED_BY = (
+    ("uri", "file"),
+    ("session_id", "session"),
+    ("path", "path"),
+    ("temp_file_id", "upload"),
+    ("store", "store"),
+)
+
+
+def _named(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` with ``resource`` and ``type`` as upstream names the missing or existing thing."""
+    for key, kind in _NAMED_BY:
+        if "resource" not in details and isinstance(details.get(key), str):
+            details["resource"] = details[key]
+            details.setdefault("type", kind)
+    details.setdefault("type", "resource")
+    return details
+
+
 class NotFoundError(OpenVikingError, LookupError):
     """A store, URI, session or local path does not exist."""
 
     code = "NOT_FOUND"
+
+    def __init__(self, message: str, *, hint: str | None = None, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, hint=hint, details=_named(dict(details or {})))
 
 
 class AlreadyExistsError(OpenVikingError):
     """The destination of a write already exists."""
 
     code = "ALREADY_EXISTS"
+
+    def __init__(self, message: str, *, hint: str | None = None, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, hint=hint, details=_named(dict(details or {})))
 
 
 class FailedPreconditionError(OpenVikingError):
@@ -174,6 +204,13 @@ class DeadlineExceededError(OpenVikingError):
     code = "DEADLINE_EXCEEDED"
 
 
+class UnimplementedError(OpenVikingError):
+    """Something upstream OpenViking offers that this tool does not (its admin, ACL or watch
+    routes, say): asked of a server, it answers upstream's own code for it."""
+
+    code = "UNIMPLEMENTED"
+
+
 class InternalError(OpenVikingError):
     """Something that should not happen; please report it."""
 
@@ -205,6 +242,7 @@ _BY_CODE: dict[str, type[OpenVikingError]] = {
         CancelledError,
         UnavailableError,
         DeadlineExceededError,
+        UnimplementedError,
         InternalError,
     )
 }

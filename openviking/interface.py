@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from .arguments import MAX_INT
 from .config import RETRIEVAL_MODES
 from .hits import FindResult
 from .message import TextPart
@@ -38,6 +39,7 @@ from .results import (
     SessionInfo,
     Stat,
     UnlinkResult,
+    WriteResult,
 )
 from .uri import sessions_folder
 
@@ -72,7 +74,6 @@ MessageContent = str | TextPart | Mapping[str, str] | Sequence[str | TextPart | 
 
 
 TIME_FORMS = "30m, 2h, 7d, 2w (back from now), YYYY-MM-DD (that whole UTC day) or ISO 8601"
-WHOLE = 2**63 - 1  # the largest count any limit takes (larger asks for everything anyway)
 URI = Param("A viking:// URI.")
 
 FIND_PARAMS: dict[str, Param] = {
@@ -81,8 +82,8 @@ FIND_PARAMS: dict[str, Param] = {
         "Search only below this URI (or each of these), e.g. viking://resources/docs or "
         "viking://user/memories (default: all resources, the user's space and the agent's skills)."
     ),
-    "limit": Param("The most hits to return (at most 10,000 are returned).", ge=0, le=WHOLE),
-    "node_limit": Param("Upstream's name for limit; it wins when given.", ge=0, le=WHOLE),
+    "limit": Param("The most hits to return (at most 10,000 are returned).", ge=0, le=MAX_INT),
+    "node_limit": Param("Upstream's name for limit; it wins when given.", ge=0, le=MAX_INT),
     "score_threshold": Param(
         "Keep hits scoring strictly above this, 0 to 1 (default: the configured threshold, 0.1); lower "
         "it when nothing comes back."
@@ -116,6 +117,34 @@ FIND_RESULT = (
 )
 FIND_TOOL_PARAMS = ("query", "target_uri", "limit", "score_threshold", "since", "until", "context_type", "mode")
 PROGRESS = Param("Called with (bytes done, bytes total) while the write embeds.", local=True)
+# Fields upstream's clients send that change nothing here, and why.
+FIND_UPSTREAM = {
+    "read_content": "every hit carries its abstract; read its uri for the whole text",
+    "image_url": "find searches by text only",
+    "events_time_decay_protection": "dates in a query weigh in on their own; nothing decays",
+}
+SEARCH_UPSTREAM = {**FIND_UPSTREAM, "search_type": "every search here is planned from its session the same way"}
+TAG_FILTERS = {
+    "tags": "grep and glob match text and paths; find takes tags",
+    "include_tags": "grep and glob match text and paths; find takes tags",
+}
+LISTING_UPSTREAM = {
+    "output": "a listing has one form here",
+    "sort_by": "entries come directories first, by name",
+    "sort_order": "entries come directories first, by name",
+    "extra_fields": "every entry has the same fields",
+    "tags": "a listing shows every entry",
+    "include_tags": "a listing shows every entry",
+    "include_abstract": "every entry carries its abstract",
+    "include_overview": "read a directory's overview with overview",
+    "overview_limit": "read a directory's overview with overview",
+}
+SESSION_OPTIONS = {
+    "memory_policy": "memories come from commit",
+    "auto_commit_policy": "a session is committed when its client asks",
+    "memory_extraction_config": "extraction is configured in ov.conf (memory, vlm)",
+    "telemetry": "sessions carry no telemetry",
+}
 
 
 class Operations(Protocol):
@@ -134,6 +163,7 @@ class Operations(Protocol):
             FIND_TOOL_PARAMS,
         ),
         command="find",
+        upstream=FIND_UPSTREAM,
         params=FIND_PARAMS,
     )
     def find(
@@ -179,6 +209,7 @@ class Operations(Protocol):
             (FIND_TOOL_PARAMS[0], "session_id", *FIND_TOOL_PARAMS[1:]),
         ),
         command="search",
+        upstream=SEARCH_UPSTREAM,
         params=SEARCH_PARAMS,
     )
     def search(
@@ -224,6 +255,11 @@ class Operations(Protocol):
             ("uri", "pattern", "case_insensitive", "exclude_uri", "node_limit", "level_limit"),
         ),
         command="grep",
+        upstream={
+            **TAG_FILTERS,
+            "before_context": "grep answers matching lines alone",
+            "after_context": "grep answers matching lines alone",
+        },
         params={
             "uri": Param(
                 "A directory to search below (viking:// for everything, level_limit levels deep), or one file."
@@ -231,8 +267,8 @@ class Operations(Protocol):
             "pattern": Param("A regular expression in Python's re syntax (plain text with fixed_strings)."),
             "case_insensitive": Param("Ignore case."),
             "exclude_uri": Param("Skip this URI (or each of these) and everything below it."),
-            "node_limit": Param("At most this many matching lines (0 or none: all).", ge=0, le=WHOLE),
-            "level_limit": Param("Only files at most this many levels below uri (0 or none: all).", ge=0, le=WHOLE),
+            "node_limit": Param("At most this many matching lines (0 or none: all).", ge=0, le=MAX_INT),
+            "level_limit": Param("Only files at most this many levels below uri (0 or none: all).", ge=0, le=MAX_INT),
             "fixed_strings": Param("The pattern is plain text, not a regular expression."),
             "count": Param("Per-file counts (counts) instead of lines."),
             "files_with_matches": Param("The matching files (files) instead of lines."),
@@ -274,10 +310,11 @@ class Operations(Protocol):
             ("pattern", "uri", "node_limit"),
         ),
         command="glob",
+        upstream={**TAG_FILTERS, "extra_fields": "a match is its URI"},
         params={
             "pattern": Param("The glob, matched against the path relative to uri."),
             "uri": Param("The directory the paths are relative to."),
-            "node_limit": Param("At most this many URIs (0 or none: all).", ge=0, le=WHOLE),
+            "node_limit": Param("At most this many URIs (0 or none: all).", ge=0, le=MAX_INT),
         },
     )
     def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> GlobResult:
@@ -304,10 +341,11 @@ class Operations(Protocol):
             ("uri", "offset", "limit"),
         ),
         command="read",
+        upstream={"raw": "read gives the text as stored"},
         params={
             "uri": Param("The viking:// URI of a file."),
-            "offset": Param("The first line to return, counting from 0.", ge=0, le=WHOLE),
-            "limit": Param("How many lines (-1: to the end).", ge=-1, le=WHOLE),
+            "offset": Param("The first line to return, counting from 0.", ge=0, le=MAX_INT),
+            "limit": Param("How many lines (-1: to the end).", ge=-1, le=MAX_INT),
         },
     )
     def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
@@ -355,7 +393,7 @@ class Operations(Protocol):
         declared()
 
     @operation(
-        http=Route("GET", "/api/v1/fs/ls", custom=True),
+        http=Route("GET", "/api/v1/fs/ls", paged=True),
         mcp=Tool(
             "List a directory",
             "List a directory's entries, directories first; with recursive, everything below it. "
@@ -366,6 +404,7 @@ class Operations(Protocol):
             ("uri", "recursive", "simple", "node_limit"),
         ),
         command="ls",
+        upstream=LISTING_UPSTREAM,
         params={
             "uri": Param("The directory to list."),
             "recursive": Param("Everything below the directory, not only its entries."),
@@ -373,8 +412,11 @@ class Operations(Protocol):
             "show_hidden": Param(
                 "Also the hidden summary files .abstract.md and .overview.md.", wire="show_all_hidden"
             ),
-            "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=WHOLE),
-            "abs_limit": Param("Cut abstracts to this many characters.", ge=0, le=WHOLE),
+            "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=MAX_INT),
+            "abs_limit": Param("Cut abstracts to this many characters.", ge=0, le=MAX_INT),
+            "offset": Param(
+                "Skip this many entries first (a page: node_limit entries from here on).", ge=0, le=MAX_INT
+            ),
         },
     )
     def ls(
@@ -386,13 +428,14 @@ class Operations(Protocol):
         show_hidden: bool = False,
         node_limit: int | None = None,
         abs_limit: int = 256,
+        offset: int = 0,
     ) -> list[Entry] | list[str]:
         """The entries of a directory (all below it with ``recursive``), directories first;
         only their URIs with ``simple``."""
         declared()
 
     @operation(
-        http=Route("GET", "/api/v1/fs/tree"),
+        http=Route("GET", "/api/v1/fs/tree", paged=True),
         mcp=Tool(
             "Show a directory tree",
             "Everything below a URI, depth first, down to level_limit levels (0: all). Use it to "
@@ -402,14 +445,42 @@ class Operations(Protocol):
             ("uri", "level_limit", "node_limit"),
         ),
         command="tree",
+        upstream=LISTING_UPSTREAM,
         params={
             "uri": Param("The directory at the top of the tree."),
-            "level_limit": Param("How many levels deep (0: all).", ge=0, le=WHOLE),
-            "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=WHOLE),
+            "level_limit": Param("How many levels deep (0: all).", ge=0, le=MAX_INT),
+            "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=MAX_INT),
+            "offset": Param(
+                "Skip this many entries first (a page: node_limit entries from here on).", ge=0, le=MAX_INT
+            ),
+            "directories_only": Param("Only the directories."),
         },
     )
-    def tree(self, uri: str = "viking://", *, level_limit: int = 3, node_limit: int | None = None) -> list[Entry]:
+    def tree(
+        self,
+        uri: str = "viking://",
+        *,
+        level_limit: int = 3,
+        node_limit: int | None = None,
+        offset: int = 0,
+        directories_only: bool = False,
+    ) -> list[Entry]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep (0: all)."""
+        declared()
+
+    @operation(
+        http=Route("GET", "/api/v1/content/download", custom=True),
+        mcp=NoTool("read gives an agent a file's text"),
+        command="read",
+        params={"uri": Param("The viking:// URI of a file.")},
+    )
+    def download(self, uri: str) -> bytes:
+        """A file's bytes as they were added (a file added as text: its text as UTF-8).
+
+        Raises:
+            NotFoundError: nothing is stored at ``uri``.
+            FailedPreconditionError: ``uri`` is a directory.
+        """
         declared()
 
     @operation(
@@ -532,10 +603,44 @@ class Operations(Protocol):
         declared()
 
     @operation(
+        http=Route("POST", "/api/v1/content/write"),
+        mcp=NoTool("an agent's writes are its memories"),
+        command="write",
+        writes=True,
+        params={
+            "uri": Param("The file's viking:// URI."),
+            "content": Param("The text to write."),
+            "mode": Param(
+                "replace its text (the file must exist), append to it, or create: make it (or replace it).",
+                choices=("replace", "append", "create"),
+            ),
+        },
+        upstream={
+            "wait": "a write is indexed when it answers",
+            "telemetry": "a write reports what it did in its result",
+            "processing_mode": "every write updates its summaries and its vectors",
+            "edit_source": "a write is a write",
+            "tags": "a written file keeps its tags; add it with tags to set them",
+            "tag_mode": "a written file keeps its tags",
+            "acl": "access follows the caller's key: a user's own space and the shared scopes",
+        },
+    )
+    def write(self, uri: str, content: str, mode: str = "replace") -> WriteResult:
+        """Write a file's text, then index it again (its directory's summaries follow).
+
+        Raises:
+            NotFoundError: ``replace`` or ``append`` of a file that does not exist.
+            AlreadyExistsError: ``uri`` is a directory.
+            PermissionDeniedError: another user's space.
+        """
+        declared()
+
+    @operation(
         http=Route("POST", "/api/v1/fs/mkdir"),
         mcp=NoTool("an agent's writes are its memories"),
         command="mkdir",
         writes=True,
+        upstream={"acl": "access follows the caller's key: a user's own space and the shared scopes"},
         params={"uri": URI, "description": Param("Becomes the directory's abstract.")},
     )
     def mkdir(self, uri: str, description: str | None = None) -> MkdirResult:
@@ -551,6 +656,7 @@ class Operations(Protocol):
         mcp=NoTool("an agent's writes are its memories"),
         command="rm",
         writes=True,
+        upstream={"wait": "a removal is done when it answers"},
         params={"uri": URI, "recursive": Param("Remove a directory and everything below it.")},
     )
     def rm(self, uri: str, recursive: bool = False) -> RemoveResult:
@@ -622,6 +728,7 @@ class Operations(Protocol):
         mcp=NoTool("a session is recorded by the agent's host, not by the agent"),
         command="session new",
         writes=True,
+        upstream=SESSION_OPTIONS,
         params={"session_id": Param("The new session's id (generated when absent).")},
     )
     def create_session(self, session_id: str | None = None) -> SessionInfo:
@@ -641,9 +748,12 @@ class Operations(Protocol):
             "session_id": Param("The session (created when needed)."),
             "role": Param("Who said it.", choices=("user", "assistant")),
             "content": Param("The text: a string, or text parts [{type: 'text', text}]."),
+            "created_at": Param("When it was said (ISO 8601, or a datetime): default now."),
         },
     )
-    def add_message(self, session_id: str, role: str, content: MessageContent) -> MessageAdded:
+    def add_message(
+        self, session_id: str, role: str, content: MessageContent, *, created_at: TimeBound | None = None
+    ) -> MessageAdded:
         """Append a ``user`` or ``assistant`` message; the session is created when needed."""
         declared()
 
@@ -651,13 +761,16 @@ class Operations(Protocol):
         http=Route("GET", "/api/v1/sessions/{session_id}"),
         mcp=NoTool("overview of the session's URI shows its messages"),
         command="session show",
-        params={"session_id": Param("The session.")},
+        params={
+            "session_id": Param("The session."),
+            "auto_create": Param("Create the session when there is none with that id (upstream's option)."),
+        },
     )
-    def get_session(self, session_id: str) -> SessionInfo:
+    def get_session(self, session_id: str, auto_create: bool = False) -> SessionInfo:
         """A session with its summary and its messages, oldest first.
 
         Raises:
-            NotFoundError: no such session.
+            NotFoundError: no such session (and ``auto_create`` not given).
         """
         declared()
 

@@ -47,6 +47,20 @@ class Namespace:
             return self.fs.read(target, offset, limit)
         return slice_lines(session_overview(session), offset, limit)
 
+    def file_bytes(self, target: VikingURI) -> bytes:
+        """A file's bytes as they were added (a hidden summary file: its text).
+
+        Raises:
+            FailedPreconditionError: a directory, or a session (a folder of messages).
+        """
+        if self.folders.at(target) is not None:
+            raise FailedPreconditionError(
+                f"{target} is a session, a folder of messages", hint=f"Read it: openviking read {shell_word(target)}"
+            )
+        if target.name in (".abstract.md", ".overview.md"):
+            return self.fs.read(target).encode("utf-8")
+        return self.fs.file_bytes(target)
+
     def abstract(self, target: VikingURI) -> str:
         """A directory's L0, a file's summary, a session's message count."""
         session = self.folders.at(target)
@@ -58,7 +72,14 @@ class Namespace:
         return self.fs.overview(target) if session is None else session_overview(session)
 
     def ls(
-        self, target: VikingURI, *, recursive: bool, show_hidden: bool, node_limit: int | None, abs_limit: int
+        self,
+        target: VikingURI,
+        *,
+        recursive: bool,
+        show_hidden: bool,
+        node_limit: int | None,
+        abs_limit: int,
+        offset: int = 0,
     ) -> list[Entry]:
         """A directory's entries, with the sessions where their URIs point (none inside a session)."""
         if self.folders.at(target) is not None:
@@ -67,10 +88,17 @@ class Namespace:
             self.fs.ls(target, recursive=recursive, show_hidden=show_hidden, abs_limit=abs_limit),
             self.folders.entries_below(target, None if recursive else 1),
         )
-        entries = [e for e in entries if not self.access.hides(e.uri)]
-        return entries[:node_limit] if node_limit else entries
+        return _page([e for e in entries if not self.access.hides(e.uri)], offset, node_limit)
 
-    def tree(self, target: VikingURI, *, level_limit: int, node_limit: int | None) -> list[Entry]:
+    def tree(
+        self,
+        target: VikingURI,
+        *,
+        level_limit: int,
+        node_limit: int | None,
+        offset: int = 0,
+        directories_only: bool = False,
+    ) -> list[Entry]:
         """Everything below ``target`` depth first, sessions included."""
         if self.folders.at(target) is not None:
             return []
@@ -80,7 +108,9 @@ class Namespace:
         for entry in sessions:
             entry.rel_path = entry.uri[prefix:].lstrip("/")
         entries = [e for e in self.folders.with_entries(entries, sessions) if not self.access.hides(e.uri)]
-        return entries[:node_limit] if node_limit else entries
+        if directories_only:
+            entries = [e for e in entries if e.is_dir]
+        return _page(entries, offset, node_limit)
 
     def stat(self, target: VikingURI) -> Stat:
         """A node's metadata, or a session's; the sessions folder counts its sessions."""
@@ -177,3 +207,8 @@ class Namespace:
                 result.sessions = len(sessions)
 
         return remove_nodes(target, recursive, take_the_sessions)
+
+
+def _page(entries: list[Entry], offset: int, size: int | None) -> list[Entry]:
+    """The entries from ``offset`` on, at most ``size`` of them (None or 0: all)."""
+    return entries[offset : offset + size] if size else entries[offset:]

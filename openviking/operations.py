@@ -68,6 +68,9 @@ class Route:
     path: str
     query: bool | None = None  # None: the query for GET and DELETE, the body for POST
     custom: bool = False  # the server's route is written by hand (it reads uploads, or checks the caller)
+    # A listing in pages, as upstream's: its ``limit`` (which wins over node_limit) is the page's
+    # size, ``offset`` where it starts, and the answer says whether more follow (``has_more``).
+    paged: bool = False
 
     @property
     def in_query(self) -> bool:
@@ -129,6 +132,7 @@ class Operation(Generic[P, R]):
         command: str,
         writes: bool,
         params: Mapping[str, Param],
+        upstream: Mapping[str, str],
     ) -> None:
         self.function = function
         self.name = function.__name__
@@ -137,12 +141,13 @@ class Operation(Generic[P, R]):
         self.command = command
         self.writes = writes
         self.params = dict(params)
+        self.upstream = dict(upstream)
         self.__doc__ = function.__doc__
         self.__name__ = self.name
         self.__qualname__ = function.__qualname__
         self.__wrapped__ = function
         names = list(inspect.signature(function).parameters)[1:]
-        _check_declaration(self.name, names, self.params, http, mcp)
+        _check_declaration(self.name, names, self.params, http, mcp, self.upstream)
 
     def __repr__(self) -> str:
         return f"<operation {self.name}: {self.http.method} {self.http.path}>"
@@ -223,6 +228,7 @@ def operation(
     command: str,
     writes: bool = False,
     params: Mapping[str, Param],
+    upstream: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[Concatenate[Any, P], R]], Operation[P, R]]:
     """Declare the decorated interface method an operation (see the module docstring).
 
@@ -233,10 +239,15 @@ def operation(
         writes: whether it changes the store (never retried over HTTP once sent; not
             read-only to an agent).
         params: every parameter's :class:`Param`.
+        upstream: the fields upstream's clients send that have no effect here, each with why:
+            a server takes them and says so in the answer's ``warnings``, where another field
+            it does not know is refused.
     """
 
     def declare(function: Callable[Concatenate[Any, P], R]) -> Operation[P, R]:
-        declared_operation = Operation(function, http=http, mcp=mcp, command=command, writes=writes, params=params)
+        declared_operation = Operation(
+            function, http=http, mcp=mcp, command=command, writes=writes, params=params, upstream=upstream or {}
+        )
         OPERATIONS[declared_operation.name] = declared_operation
         return declared_operation
 
@@ -244,13 +255,19 @@ def operation(
 
 
 def _check_declaration(
-    name: str, parameters: list[str], params: Mapping[str, Param], http: Route, mcp: Tool | NoTool
+    name: str,
+    parameters: list[str],
+    params: Mapping[str, Param],
+    http: Route,
+    mcp: Tool | NoTool,
+    upstream: Mapping[str, str],
 ) -> None:
     """A declaration that does not describe its own signature is a mistake in this package."""
     problems = []
     if sorted(parameters) != sorted(params):
         problems.append(f"documents {sorted(params)} for the parameters {parameters}")
     problems += [f"route parameter {p} is not a parameter" for p in http.path_params if p not in parameters]
+    problems += [f"upstream's field {f} is a parameter" for f in upstream if f in params]
     if isinstance(mcp, Tool):
         for p in (*mcp.params, *mcp.required):
             if p not in params or params[p].local:

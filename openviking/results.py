@@ -35,6 +35,7 @@ __all__ = [
     "SessionInfo",
     "Stat",
     "UnlinkResult",
+    "WriteResult",
 ]
 
 R = TypeVar("R", bound="Record")
@@ -82,8 +83,14 @@ class Record(Mapping[str, Any]):
         return out
 
     @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``data`` as ``from_dict`` reads it (a record whose JSON differs from its fields adjusts it)."""
+        return data
+
+    @classmethod
     def from_dict(cls: type[R], data: Mapping[str, Any]) -> R:
         """The record a ``to_dict()`` made (unknown keys are ignored)."""
+        data = cls._read(data)
         kwargs: dict[str, Any] = {}
         for f in dataclasses.fields(cls):  # type: ignore[arg-type]
             key = f.metadata.get("key", f.name)
@@ -150,6 +157,19 @@ class Entry(Record):
 
 
 @dataclass(slots=True, eq=False)
+class WriteResult(Record):
+    """What ``write`` did to a file: its ``mode``, the bytes written, whether the content changed
+    (and whether the file was new), as upstream's content write answers."""
+
+    uri: str
+    context_type: str
+    mode: str
+    written_bytes: int
+    content_updated: bool
+    created: bool = False
+
+
+@dataclass(slots=True, eq=False)
 class Stat(Record):
     """Everything known about one file, directory, hidden summary file or session.
 
@@ -184,7 +204,7 @@ class Stat(Record):
         }
         if self.kind == "sidecar":
             return {**head, "hidden": True}
-        times = {"created_at": self.created_at, "updated_at": self.updated_at}
+        times = {"created_at": self.created_at, "updated_at": self.updated_at, "modTime": self.updated_at}
         if self.kind == "session":
             return {**head, **times, "message_count": self.message_count, "abstract": self.abstract}
         data = {**head, **times, "tags": list(self.tags), "abstract": self.abstract}
@@ -386,6 +406,21 @@ class SessionInfo(Record):
     message_count: int = 0
     summary: str | None = field(default=None, metadata=_omitted_when_none())
     messages: list[Message] | None = field(default=None, metadata=_omitted_when_none())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its JSON, as upstream's: ``user`` is ``{account_id, user_id}``, and a session lists as
+        a folder (``is_dir``, ``mod_time``)."""
+        data = Record.to_dict(self)
+        data["user"] = {"account_id": "default", "user_id": self.user}
+        data.update(is_dir=True, mod_time=self.updated_at)
+        return data
+
+    @classmethod
+    def _read(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:
+        user = data.get("user")
+        if isinstance(user, Mapping):
+            user = user.get("user_id")
+        return {**data, "user": user if isinstance(user, str) else ""}
 
 
 @dataclass(slots=True, eq=False)

@@ -36,7 +36,8 @@ COMMAND_MODULES = {
     "glob": "grep",
     **dict.fromkeys(("read", "abstract", "overview", "ls", "tree", "stat"), "content"),
     **dict.fromkeys(
-        ("add-memory", "add-skill", "reindex", "doctor", "mkdir", "rm", "mv", "link", "unlink", "relations"), "fs"
+        ("add-memory", "add-skill", "reindex", "doctor", "write", "mkdir", "rm", "mv", "link", "unlink", "relations"),
+        "fs",
     ),
     "session": "session",
     "serve": "serve",

@@ -80,6 +80,7 @@ def body_of(response: httpx.Response, status: int = 200) -> Any:
     said = payload.pop("warnings", None)  # what the CLI prints as Warning: lines, only when there is any
     assert said is None or (isinstance(said, list) and said and all(isinstance(w, str) and w for w in said)), said
     if status == 200:
+        payload.pop("has_more", None)  # a listing says whether more pages follow, as upstream's do
         assert set(payload) == {"status", "result", "time"} and payload["status"] == "ok", payload
         return payload["result"]
     assert set(payload) == {"status", "error", "time"} and payload["status"] == "error", payload

@@ -131,13 +131,15 @@ def test_the_openapi_document_holds_each_declared_body_with_its_constraints(tmp_
     document = create_app(config=hash_config(), store=tmp_path / "store").openapi()
     schemas = document["components"]["schemas"]
     find = schemas["FindBody"]
-    assert set(find["properties"]) == {n for n, p in OPERATIONS["find"].params.items() if not p.local}
+    declared_fields = {n for n, p in OPERATIONS["find"].params.items() if not p.local}
+    assert set(find["properties"]) == declared_fields | set(OPERATIONS["find"].upstream)
+    assert "no effect here" in find["properties"]["read_content"]["description"]
     assert find["required"] == ["query"] and find["additionalProperties"] is False
     assert find["properties"]["limit"]["minimum"] == 0
     assert find["properties"]["mode"]["enum"] == ["hybrid", "vector", "keyword"]
     assert find["properties"]["query"]["description"] == OPERATIONS["find"].params["query"].doc
     search = schemas["SearchBody"]
-    assert set(search["properties"]) - set(find["properties"]) == {"session_id"}
+    assert set(search["properties"]) - set(find["properties"]) == {"session_id", "search_type"}
     link = schemas["LinkBody"]
     assert "to_uris" in link["properties"] and "uris" not in link["properties"]  # the wire name
     ls = next(p for p in document["paths"]["/api/v1/content/read"]["get"]["parameters"] if p["name"] == "limit")
@@ -197,3 +199,59 @@ def test_a_parameter_has_its_json_form(name: str, expected: Any) -> None:
 def test_a_parameter_with_no_json_form_has_none() -> None:
     assert wire_type(OPERATIONS["add_resource"].hints["progress"]) is None
     assert wire_type(OPERATIONS["search"].hints["session"]) == str | None  # the handle drops out
+
+
+# A valid call of each operation that takes a number, which each bound below is then broken in.
+H = "viking://resources/handbook"
+VALID_CALLS: dict[str, dict[str, Any]] = {
+    "find": {"query": "docker"},
+    "search": {"query": "docker"},
+    "grep": {"uri": H, "pattern": "docker"},
+    "glob": {"pattern": "**"},
+    "read": {"uri": f"{H}/auth.md"},
+    "ls": {"uri": H},
+    "tree": {"uri": H},
+}
+
+
+def _bounded() -> list[tuple[str, str, float]]:
+    """(operation, parameter, a value just outside its declared range) for every bounded number."""
+    cases = []
+    for name, op in OPERATIONS.items():
+        for param_name, param in op.params.items():
+            for bound, step in ((param.ge, -1), (param.le, 1)):
+                if bound is not None:
+                    cases.append((name, param_name, bound + step))
+    return cases
+
+
+def test_every_bounded_operation_has_a_valid_call_to_break() -> None:
+    assert {name for name, _, _ in _bounded()} <= set(VALID_CALLS)
+
+
+@pytest.fixture(scope="module")
+def handbook_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from helpers import EN_FILES, make_tree
+
+    base = tmp_path_factory.mktemp("bounds")
+    client = ov.OpenViking(path=base / "store", config=hash_config())
+    client.add_resource(make_tree(base / "handbook", EN_FILES))
+    yield client
+    client.close()
+
+
+@pytest.mark.parametrize(("name", "param", "value"), _bounded(), ids=[f"{n}-{p}-{v}" for n, p, v in _bounded()])
+def test_a_number_outside_its_declared_range_is_refused_on_every_face(
+    handbook_client: Any, name: str, param: str, value: float
+) -> None:
+    from helpers import unharmed
+    from ovserver import thread_server
+
+    arguments = {**VALID_CALLS[name], param: int(value)}
+    getattr(handbook_client, name)(**VALID_CALLS[name])  # the call is valid without the broken bound
+    error = unharmed(handbook_client, lambda: getattr(handbook_client, name)(**arguments))
+    assert error.code == "INVALID_ARGUMENT" and param in error.message, error.to_dict()
+    with thread_server({"embedding": {"dense": {"provider": "hash"}}}, Path(handbook_client.store_path)) as url:
+        with pytest.raises(ov.OpenVikingError) as over_http:
+            getattr(ov.SyncHTTPClient(url), name)(**arguments)
+    assert over_http.value.to_dict() == error.to_dict()

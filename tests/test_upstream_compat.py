@@ -210,7 +210,15 @@ def test_sessions_read_upstreams_answers(client: ov.SyncHTTPClient) -> None:
     ours = {"session_id": "s1", "uri": "viking://session/s1", "user": "bob", "message_count": 0}
     with StubServer(lambda _request: Reply(200, {"status": "ok", "time": 0.01, "result": ours})) as server:
         info = ov.SyncHTTPClient(url=server.url).get_session("s1")
-    assert info.to_dict() == {**ours, "created_at": None, "updated_at": None}
+    user = {"account_id": "default", "user_id": "bob"}  # ours answers as upstream's does now
+    assert info.to_dict() == {
+        **ours,
+        "user": user,
+        "created_at": None,
+        "updated_at": None,
+        "is_dir": True,
+        "mod_time": None,
+    }
 
 
 def test_the_async_client_reads_them_too(stub: StubServer) -> None:

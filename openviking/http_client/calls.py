@@ -48,6 +48,7 @@ class Call(Generic[R]):
     fallback: Path | None = None  # a path the server may refuse (a user key): then uploaded instead
     # An add's body as upstream's server takes it (given the path uploaded), should /health say it is that one.
     upstream: Callable[[dict[str, Any], Path | None], dict[str, Any]] | None = None
+    raw: bool = False  # the answer is the bytes themselves, not an envelope (an error still is one)
 
 
 def _plain(value: Any) -> Any:
@@ -85,6 +86,10 @@ def _one(decode: Callable[[Mapping[str, Any]], R]) -> Callable[[Any, float], R]:
 
 def _text(result: Any, _time: float) -> str:
     return str(result)
+
+
+def _bytes(result: Any, _time: float) -> bytes:
+    return bytes(result)
 
 
 def _timed(decode: Callable[[Mapping[str, Any]], AddResult]) -> Callable[[Any, float], AddResult]:
@@ -247,6 +252,8 @@ class Requests:
         path = _session_path(arguments["session_id"]) + "/messages"
         role = arguments["role"]
         body = _message_body(role, arguments["content"])
+        if arguments["created_at"] is not None:
+            body["created_at"] = _plain(arguments["created_at"])
         return Call("POST", path, _one(upstream.message_added(role, _sent_parts(body))), body=body)
 
     def _get_session(self, arguments: dict[str, Any]) -> Call[Any]:
@@ -289,9 +296,10 @@ def declared_call(
             continue
         fields[operation.wire_name(name)] = _plain(value)
     decode = decode or _decoder(operation.result)
+    raw = operation.result is bytes
     if route.in_query:
-        return Call(route.method, path, decode, params=fields, read=not operation.writes)
-    return Call(route.method, path, decode, body=fields, read=not operation.writes)
+        return Call(route.method, path, decode, params=fields, read=not operation.writes, raw=raw)
+    return Call(route.method, path, decode, body=fields, read=not operation.writes, raw=raw)
 
 
 def _same(value: Any, default: Any) -> bool:
@@ -310,6 +318,8 @@ def _decoder(result: Any) -> Callable[[Any, float], Any]:
     """How the envelope's ``result`` becomes a value of the declared type ``result``."""
     if result is str:
         return _text
+    if result is bytes:
+        return _bytes
     if typing.get_origin(result) is list:
         (item,) = typing.get_args(result)
         return _list(item.from_dict)

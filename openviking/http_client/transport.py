@@ -52,11 +52,14 @@ class Response(Protocol):
     @property
     def text(self) -> str: ...
 
+    @property
+    def content(self) -> bytes: ...
+
     def json(self) -> Any: ...
 
 
 class Connection(Protocol):
-    """What sends one request: an ``httpx.Client``, or the stdlib's connection of ``plain``."""
+    """What sends one request: an ``httpx.Client``, or the stdlib's connection (``commandline.py``)."""
 
     def request(
         self, method: str, url: str, *, params: Any = None, json: Any = None, files: Files | None = None
@@ -170,6 +173,8 @@ def _transport_error(failure: Failure, url: str, timeout: float, call: Call[Any]
 
 def _answered(call: Call[R], response: Response, warn: WarningCallback) -> R:
     """The return value of ``call`` from the server's answer; its error raised, its warnings said."""
+    if call.raw and 200 <= response.status_code < 300:
+        return call.decode(response.content, 0.0)
     try:
         payload = response.json()
     except ValueError:

@@ -1,5 +1,5 @@
-"""Filesystem writes: mkdir, rm, mv. Each keeps nodes, records and relations consistent and
-regenerates the L0/L1 of the directories it touched."""
+"""Filesystem writes: mkdir, rm, mv, and a file's text written. Each keeps nodes, records and
+relations consistent and regenerates the L0/L1 of the directories it touched."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from openviking.arguments import describe
 from openviking.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -16,13 +17,13 @@ from openviking.errors import (
 )
 from openviking.ingest.directories import refresh_directories
 from openviking.ingest.limits import DEFAULT_LIMITS, IngestLimits
-from openviking.ingest.pipeline import check_parents_are_directories
+from openviking.ingest.pipeline import check_parents_are_directories, write_document
 from openviking.ingest.rows import node_row, record_id
-from openviking.results import MkdirResult, MoveResult, RemoveResult
+from openviking.results import MkdirResult, MoveResult, RemoveResult, WriteResult
 from openviking.store import relations
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_COLUMNS
-from openviking.uri import VikingURI, shell_word
+from openviking.uri import VikingURI, context_type_of, shell_word
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
@@ -275,3 +276,45 @@ def _finish_move(
 def _moved(uri: str, source: VikingURI, target: VikingURI) -> VikingURI:
     rest = uri[len(str(source)) :].strip("/")
     return target.join(rest) if rest else target
+
+
+WRITE_MODES = ("replace", "append", "create")
+
+
+def write_file(
+    store: LanceStore, embedder: Embedder, uri: VikingURI, text: str, mode: str, *, limits: IngestLimits
+) -> WriteResult:
+    """Replace a file's text, append to it, or create it (or replace it); it is indexed again and
+    its directories' summaries follow.
+
+    Raises:
+        InvalidArgumentError: an unknown mode, or a scope root.
+        NotFoundError: ``replace`` or ``append`` of a file that does not exist.
+        AlreadyExistsError: ``uri`` is a directory.
+    """
+    if mode not in WRITE_MODES:
+        raise InvalidArgumentError(
+            f"mode must be one of: {', '.join(WRITE_MODES)} (got {describe(mode)})", details={"mode": describe(mode)}
+        )
+    if uri.depth < 2:
+        raise InvalidArgumentError(f"{uri} is a scope root, not a file", hint="Name a file below it")
+    node = store.get_node(str(uri), columns=["uri", "is_dir", "content"])
+    if node is not None and node["is_dir"]:
+        raise AlreadyExistsError(f"{uri} is a directory, not a file", details={"uri": str(uri), "type": "directory"})
+    if node is None and mode != "create":
+        raise NotFoundError(
+            f"File not found: {uri}",
+            hint="Write it with mode='create' to make it",
+            details={"uri": str(uri), "type": "file"},
+        )
+    stored = str((node or {}).get("content") or "")
+    written = stored + text if mode == "append" else text
+    result = write_document(store, embedder, uri, written, tags=None, limits=limits)
+    return WriteResult(
+        uri=str(uri),
+        context_type=context_type_of(str(uri)),
+        mode=mode,
+        written_bytes=len(text.encode("utf-8")),
+        content_updated=bool(result.added or result.updated),
+        created=bool(result.added),
+    )

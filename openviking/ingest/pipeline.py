@@ -58,6 +58,9 @@ def ingest_tree(
     ``walked`` is the walk of ``source`` when the caller already made it (with the same
     include/exclude globs); otherwise it is made here. ``recorded_as`` is the path the nodes
     record as their source instead of ``source`` (an upload's path on the client's machine).
+    Files that vanished from the source are removed only when it is named by an absolute path:
+    a bare name (upstream's client uploads a folder as just ``kb``) is no source's identity,
+    since an unrelated upload may share it, so such an add only adds and updates.
     """
     started = time.monotonic()
     if walked is None:
@@ -94,7 +97,10 @@ def ingest_tree(
         result.skipped += 1
     seen = {str(uri) for _, uri in targets}
     alive = {item.label for item, _ in targets}
-    result.removed = _remove_vanished(store, existing, seen - set(dropped), alive - _sources(existing, dropped), origin)
+    if origin.is_absolute():
+        result.removed = _remove_vanished(
+            store, existing, seen - set(dropped), alive - _sources(existing, dropped), origin
+        )
     result.directories = refresh_directories(
         store,
         embedder,

@@ -32,11 +32,16 @@ def existing_path(path: str | os.PathLike[str]) -> Path:
     """``path`` made absolute (``~`` expanded).
 
     Raises:
+        InvalidArgumentError: an empty path.
         NotFoundError: nothing is there.
     """
     if not isinstance(path, str | os.PathLike):
         raise InvalidArgumentError(
             f"path must be a string or a path (got {type(path).__name__})", details={"path": describe(path)}
+        )
+    if not os.fspath(path).strip():  # Path("") is the working directory: never added by accident
+        raise InvalidArgumentError(
+            "path must not be empty", hint="Name the file or folder to add", details={"path": ""}
         )
     try:
         source = Path(path).expanduser()
@@ -180,15 +185,18 @@ class Sources:
     @staticmethod
     def not_another_skill(store: LanceStore, folder: VikingURI, source: Path) -> None:
         """A skill's name is taken by the skill added under it from another place: adding this
-        one there would mix the two skills' files (re-adding the same source updates it).
+        one there would mix the two skills' files (re-adding the same source updates it, and so
+        does an upload named only by a bare name, or a skill given as text).
 
         Raises:
             AlreadyExistsError: another source's skill holds the name.
         """
         label = utf8_text(str(source))
+        if not source.is_absolute():
+            return  # an upload known only by a bare name updates the skill, as upstream's server does
         for node in store.nodes_below(folder, columns=["source"], files_only=True, limit=50):
             known = str(node.get("source") or "")
-            if known and known != label and not known.startswith(label + os.sep):
+            if known.startswith(os.sep) and known != label and not known.startswith(label + os.sep):
                 raise AlreadyExistsError(
                     f"A skill named '{folder.name}' already exists, with files from elsewhere ({known})",
                     hint=f"Give this one another name with name=, or remove the other: rm('{folder}', recursive=True)",

@@ -53,6 +53,7 @@ STATUS_BY_CODE = {
     "FAILED_PRECONDITION": 412,
     "CANCELLED": 499,
     "INTERNAL": 500,
+    "UNIMPLEMENTED": 501,
     "UNAVAILABLE": 503,
     "DEADLINE_EXCEEDED": 504,
 }
@@ -136,9 +137,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def ok(value: Any) -> EnvelopeResponse:
-    """The success envelope of a result."""
-    return EnvelopeResponse(_with_warnings({"status": "ok", "result": _plain(value), "time": _elapsed()}))
+def ok(value: Any, **beside: Any) -> EnvelopeResponse:
+    """The success envelope of a result (with ``beside`` its result, as upstream's listings say ``has_more``)."""
+    return EnvelopeResponse(_with_warnings({"status": "ok", "result": _plain(value), **beside, "time": _elapsed()}))
 
 
 def failure(error: OpenVikingError, status: int | None = None, headers: Mapping[str, str] | None = None) -> Response:

@@ -8,29 +8,33 @@ refused with the whole archive, and so is an archive that unpacks to more than t
 or holds too many members. Both kinds go through the same checks (:class:`_Census`).
 
 An upload belongs to the caller that sent it, is used once, and is deleted after an hour
-when nobody used it.
+when nobody used it. A skill given as text (upstream's ``data``) is written to a temporary
+SKILL.md here too (:func:`skill_text`).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
+import re
 import secrets
 import shutil
 import stat
 import tarfile
+import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, TypeVar
 
-from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError
+from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError, UnimplementedError
 
-__all__ = ["ARCHIVE_SUFFIXES", "TooLargeError", "Uploads", "local_name", "replaced"]
+__all__ = ["ARCHIVE_SUFFIXES", "TooLargeError", "Uploads", "local_name", "replaced", "skill_text"]
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 UNUSED_SECONDS = 3600
@@ -306,3 +310,40 @@ def _inside(path: str) -> bool:
         elif part not in ("", "."):
             depth += 1
     return True
+
+
+@contextmanager
+def skill_text(data: str | Mapping[str, Any]) -> Iterator[tuple[Path, str]]:
+    """A skill given as upstream's ``data`` (a SKILL.md's text, or an object with ``name``,
+    ``description``, ``content``...) as a SKILL.md in a temporary folder, and what to call it.
+
+    Raises:
+        UnimplementedError: a URL (a skill is not fetched from the network here).
+        InvalidArgumentError: empty text, or an object without content.
+    """
+    if isinstance(data, str) and re.match(r"^(https?|git|ssh)://|^git@", data.strip()):
+        raise UnimplementedError(
+            "A skill at a URL is not fetched here",
+            hint="Clone or download it, then add its folder (or upload it as a zip)",
+            details={"data": data.strip()[:200]},
+        )
+    text = data if isinstance(data, str) else _skill_markdown(data)
+    if not text.strip():
+        raise InvalidArgumentError("data holds no SKILL.md text", details={"data": ""})
+    folder = Path(tempfile.mkdtemp(prefix="openviking-skill-"))
+    try:
+        (folder / "SKILL.md").write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        yield folder / "SKILL.md", "SKILL.md"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _skill_markdown(skill: Mapping[str, Any]) -> str:
+    """A SKILL.md of a skill given as an object: its other keys as front matter, then its content."""
+    content = skill.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidArgumentError(
+            "A skill given as an object needs its content (the text of the skill)", details={"keys": sorted(skill)}
+        )
+    header = [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in skill.items() if key != "content"]
+    return "---\n" + "\n".join(header) + "\n---\n\n" + content

@@ -26,7 +26,7 @@ from openviking.message import TextPart
 from openviking.ostext import require_utf8
 from openviking.results import Message, MessageAdded, SessionDeleted, SessionInfo
 from openviking.store.session_rows import SessionRows
-from openviking.timefilter import format_iso8601
+from openviking.timefilter import format_iso8601, parse_iso_datetime
 from openviking.uri import sessions_folder
 
 if TYPE_CHECKING:
@@ -121,6 +121,27 @@ def message_parts(content: Any) -> list[dict[str, str]]:
             details={"content": content if isinstance(content, str) else ""},
         )
     return parts
+
+
+def message_time(value: Any) -> datetime | None:
+    """When a message was said: a datetime (naive is UTC), or ISO 8601 text; None is now.
+
+    Raises:
+        InvalidArgumentError: anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if isinstance(value, str):
+        try:
+            return parse_iso_datetime(value)
+        except ValueError:
+            pass
+    raise InvalidArgumentError(
+        f"created_at must be an ISO 8601 time, e.g. 2023-05-08T13:56:00Z (got {describe(value)})",
+        details={"created_at": describe(value)},
+    )
 
 
 def check_message(session_id: Any, role: Any, content: Any) -> tuple[str, str, list[dict[str, str]]]:
@@ -273,19 +294,23 @@ class SessionStore:
         return self._info(row, self.rows.count_messages(sid))
 
     # ------------------------------------------------------------------ messages
-    def add_message(self, session_id: str, role: str, content: Any) -> MessageAdded:
+    def add_message(
+        self, session_id: str, role: str, content: Any, *, created_at: datetime | None = None
+    ) -> MessageAdded:
         """Append a message; the session is created when it does not exist.
 
         Args:
             session_id: the session.
             role: ``user`` or ``assistant``.
             content: text, a :class:`~openviking.message.TextPart`, or a list of parts.
+            created_at: when it was said (default: now).
 
         Raises:
             InvalidArgumentError: bad id, role or empty content (nothing is written).
         """
         sid, checked_role, parts = check_message(session_id, role, content)
         now = datetime.now(UTC)
+        said_at = created_at or now
         message = {
             "id": f"msg_{secrets.token_hex(16)}",
             "session_id": sid,
@@ -294,7 +319,7 @@ class SessionStore:
             "role": checked_role,
             "parts": json.dumps(parts, ensure_ascii=False),
             "content": "\n".join(p["text"] for p in parts),
-            "created_at": now,
+            "created_at": said_at,
         }
         with self.store.write_lock():
             # The session's row, then the message: a kill in between leaves a session without

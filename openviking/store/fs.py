@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from openviking.arguments import whole_number
-from openviking.errors import NotFoundError
+from openviking.errors import FailedPreconditionError, NotFoundError
 from openviking.results import Entry, Stat
 from openviking.timefilter import format_iso8601
 from openviking.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, shell_word, sidecar_owner
@@ -58,6 +58,20 @@ class VikingFS:
             row = self.node(uri, columns=["uri", "is_dir", "content", "overview"])
             text = _overview_text(uri, row) if row["is_dir"] else row.get("content") or ""
         return slice_lines(text, offset, limit)
+
+    def file_bytes(self, uri: VikingURI) -> bytes:
+        """A file's bytes as it was added (its text as UTF-8 for a file added as text).
+
+        Raises:
+            NotFoundError: nothing is stored at ``uri``.
+            FailedPreconditionError: ``uri`` is a directory.
+        """
+        row = self.node(uri, columns=["uri", "is_dir", "content"])
+        if row["is_dir"]:
+            raise FailedPreconditionError(
+                f"{uri} is a directory, which has no bytes", hint="Download a file below it", details={"uri": str(uri)}
+            )
+        return str(row.get("content") or "").encode("utf-8")
 
     def abstract(self, uri: VikingURI) -> str:
         """A directory's L0, or a file's summary (a directory's sidecar file: its directory's)."""

@@ -31,13 +31,29 @@ def read(
     uri: UriArgument,
     offset: Annotated[int, typer.Option("--offset", help="First line to print (0-based).", min=0)] = 0,
     limit: Annotated[int, typer.Option("--limit", help="Number of lines (-1: all).", min=-1)] = -1,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="The file's bytes as they were added (JSON: base64), not its text.")
+    ] = False,
 ) -> Output:
     """Print a file's full content (L2); a directory prints its overview.
 
     Example: openviking read viking://resources/docs/guides/04-authentication.md --limit 20
     """
+    if raw:
+        return _bytes_output(uri, ctx.client().download(uri))
     text = ctx.client().read(uri, offset=offset, limit=limit)
     return Output(text, table=_raw_text(text), items=[{"uri": uri, "content": text}])
+
+
+def _bytes_output(uri: str, data: bytes) -> Output:
+    import base64
+
+    def render(_console: Any) -> None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+
+    as_json = {"uri": uri, "size": len(data), "content_base64": base64.b64encode(data).decode("ascii")}
+    return Output(as_json, table=render, items=[as_json])
 
 
 @command(app, "abstract")

@@ -1,4 +1,4 @@
-"""Writing the store: ``add-memory``, ``add-skill``, ``mkdir``, ``rm``, ``mv`` and relations."""
+"""Writing the store: ``add-memory``, ``add-skill``, ``write``, ``mkdir``, ``rm``, ``mv`` and relations."""
 
 from __future__ import annotations
 
@@ -166,6 +166,31 @@ def doctor(
             console.print(Text("problem: " + problem, style="red"), soft_wrap=True)
 
     return Output(report, table=render, exit_code=1 if report["problems"] else 0)
+
+
+@command(app, "write")
+def write(
+    ctx: CliContext,
+    uri: UriArgument,
+    content: Annotated[
+        str, typer.Option("--content", help="The text to write; - reads it from stdin.", show_default=False)
+    ],
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            help="replace (the file must exist), append, or create (make it, or replace it).",
+            show_default=True,
+        ),
+    ] = "replace",
+) -> Output:
+    """Write a file's text, then index it again (its directory's summaries follow).
+
+    Example: echo "Deploy on Fridays." | openviking write viking://resources/notes/deploy.md --content - --mode create
+    """
+    result = ctx.client().write(uri, text_argument(content, "content"), mode)
+    verb = "Created" if result["created"] else "Wrote" if result["content_updated"] else "Unchanged:"
+    return Output(result, table=_line(f"{verb} {result['uri']} ({result['written_bytes']} bytes, {result['mode']})"))
 
 
 @command(app, "mkdir")

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import declared, fs, resources, sessions, system
+from . import content, declared, resources, sessions, system, upstream
 
 __all__ = ["ROUTERS"]
 
-ROUTERS: tuple[APIRouter, ...] = tuple(module.router for module in (system, declared, fs, sessions, resources))
+ROUTERS: tuple[APIRouter, ...] = tuple(
+    module.router for module in (system, declared, content, sessions, resources, upstream)
+)

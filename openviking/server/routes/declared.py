@@ -12,16 +12,17 @@ caller) have them in the other modules of this package.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from pydantic import Field, create_model
 
+from openviking.arguments import MAX_INT
 from openviking.operations import OPERATIONS, Operation, wire_type
 from openviking.server.bodies import Body
 from openviking.server.context import Client
-from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.envelope import EnvelopeResponse, ok, said
 
 __all__ = ["body_model", "router"]
 
@@ -60,14 +61,31 @@ def _field(operation: Operation[Any, Any], name: str) -> Any:
 
 
 def body_model(operation: Operation[Any, Any]) -> type[Body]:
-    """The model of the operation's JSON body."""
+    """The model of the operation's JSON body: its parameters, and upstream's fields it takes."""
     fields: dict[str, Any] = {
         name: (_field_type(operation, name), _field(operation, name)) for name in _sent_params(operation)
     }
+    fields.update({name: (Any, _upstream_field(operation, name)) for name in operation.upstream})
     model: type[Body] = create_model(
         f"{_camel(operation.name)}Body", __base__=Body, __doc__=f"The body of {operation.name}.", **fields
     )
     return model
+
+
+PAGE_SIZE = "Upstream's name for the page's size; it wins over node_limit."
+
+
+def _upstream_doc(operation: Operation[Any, Any], name: str) -> str:
+    return f"Upstream's; it has no effect here: {operation.upstream[name]}."
+
+
+def _upstream_field(operation: Operation[Any, Any], name: str) -> Any:
+    return Field(None, description=_upstream_doc(operation, name))
+
+
+def _said_ignored(operation: Operation[Any, Any], given: Iterable[str]) -> None:
+    for name in given:
+        said(f"{name} has no effect here: {operation.upstream[name]}")
 
 
 def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]:
@@ -96,7 +114,19 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
                     default=inspect.Parameter.empty if default is inspect.Parameter.empty else default,
                 )
             )
-    elif sent:
+        extra = [*operation.upstream, *(["limit"] if route.paged else [])]
+        for name in extra:
+            annotation: Any = (
+                Annotated[int | None, Query(alias=name, description=PAGE_SIZE, ge=1, le=MAX_INT)]
+                if name == "limit"
+                else Annotated[list[str] | None, Query(alias=name, description=_upstream_doc(operation, name))]
+            )
+            parameters.append(
+                inspect.Parameter(
+                    f"upstream_{name}", inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=None
+                )
+            )
+    elif sent or operation.upstream:
         model = body_model(operation)
         optional = all(operation.default(name) is not inspect.Parameter.empty for name in sent)
         parameters.append(
@@ -109,9 +139,21 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
         )
 
     def endpoint(*, client: Any, body: Body | None = None, **given: Any) -> EnvelopeResponse:
+        upstream = {key[len("upstream_") :]: given.pop(key) for key in list(given) if key.startswith("upstream_")}
         if body is not None:
-            given.update(body.model_dump(exclude_unset=True))
-        return ok(getattr(client, operation.name)(**given))
+            fields = body.model_dump(exclude_unset=True)
+            _said_ignored(operation, [name for name in operation.upstream if name in fields])
+            given.update({name: value for name, value in fields.items() if name not in operation.upstream})
+        _said_ignored(operation, [name for name, value in upstream.items() if value is not None and name != "limit"])
+        if not route.paged:
+            return ok(getattr(client, operation.name)(**given))
+        page = upstream.get("limit") or given.get("node_limit")
+        if not isinstance(page, int) or not 0 < page < MAX_INT:
+            page = None  # every entry (or a node_limit out of range, which the library names)
+        else:
+            given["node_limit"] = page + 1  # one more than the page tells whether more follow
+        entries = getattr(client, operation.name)(**given)
+        return ok(entries[:page] if page is not None else entries, has_more=page is not None and len(entries) > page)
 
     endpoint.__name__ = operation.name
     endpoint.__doc__ = inspect.cleandoc(operation.__doc__ or "")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, UploadFile
@@ -20,7 +21,7 @@ from openviking.server.auth import Caller
 from openviking.server.bodies import AddResourceBody, AddSkillBody
 from openviking.server.context import CallerOf, Client, ServerState, State
 from openviking.server.envelope import EnvelopeResponse, ok, rewrite_warnings
-from openviking.server.uploads import Uploads, replaced
+from openviking.server.uploads import Uploads, replaced, skill_text
 
 router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=EnvelopeResponse)
 
@@ -38,6 +39,7 @@ def temp_upload(
 @router.post("/resources")
 def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
     """Mirror a file or folder under a viking:// URI and index it: an AddResult."""
+    body.say_ignored()
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
         include, exclude = body.globs()
         result = client.add_resource(
@@ -48,7 +50,13 @@ def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state:
 
 @router.post("/skills")
 def add_skill(body: AddSkillBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
-    """Add an agent skill (a folder holding SKILL.md, or one file): an AddResult."""
+    """Add an agent skill (a folder holding SKILL.md, one file, or a SKILL.md's text): an AddResult."""
+    body.say_ignored()
+    if body.data is not None:
+        with skill_text(body.data) as (path, name):
+            # Named only as SKILL.md, the skill has no source of its own: adding it again updates it.
+            added = client.add_skill(path, body.name, tags=body.tags, source_name="SKILL.md")
+            return ok(replaced(_plain(added), str(path), name))
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
         return ok(shown(client.add_skill(path, body.name, tags=body.tags, source_name=name)))
 
@@ -68,6 +76,7 @@ def _source(
                 "A user key cannot add a path on the server's machine",
                 hint="Upload it with POST /api/v1/resources/temp_upload, then add its temp_file_id",
             )
+        _within_roots(path, state.server.path_roots)
         yield path, source_name, _plain
         return
     assert upload_id is not None  # the body has one or the other
@@ -82,6 +91,22 @@ def _source(
         except OpenVikingError as exc:
             exc.message, exc.hint, exc.details = shown(exc.message), shown(exc.hint), shown(exc.details)
             raise
+
+
+def _within_roots(path: str, roots: tuple[str, ...]) -> None:
+    """Refuse a path outside the configured ``server.path_roots`` (none configured: any path)."""
+    if not roots or not path.strip():
+        return  # an empty path is the library's INVALID_ARGUMENT
+    try:
+        resolved = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError, ValueError):
+        return  # the library says what is wrong with it
+    if not any(resolved.is_relative_to(root) for root in roots):
+        raise PermissionDeniedError(
+            f"{path} is outside the folders this server adds from",
+            hint="Add from a folder in server.path_roots, or upload it",
+            details={"path": path, "path_roots": list(roots)},
+        )
 
 
 def _plain(value: Any) -> Any:

@@ -14,4 +14,5 @@ router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], default_respons
 @router.post("/{session_id}/messages")
 def add_message(session_id: str, body: AddMessageBody, client: Client) -> EnvelopeResponse:
     """Append a message (the session is created when needed)."""
-    return ok(client.add_message(session_id, body.role, body.message()))
+    body.say_ignored()
+    return ok(client.add_message(session_id, body.role, body.message(), created_at=body.created_at))
