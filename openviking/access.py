@@ -5,7 +5,8 @@ the agent's skills. Another user's space is theirs: nothing is searched there, a
 is written there, so nothing lands where its owner's find could not look (what is already
 there can still be read, moved out or removed). The sessions folder holds sessions, made
 by the session commands, not files; and no entry may take the name a directory's summaries
-read as.
+read as. And no summary above a user's space names a user: ``viking://user``'s abstract and
+overview are the same words for every caller (:data:`USERS_ABSTRACT`, :data:`USERS_OVERVIEW`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,28 @@ from __future__ import annotations
 from .errors import ConfigError, InvalidArgumentError, InvalidURIError, PermissionDeniedError
 from .uri import SIDECAR_FILES, VikingURI, is_valid_user_id, sessions_folder
 
-__all__ = ["Access", "check_user", "no_summary_names"]
+__all__ = ["USERS_ABSTRACT", "USERS_OVERVIEW", "USERS_ROOT", "Access", "check_user", "no_summary_names", "public_row"]
+
+USERS_ROOT = "viking://user"
+USERS_ABSTRACT = "user holds each user's own space: their memories, resources, skills and sessions."
+USERS_OVERVIEW = (
+    "# user\n\n"
+    "Each user's own space: viking://user/<user>/memories (what is known of them), resources, skills "
+    "and sessions. A user reads and searches their own; the folders of the others are not listed here."
+)
+
+
+def public_row(row: dict[str, object]) -> dict[str, object]:
+    """A node's row as any caller may see it: ``viking://user``'s summaries, which a store written
+    by an older version may hold with the users' names in them, are the same words for everyone."""
+    if row.get("uri") != USERS_ROOT:
+        return row
+    shown = dict(row)
+    if "abstract" in shown:
+        shown["abstract"] = USERS_ABSTRACT
+    if "overview" in shown:
+        shown["overview"] = USERS_OVERVIEW
+    return shown
 
 
 def check_user(user: str) -> None:
@@ -55,8 +77,8 @@ class Access:
         """True when a listing must leave ``uri`` out: another user's, for an isolated user."""
         if not self.isolated or not uri.startswith("viking://user/"):
             return False
-        owner = uri[len("viking://user/") :].split("/", 1)[0]
-        return owner != self.user
+        owner, *below = uri[len("viking://user/") :].split("/", 1)
+        return owner != self.user and not (owner in SIDECAR_FILES and not below)
 
     def searchable(self, target: VikingURI) -> VikingURI:
         """``target`` as a find scope: ``viking://user`` means the user's own space.
@@ -90,6 +112,8 @@ class Access:
             PermissionDeniedError: it is.
         """
         segments = target.segments
+        if segments[:1] == ("user",) and segments[1:] and segments[1] in SIDECAR_FILES and len(segments) == 2:
+            return  # viking://user/.overview.md: the summary of the users' root, the same for everyone
         if len(segments) >= 2 and segments[0] == "user" and segments[1] != self.user:
             raise PermissionDeniedError(
                 f"Access denied: {target} is in another user's space",

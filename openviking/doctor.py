@@ -12,7 +12,7 @@ killed write or a damaged file left in it (``ingest/repair.py``), which ``repair
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import OpenVikingError
 from .results import DoctorReport
@@ -251,3 +251,32 @@ def unreachable(api_base: str, timeout: float = 3.0) -> str:
             return ""
     except OSError as exc:
         return exc.strerror or type(exc).__name__
+
+
+def for_one_user(report: DoctorReport, user: str, files_in_space: int) -> DoctorReport:
+    """The report as one user of a shared server may read it: what is installed, and of the
+    store only whether it reads and what the user's own space holds; no path of the server's
+    machine, nothing store-wide, no problem that names another user's space."""
+    own = f"viking://user/{user}"
+    kept = [
+        problem
+        for problem in report.problems
+        if "viking://user/" not in problem or f"{own}/" in problem or problem.endswith(own)
+    ]
+    store: dict[str, Any] = {
+        key: report.store[key] for key in ("exists", "readable", "embedder") if key in report.store
+    }
+    store.update(space=own, files=files_in_space)
+    return DoctorReport(
+        openviking=report.openviking,
+        python=report.python,
+        packages=report.packages,
+        config=None,
+        user=user,
+        embedder=report.embedder,
+        llm={"configured": report.llm.get("configured", False)},
+        rerank={"available": report.rerank.get("available", False)},
+        query_translation=report.query_translation,
+        store=store,
+        problems=kept,
+    )

@@ -555,4 +555,10 @@ class OpenViking(Embedded):
         report = doctor(config, self.embedder(), self.store_path, self._open, repair=repair)
         if report.repaired:
             self.close()  # tables were restored or replaced under the open handle
+        if self._access.isolated:  # a server's user key: of the store, only the user's own space
+            from .doctor import for_one_user
+            from .uri import VikingURI
+
+            files = self._open().count_nodes(VikingURI(("user", self.user))) if report.store.get("readable") else 0
+            return for_one_user(report, self.user, files)
         return report

@@ -168,7 +168,7 @@ def test_a_body_that_does_not_arrive_in_time_is_408(served: tuple[httpx.Client, 
     http, _ = served
     with _connect(str(http.base_url).rstrip("/")) as sock:
         head = (
-            f"POST {FIND} HTTP/1.1\r\nHost: x\r\nX-API-Key: {ROOT_KEY}\r\n"
+            f"POST {FIND} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-API-Key: {ROOT_KEY}\r\n"
             "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n"
         )
         sock.sendall(head.encode() + b'{"query": ')
@@ -183,7 +183,7 @@ def test_a_body_that_does_not_arrive_in_time_is_408(served: tuple[httpx.Client, 
 def test_a_request_head_that_does_not_arrive_in_time_is_dropped(served: tuple[httpx.Client, Path]) -> None:
     http, _ = served
     with _connect(str(http.base_url).rstrip("/")) as sock:
-        sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        sock.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         started = time.monotonic()
         closed = False
         while time.monotonic() - started < 8:  # a byte every 0.2 s keeps uvicorn's idle timer from firing

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openviking.access import USERS_ABSTRACT, USERS_OVERVIEW, USERS_ROOT
 from openviking.ostext import utf8_text
 from openviking.store.lance import LanceStore
 from openviking.uri import SCHEME, VikingURI
@@ -75,6 +76,8 @@ class DirectoryDraft:
             else directory_abstract(uri.name, summaries, limits.abstract_max_chars)
         )
         overview = directory_overview(uri.name, abstract, summaries, limits.overview_max_chars)
+        if str(uri) == USERS_ROOT:  # a summary above the users' spaces names none of them
+            abstract, overview = USERS_ABSTRACT, USERS_OVERVIEW
         # The digest of the extractive text stands for what the summary is made from (the
         # entries' summaries and the description), whoever writes the summary; an LLM's text
         # is stored with the digest it was made from, marked LLM_WRITTEN.

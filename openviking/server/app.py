@@ -2,7 +2,8 @@
 and loads the model once, and its middleware run in a fixed order.
 
 Middleware, outermost first: :class:`~.envelope.RequestContext` (request id, the one log
-line, 500 INTERNAL for anything unhandled), :class:`~.guards.KeyCheck` (401 before any body
+line, 500 INTERNAL for anything unhandled), :class:`~.guards.SiteCheck` (421/403 for a Host or
+an Origin this server does not answer), :class:`~.guards.KeyCheck` (401 before any body
 is read), :class:`~.guards.BodyLimits` (413, 408), then FastAPI's own error handling, which
 :func:`~.envelope.install_handlers` points at the envelope, and the routes; ``/mcp`` is the
 MCP endpoint (:mod:`.mcp_route`).
@@ -22,7 +23,7 @@ from openviking.config import Config, load_config
 
 from .context import ServerState
 from .envelope import EnvelopeResponse, RequestContext, install_handlers
-from .guards import BodyLimits, KeyCheck
+from .guards import BodyLimits, KeyCheck, SiteCheck
 from .mcp_route import McpRoute
 from .routes import ROUTERS
 
@@ -55,9 +56,11 @@ def create_app(
     config: Config | None = None,
     store: str | os.PathLike[str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    host: str | None = None,
 ) -> FastAPI:
     """The app serving the store at ``store`` (else the config's) with ``config`` (else the
-    one ``config_file``, or the default place, holds).
+    one ``config_file``, or the default place, holds), listening on ``host`` (else
+    ``server.host``: a request may name it as its Host).
 
     Raises:
         ConfigError: the config file, or its ``server`` section, is invalid.
@@ -86,5 +89,6 @@ def create_app(
         BodyLimits, max_body=server.max_body_bytes, max_upload=server.max_upload_bytes, timeout=server.request_timeout
     )
     app.add_middleware(KeyCheck, keys=state.keys)
+    app.add_middleware(SiteCheck, server=server, bound=host or server.host)
     app.add_middleware(RequestContext)
     return app

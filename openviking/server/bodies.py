@@ -134,7 +134,8 @@ class _Added(Body):
     @model_validator(mode="after")
     def _one_of(self) -> _Added:
         if len(self.sources()) != 1:
-            raise ValueError(f"give exactly one of {', '.join(self._ways())}")
+            *first, last = self._ways()
+            raise ValueError(f"give {', '.join(first)} or {last}, not two of them")
         return self
 
     @classmethod

@@ -1,29 +1,98 @@
-"""What a request must pass before a route reads it: an API key (401 before a byte of the
-body is read), a body within its cap (413), and a client that sends it in time (408).
+"""What a request must pass before a route reads it: a Host and an Origin this server answers
+to (421, 403: a web page elsewhere must not reach it, DNS rebinding), an API key (401 before a
+byte of the body is read), a body within its cap (413), and a client that sends it in time (408).
 
 Both are plain ASGI middleware around the app; a refusal is the usual error envelope.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
+from urllib.parse import urlsplit
 
 import anyio
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openviking.errors import DeadlineExceededError, OpenVikingError
+from openviking.config import ServerConfig
+from openviking.errors import DeadlineExceededError, OpenVikingError, PermissionDeniedError
 
 from .auth import Keys
 from .context import CALLER_KEY
 from .envelope import Refused, failure
 from .uploads import TooLargeError
 
-__all__ = ["OPEN_PATHS", "BodyLimits", "KeyCheck", "UPLOAD_PATHS"]
+__all__ = ["OPEN_PATHS", "UPLOAD_PATHS", "BodyLimits", "KeyCheck", "SiteCheck"]
 
 # No key is needed for these: liveness and readiness probes, and the API's own description.
 OPEN_PATHS = frozenset({"/health", "/ready", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
 UPLOAD_PATHS = frozenset({"/api/v1/resources/temp_upload"})
+
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def _host_name(value: str) -> str:
+    """The name of a ``Host`` header or of a URL's authority, without its port, lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):  # [::1]:1933
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _is_loopback(name: str) -> bool:
+    if name in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class SiteCheck:
+    """Only requests addressed to this server, from no web page elsewhere: the ``Host`` must be a
+    loopback name, the address it listens on, or one of ``server.allowed_hosts`` (else 421),
+    and an ``Origin``, when a browser sends one, such a host or one of ``server.allowed_origins``
+    (else 403). A page that rebinds its own name to 127.0.0.1 sends its own name in both."""
+
+    def __init__(self, app: ASGIApp, server: ServerConfig, bound: str) -> None:
+        self.app = app
+        bound = _host_name(bound)
+        named = {bound} if bound not in ("0.0.0.0", "::", "") else set()
+        self.hosts = frozenset(named | {_host_name(h) for h in server.allowed_hosts})
+        self.origins = frozenset(server.allowed_origins)
+
+    def _host_ok(self, name: str) -> bool:
+        return _is_loopback(name) or name in self.hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        sent = Headers(scope=scope)
+        host = _host_name(sent.get("host", ""))
+        error: OpenVikingError | None = None
+        status = 403
+        if not self._host_ok(host):
+            error = PermissionDeniedError(
+                f"Host '{host}' is not a name this server answers to",
+                hint="Reach it by a loopback address, or add the name to server.allowed_hosts",
+                details={"host": host},
+            )
+            status = 421
+        origin = sent.get("origin")
+        if error is None and origin is not None and origin.rstrip("/").lower() not in self.origins:
+            if not self._host_ok(_host_name(urlsplit(origin).netloc)):
+                error = PermissionDeniedError(
+                    f"Origin '{origin}' is not a site this server answers",
+                    hint="A web page elsewhere may not call it; add the site to server.allowed_origins",
+                    details={"origin": origin},
+                )
+        if error is not None:
+            await failure(error, status)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class KeyCheck:

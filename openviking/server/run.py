@@ -116,7 +116,7 @@ def prepared(
 ) -> tuple[uvicorn.Server, socket.socket, str]:
     """The uvicorn server of the app for ``config``, the socket it is to serve (already
     bound, so a port in use fails here), and its URL. Logging is left as it is."""
-    app = create_app(config=config, store=store)
+    app = create_app(config=config, store=store, host=host)
     sock = _listen(host, port)
     try:
         settings = uvicorn.Config(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from openviking.access import public_row
 from openviking.arguments import whole_number
 from openviking.errors import FailedPreconditionError, NotFoundError
 from openviking.results import Entry, Stat
@@ -39,7 +40,7 @@ class VikingFS:
         """
         row = None if uri.is_root else self.store.get_node(str(uri), columns=columns)
         if row is None and uri.is_container:
-            return _empty_directory(uri)
+            return public_row(_empty_directory(uri))
         if row is None:
             raise NotFoundError(
                 f"File not found: {uri}",
@@ -155,7 +156,8 @@ class VikingFS:
         """``rows`` and the layout's folders below ``uri`` (``depth`` levels) that are not stored:
         every listing shows them, as ``node`` reads them, stored or not."""
         stored = {r["uri"] for r in rows}
-        return rows + [_empty_directory(c) for c in fixed_descendants(uri, self.user, depth) if str(c) not in stored]
+        layout = [_empty_directory(c) for c in fixed_descendants(uri, self.user, depth) if str(c) not in stored]
+        return [public_row(r) for r in rows + layout]
 
     def stat(self, uri: VikingURI) -> Stat:
         """Everything known about one node, without its content."""
