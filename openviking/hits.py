@@ -76,6 +76,27 @@ class MatchedContext:
         return data
 
     @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of a hit's ``to_dict()`` (a planned search's hit adds ``queries``)."""
+        text = {"type": "string"}
+        properties = {
+            "context_type": {"type": "string", "enum": ["memory", "resource", "skill"]},
+            "uri": text,
+            "level": {"type": "integer", "enum": [0, 1, 2]},
+            "score": {"type": "number"},
+            "category": text,
+            "match_reason": text,
+            "relations": {"type": "array", "items": Relation.json_schema()},
+            "abstract": text,
+            "overview": {"anyOf": [text, {"type": "null"}]},
+            "tags": {"type": "array", "items": text},
+            "explain": {"type": "object"},
+            "queries": {"type": "array", "items": text},
+        }
+        required = [k for k in properties if k not in ("explain", "queries")]
+        return {"title": "MatchedContext", "type": "object", "properties": properties, "required": required}
+
+    @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> MatchedContext:
         """The hit a ``to_dict()`` made; one with ``queries`` (a planned search's) is a :class:`SearchHit`."""
         fields = {
@@ -244,6 +265,36 @@ class FindResult:
         if self.telemetry is not None:
             data["telemetry"] = self.telemetry
         return data
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of ``to_dict()``: the three groups and the total, and what a search adds."""
+        hits = {"type": "array", "items": MatchedContext.json_schema()}
+        typed = {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "context_type": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "intent": {"type": "string"},
+                "priority": {"type": "integer"},
+            },
+        }
+        plan = {
+            "type": "object",
+            "properties": {"reasoning": {"type": "string"}, "queries": {"type": "array", "items": typed}},
+        }
+        properties = {
+            "memories": hits,
+            "resources": hits,
+            "skills": hits,
+            "query_plan": plan,
+            "diagnostics": {"type": "object"},
+            "provenance": {"type": "array", "items": {"type": "object"}},
+            "total": {"type": "integer"},
+            "telemetry": {"type": "object"},
+        }
+        required = ["memories", "resources", "skills", "total"]
+        return {"title": "FindResult", "type": "object", "properties": properties, "required": required}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FindResult:

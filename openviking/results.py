@@ -9,6 +9,8 @@ a :class:`Record` is a read-only ``Mapping`` over its JSON, equal to a dict hold
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -36,6 +38,8 @@ __all__ = [
     "Stat",
     "UnlinkResult",
     "WriteResult",
+    "fields_schema",
+    "schema_of",
 ]
 
 R = TypeVar("R", bound="Record")
@@ -49,6 +53,45 @@ def _key(name: str) -> dict[str, Any]:
 def _omitted_when_none() -> dict[str, Any]:
     """Field metadata: the key is left out of the JSON when the value is None."""
     return {"optional": True}
+
+
+def fields_schema(cls: type[Any]) -> dict[str, Any]:
+    """The JSON Schema of a dataclass's JSON as ``Record.to_dict`` writes it: one key per field."""
+    hints = typing.get_type_hints(cls)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for f in dataclasses.fields(cls):
+        key = f.metadata.get("key", f.name)
+        properties[key] = schema_of(hints[f.name])
+        if not f.metadata.get("optional"):
+            required.append(key)
+    doc = (cls.__doc__ or cls.__name__).strip().split("\n")[0]
+    return {"title": cls.__name__, "description": doc, "type": "object", "properties": properties, "required": required}
+
+
+def schema_of(annotation: Any) -> dict[str, Any]:
+    """The JSON Schema of a value of type ``annotation`` as a result's JSON holds it."""
+    if annotation is str:
+        return {"type": "string"}
+    if annotation is bool:
+        return {"type": "boolean"}
+    if annotation is int:
+        return {"type": "integer"}
+    if annotation is float:
+        return {"type": "number"}
+    if annotation is type(None):
+        return {"type": "null"}
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [schema_of(member) for member in typing.get_args(annotation)]}
+    if origin in (list, tuple):
+        items = typing.get_args(annotation)
+        return {"type": "array", "items": schema_of(items[0]) if items else {}}
+    if origin is dict or annotation is dict:
+        values = typing.get_args(annotation)
+        return {"type": "object", "additionalProperties": schema_of(values[1]) if len(values) == 2 else {}}
+    described = getattr(annotation, "json_schema", None)
+    return described() if callable(described) else {}
 
 
 def _plain(value: Any) -> Any:
@@ -104,6 +147,12 @@ class Record(Mapping[str, Any]):
                 value = item.from_dict(value)
             kwargs[f.name] = value
         return cls(**kwargs)
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The JSON Schema of ``to_dict()``'s object (each field's key and type; a field left out
+        when None is not required; keys a record adds beside its fields are allowed)."""
+        return fields_schema(cls)
 
     def __getitem__(self, key: str) -> Any:
         return self.to_dict()[key]
@@ -215,6 +264,16 @@ class Stat(Record):
         return data
 
     @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        schema = fields_schema(cls)
+        properties = schema["properties"]
+        properties["isDir"] = properties.pop("is_dir")
+        properties.pop("kind")
+        properties.update(modTime={"anyOf": [{"type": "string"}, {"type": "null"}]}, hidden={"type": "boolean"})
+        schema["required"] = ["uri", "name", "isDir", "size", "context_type"]  # the rest by kind
+        return schema
+
+    @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Stat:
         kind = "sidecar" if data.get("hidden") else "session" if "message_count" in data else "node"
         return cls(
@@ -279,6 +338,14 @@ class GrepResult(Record):
             listed = {"matches": [m.to_dict() for m in self.matches or []]}
         return {**listed, "count": self.count, "match_count": self.match_count, "files_scanned": self.files_scanned}
 
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        schema = fields_schema(cls)
+        for listed in ("matches", "counts", "files"):  # one of them, by what was asked
+            schema["properties"][listed] = schema["properties"][listed]["anyOf"][0]
+            schema["required"].remove(listed)
+        return schema
+
 
 @dataclass(slots=True, eq=False)
 class GlobResult(Record):
@@ -310,6 +377,13 @@ class AddResult(Record):
         data = Record.to_dict(self)
         del data["seconds"]  # the envelope's "time" says how long it took
         return data
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        schema = fields_schema(cls)
+        del schema["properties"]["seconds"]
+        schema["required"].remove("seconds")
+        return schema
 
 
 @dataclass(slots=True, eq=False)
@@ -414,6 +488,14 @@ class SessionInfo(Record):
         data["user"] = {"account_id": "default", "user_id": self.user}
         data.update(is_dir=True, mod_time=self.updated_at)
         return data
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        schema = fields_schema(cls)
+        user = {"account_id": {"type": "string"}, "user_id": {"type": "string"}}
+        schema["properties"]["user"] = {"type": "object", "properties": user, "required": ["account_id", "user_id"]}
+        schema["properties"].update(is_dir={"type": "boolean"}, mod_time=schema["properties"]["updated_at"])
+        return schema
 
     @classmethod
     def _read(cls, data: Mapping[str, Any]) -> Mapping[str, Any]:

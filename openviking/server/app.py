@@ -25,6 +25,7 @@ from .context import ServerState
 from .envelope import EnvelopeResponse, RequestContext, install_handlers
 from .guards import BodyLimits, KeyCheck, SiteCheck
 from .mcp_route import McpRoute
+from .openapi import install_openapi
 from .routes import ROUTERS
 
 __all__ = ["create_app"]
@@ -81,6 +82,7 @@ def create_app(
     install_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    install_openapi(app)
     app.state.mcp = McpRoute(state)
     app.add_route("/mcp", app.state.mcp, methods=["GET", "POST", "DELETE"], include_in_schema=False)
     server = state.server

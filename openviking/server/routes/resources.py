@@ -26,7 +26,7 @@ from openviking.server.uploads import Uploads, replaced, skill_text
 router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=EnvelopeResponse)
 
 
-@router.post("/resources/temp_upload")
+@router.post("/resources/temp_upload", operation_id="temp_upload")
 def temp_upload(
     file: Annotated[UploadFile, File(description="A file, or a folder as a .zip, .tar or .tar.gz.")],
     caller: CallerOf,
@@ -36,7 +36,7 @@ def temp_upload(
     return ok({"temp_file_id": _uploads(state).save(file.file, file.filename or "", caller.owner)})
 
 
-@router.post("/resources")
+@router.post("/resources", operation_id="add_resource")
 def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
     """Mirror a file or folder under a viking:// URI and index it: an AddResult."""
     body.say_ignored()
@@ -48,7 +48,7 @@ def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state:
         return ok(shown(result))
 
 
-@router.post("/skills")
+@router.post("/skills", operation_id="add_skill")
 def add_skill(body: AddSkillBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
     """Add an agent skill (a folder holding SKILL.md, one file, or a SKILL.md's text): an AddResult."""
     body.say_ignored()

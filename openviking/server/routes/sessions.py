@@ -11,7 +11,7 @@ from openviking.server.envelope import EnvelopeResponse, ok
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], default_response_class=EnvelopeResponse)
 
 
-@router.post("/{session_id}/messages")
+@router.post("/{session_id}/messages", operation_id="add_message")
 def add_message(session_id: str, body: AddMessageBody, client: Client) -> EnvelopeResponse:
     """Append a message (the session is created when needed)."""
     body.say_ignored()

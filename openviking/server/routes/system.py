@@ -14,7 +14,7 @@ from openviking.server.envelope import EnvelopeResponse, ok
 router = APIRouter(tags=["system"], default_response_class=EnvelopeResponse)
 
 
-@router.get("/health", response_class=JSONResponse)
+@router.get("/health", response_class=JSONResponse, operation_id="health")
 async def health(request: Request, state: State) -> JSONResponse:
     """Liveness, with no key needed and no envelope (as upstream): the version, whether keys
     are required, and (as upstream) the ``user_id`` a valid key, or no key where none is needed, acts as."""
@@ -28,7 +28,7 @@ async def health(request: Request, state: State) -> JSONResponse:
     return JSONResponse(body)
 
 
-@router.get("/ready", response_class=JSONResponse)
+@router.get("/ready", response_class=JSONResponse, operation_id="ready")
 async def ready(state: State) -> JSONResponse:
     """200 once the store is open and the model loaded; 503 before (and while stopping)."""
     if state.not_ready:
@@ -36,13 +36,13 @@ async def ready(state: State) -> JSONResponse:
     return JSONResponse({"status": "ready"})
 
 
-@router.get("/api/v1/doctor")
+@router.get("/api/v1/doctor", operation_id="doctor")
 def doctor(client: Client) -> EnvelopeResponse:
     """What is installed and configured, what the store holds, and every problem found."""
     return ok(client.doctor())
 
 
-@router.post("/api/v1/doctor/repair")
+@router.post("/api/v1/doctor/repair", operation_id="doctor_repair")
 def doctor_repair(client: Client, caller: CallerOf) -> EnvelopeResponse:
     """doctor, after mending what a crash or a damaged file left in the store (root key only:
     the store holds every user's space)."""
@@ -51,7 +51,7 @@ def doctor_repair(client: Client, caller: CallerOf) -> EnvelopeResponse:
     return ok(client.doctor(repair=True))
 
 
-@router.post("/api/v1/reindex")
+@router.post("/api/v1/reindex", operation_id="reindex")
 def reindex(client: Client, caller: CallerOf, body: ReindexBody | None = None) -> EnvelopeResponse:
     """Embed the store (or the files below uri) again with the configured embedder."""
     uri = body.uri if body is not None else None
