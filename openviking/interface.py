@@ -98,7 +98,8 @@ FIND_PARAMS: dict[str, Param] = {
     "include_provenance": Param("Add provenance to the JSON: a planned search's results query by query."),
     "telemetry": Param('true or {"summary": true} attaches telemetry (an id, the duration, the count).'),
     "mode": Param(
-        "hybrid (default: meaning and keywords), vector (meaning only) or keyword (BM25 only).",
+        "hybrid (default: meaning and keywords), vector (meaning only) or keyword (BM25 only); "
+        "upstream's name for the default, list, is taken too.",
         choices=RETRIEVAL_MODES,
     ),
     "explain": Param("Attach each score's parts to each hit; for no hits, what removed the candidates."),

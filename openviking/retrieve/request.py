@@ -43,6 +43,9 @@ class FindRequest:
     translate: bool = True
 
 
+UPSTREAM_DEFAULT_MODE = "list"
+
+
 def find_request(
     query: object,
     *,
@@ -90,7 +93,9 @@ def find_request(
         "score_threshold",
         hint="Pass score_threshold as a number, e.g. score_threshold=0.3 (-1 keeps everything)",
     )
-    chosen_mode: object = default_mode if mode is None or (isinstance(mode, str) and not mode) else mode
+    # upstream's search calls its default mode "list" (its other, "context", is context's own route)
+    given_default = mode is None or mode in ("", UPSTREAM_DEFAULT_MODE)
+    chosen_mode: object = default_mode if given_default else mode
     if not isinstance(chosen_mode, str) or chosen_mode not in RETRIEVAL_MODES:
         shown = chosen_mode if isinstance(chosen_mode, str) and len(chosen_mode) <= 60 else describe(chosen_mode)
         raise InvalidArgumentError(
