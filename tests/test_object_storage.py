@@ -12,7 +12,9 @@ import pytest
 from helpers import Cli, hash_config, run_module, with_store, write_config
 from s3server import ACCESS_KEY, SECRET_KEY, CountingProxy, MotoServer, S3Store, s3_config, storage_options
 
-VOLATILE = {"time", "seconds", "modified", "created_at", "updated_at", "mtime", "store", "path", "root"}
+VOLATILE = {
+    "time", "seconds", "modified", "created_at", "updated_at", "mtime", "mod_time", "modTime", "store", "path", "root"
+}  # fmt: skip
 
 
 def _stable(value: Any) -> Any:

@@ -152,7 +152,7 @@ def test_a_search_body_field_is_not_a_find_field(tmp_path: Path) -> None:
 
     from openviking.server.app import create_app
 
-    with TestClient(create_app(config=hash_config(), store=tmp_path / "store")) as http:
+    with TestClient(create_app(config=hash_config(), store=tmp_path / "store"), base_url="http://127.0.0.1") as http:
         answer = http.post("/api/v1/search/find", json={"query": "q", "session_id": "s1"})
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["code"] == "INVALID_ARGUMENT"

@@ -51,6 +51,12 @@ _.__signature__  # unused attribute (openviking/server/routes/declared.py)
 temp_upload  # unused function (openviking/server/routes/resources.py)
 ready  # unused function (openviking/server/routes/system.py)
 doctor_repair  # unused function (openviking/server/routes/system.py)
+observer_system  # unused function (openviking/server/routes/upstream.py)
+observer_component  # unused function (openviking/server/routes/upstream.py)
+wait_processed  # unused function (openviking/server/routes/upstream.py)
+content_reindex  # unused function (openviking/server/routes/upstream.py)
+written_bytes  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
+content_updated  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
 _.set_summary  # unused method (openviking/session/sessions.py)
 _.contains  # unused method (openviking/timefilter.py)
 new_key  # unused function (openviking_cli/commands/serve.py)

@@ -83,11 +83,12 @@ def find_request(
             hint='Say what to look for in words, e.g. "how to authenticate users"',
             details={"query": query},
         )
-    # a count above MAX_LIMIT asks for everything there is; node_limit, when given, wins
+    # any count above MAX_LIMIT asks for everything there is (it never reaches the store, so it
+    # may be as large as a caller likes); node_limit, when given, wins
     hint = "Pass limit as a whole number, e.g. limit=10"
-    effective = whole_number(limit, "limit", hint=hint)
+    effective = whole_number(limit, "limit", maximum=None, hint=hint)
     if node_limit is not None:
-        effective = whole_number(node_limit, "node_limit", hint=hint)
+        effective = whole_number(node_limit, "node_limit", maximum=None, hint=hint)
     threshold = real_number(
         default_threshold if score_threshold is None else score_threshold,
         "score_threshold",
