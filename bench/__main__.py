@@ -10,6 +10,7 @@
     python -m bench golden --save /tmp/golden.json   # every README command's JSON, for a diff
     python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
+    python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -177,7 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "suite",
-        choices=["quality", "grepglob", "ingest", "ingest-scale", "scale", "startup", "storage", "server", "all"],
+        choices=[
+            "quality",
+            "grepglob",
+            "ingest",
+            "ingest-scale",
+            "scale",
+            "startup",
+            "storage",
+            "server",
+            "documents",
+            "all",
+        ],  # fmt: skip
         nargs="?",
         default="all",
     )
@@ -240,6 +252,11 @@ def main(argv: list[str] | None = None) -> int:
         report["grepglob"] = grepglob.run(work, runs=args.runs)
         report["grepglob"]["command"] = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)
         grepglob.print_report(report["grepglob"])
+    if args.suite in ("documents", "all"):
+        from . import documents
+
+        report["documents"] = documents.run(work)
+        documents.print_report(report["documents"])
     if args.suite in ("startup", "all"):
         report["startup"] = startup.run()
         startup.print_report(report["startup"])

@@ -100,6 +100,7 @@ def build_store(path: Path, size: int, base: Any, texts: list[str], seed: int = 
                 "updated_at": pa.array(stamps, pa.timestamp("ms", tz="UTC")),
                 "tags": pa.array([[] for _ in range(count)], pa.list_(pa.string())),
                 "form": ["text"] * count,
+                "place": pa.array([None] * count, pa.string()),
             },
             schema=schema,
         )

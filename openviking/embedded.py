@@ -326,11 +326,12 @@ class OpenViking(Embedded):
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
     ) -> AddResult:
-        """Mirror a local file or folder under a ``viking://`` URI and index it (see the interface)."""
+        """Mirror a file or folder (a URL, an archive) under a ``viking://`` URI and index it
+        (see the interface)."""
         from .ingest.pipeline import ingest_tree
-        from .ingest.sources import Sources, existing_path
+        from .ingest.sources import Sources
+        from .origins import local_source
 
-        source = existing_path(path)
         for value, name in ((to, "to"), (parent, "parent")):
             if value is not None and not isinstance(value, str):
                 raise InvalidURIError(describe(value), f"{name} must be a string")
@@ -339,18 +340,21 @@ class OpenViking(Embedded):
         progress = callback(progress, "progress")
         source_name = optional_text(source_name, "source_name")
         sources = Sources(self.user, self.store_path)
-        root = sources.target(source, to, parent, self._existing_store)
-        walked = sources.walk_text(source, include, exclude)
-        store = self._open(create=True)
-        with self._writing(store, [root]) as w:
-            new = store.get_node(str(root), columns=["uri"]) is None
-            result = ingest_tree(
-                store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress, walked=walked,
-                recorded_as=Path(source_name) if source_name else None,
-            )  # fmt: skip
-        warning = sources.renamed_warning(source, to, root) if new and (result.added or result.directories) else None
-        if warning is not None:
-            result.warnings.insert(0, warning)
+        with local_source(path, source_name) as local:
+            source = local.path
+            root = sources.target(source, to, parent, self._existing_store)
+            walked = sources.walk_text(source, include, exclude)
+            store = self._open(create=True)
+            with self._writing(store, [root]) as w:
+                new = store.get_node(str(root), columns=["uri"]) is None
+                result = ingest_tree(
+                    store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
+                    walked=walked, recorded_as=local.recorded_as,
+                )  # fmt: skip
+            renamed = new and (result.added or result.directories) and local.temporary is None
+            warning = sources.renamed_warning(source, to, root) if renamed else None
+            if warning is not None:
+                result.warnings.insert(0, warning)
         return self._said(result)
 
     def add_memory(
@@ -378,7 +382,8 @@ class OpenViking(Embedded):
     ) -> AddResult:
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
-        from .ingest.sources import Sources, existing_path
+        from .ingest.sources import Sources
+        from .origins import existing_path
 
         source = existing_path(path)
         name = optional_text(name, "name")

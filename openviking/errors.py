@@ -12,8 +12,8 @@
     + ConfigError                                   FAILED_PRECONDITION unreadable or invalid config file
       + ConfigFileNotFoundError (also NotFoundError) NOT_FOUND          the config file named does not exist
   x CancelledError                                  CANCELLED          the user pressed Ctrl-C
-  x UnavailableError                                UNAVAILABLE        a model server could not be reached
-  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server timed out, a regex ran too long
+  x UnavailableError                                UNAVAILABLE        a model server or a URL could not be reached
+  x DeadlineExceededError                           DEADLINE_EXCEEDED  a model server or URL too slow, a regex too long
   x UnimplementedError                              UNIMPLEMENTED      an upstream route this tool does not have
   x InternalError                                   INTERNAL
 

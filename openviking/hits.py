@@ -56,6 +56,7 @@ class MatchedContext:
     relations: list[RelatedContext] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     explain: dict[str, Any] | None = None
+    place: str | None = None  # a document's page, slide, sheet and cells, chapter or notebook cell
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object, keys in upstream's order plus ``tags`` (and ``explain`` if set)."""
@@ -71,6 +72,8 @@ class MatchedContext:
             "overview": self.overview,
             "tags": list(self.tags),
         }
+        if self.place is not None:
+            data["place"] = self.place
         if self.explain is not None:
             data["explain"] = self.explain
         return data
@@ -92,8 +95,9 @@ class MatchedContext:
             "tags": {"type": "array", "items": text},
             "explain": {"type": "object"},
             "queries": {"type": "array", "items": text},
+            "place": text,
         }
-        required = [k for k in properties if k not in ("explain", "queries")]
+        required = [k for k in properties if k not in ("explain", "queries", "place")]
         return {"title": "MatchedContext", "type": "object", "properties": properties, "required": required}
 
     @classmethod
@@ -111,6 +115,7 @@ class MatchedContext:
             "relations": [Relation.from_dict(r) for r in data.get("relations") or []],
             "tags": list(data.get("tags") or data.get("search_tags") or []),
             "explain": data.get("explain"),
+            "place": data.get("place"),
         }
         if "queries" in data:
             return SearchHit(**fields, queries=list(data["queries"]))

@@ -82,8 +82,8 @@ FIND_PARAMS: dict[str, Param] = {
         "Search only below this URI (or each of these), e.g. viking://resources/docs or "
         "viking://user/memories (default: all resources, the user's space and the agent's skills)."
     ),
-    "limit": Param("The most hits to return (at most 10,000 are returned).", ge=0, le=MAX_INT),
-    "node_limit": Param("Upstream's name for limit; it wins when given.", ge=0, le=MAX_INT),
+    "limit": Param("The most hits to return (at most 10,000 are returned).", ge=0),
+    "node_limit": Param("Upstream's name for limit; it wins when given.", ge=0),
     "score_threshold": Param(
         "Keep hits scoring strictly above this, 0 to 1 (default: the configured threshold, 0.1); lower "
         "it when nothing comes back."
@@ -511,7 +511,10 @@ class Operations(Protocol):
         command="add-resource",
         writes=True,
         params={
-            "path": Param("The file or folder (on the server's machine, for an HTTP client)."),
+            "path": Param(
+                "The file or folder (on the server's machine, for an HTTP client), a .zip or "
+                ".tar.gz archive (what is inside it is added), or an http(s) URL (fetched)."
+            ),
             "to": Param("The exact URI of the new resource."),
             "parent": Param("A directory URI to put it in, under its own name."),
             "tags": Param("key=value retrieval tags for everything added."),
@@ -537,11 +540,13 @@ class Operations(Protocol):
         source_name: str | None = None,
     ) -> AddResult:
         """Mirror a local file or folder under a ``viking://`` URI and index it; re-adding
-        indexes only what changed.
+        indexes only what changed. Documents are converted (their pages, slides and sheets
+        kept), an archive adds what it holds, a URL what it serves.
 
         Raises:
-            NotFoundError: ``path`` does not exist, or ``parent`` does not.
+            NotFoundError: ``path`` does not exist, or ``parent`` does not (or the URL answers 404).
             InvalidArgumentError: nothing to add, or both ``to`` and ``parent``.
+            DeadlineExceededError, UnavailableError: a URL that does not answer in time, or cannot be fetched.
         """
         declared()
 

@@ -298,12 +298,14 @@ class Stat(Record):
 # ----------------------------------------------------------------------------- grep and glob
 @dataclass(slots=True, eq=False)
 class GrepMatch(Record):
-    """A matching line: ``uri:line:content`` (``spans``: the matches' character offsets)."""
+    """A matching line: ``uri:line:content`` (``spans``: the matches' character offsets;
+    ``place``: where in a converted document the line is, ``page 2``)."""
 
     uri: str
     line: int
     content: str
     spans: list[list[int]] | None = field(default=None, metadata=_omitted_when_none())
+    place: str | None = field(default=None, metadata=_omitted_when_none())
 
 
 @dataclass(slots=True, eq=False)

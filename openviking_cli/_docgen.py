@@ -24,6 +24,11 @@ ENVIRONMENT = [
     ("OPENVIKING_DEBUG", "Set to 1 for tracebacks, as --debug."),
     ("OPENVIKING_URL", "The server every command is sent to, when --url is not given."),
     ("OPENVIKING_API_KEY", "The server's API key, when --api-key is not given."),
+    ("OPENVIKING_CONVERT_TIMEOUT", "Seconds one document's conversion may take (default 60)."),
+    ("OPENVIKING_FETCH_TIMEOUT", "Seconds a URL given to add-resource may take to answer (default 30)."),
+    ("OPENVIKING_FETCH_MAX_MB", "The largest page or file add-resource fetches from a URL (default 100)."),
+    ("OPENVIKING_UNPACK_MAX_MB", "What an archive given to add-resource may unpack to (default 2048)."),
+    ("HTTPS_PROXY, NO_PROXY", "The proxy add-resource fetches URLs through, and the hosts it reaches directly."),
     ("NO_COLOR", "Disables colours in table output."),
 ]
 EXIT_STATUS = [

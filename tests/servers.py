@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -44,12 +44,16 @@ class Request:
 
 @dataclass
 class Reply:
-    """What a stub server answers: a status, a JSON value (or raw text), after a delay."""
+    """What a stub server answers: a status, a JSON value (or raw text, or ``data`` of its
+    ``content_type``), with ``headers`` (a redirect's Location), after a delay."""
 
     status: int = 200
     body: Any = None
     delay: float = 0.0
     raw: str | None = None
+    data: bytes | None = None
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 Handler = Callable[[Request], Reply]
@@ -98,12 +102,16 @@ class StubServer:
                 reply = outer.handler(request)
                 if reply.delay and outer._stopping.wait(reply.delay):
                     return
-                text = reply.raw if reply.raw is not None else json.dumps(reply.body)
-                data = text.encode("utf-8")
+                if reply.data is not None:
+                    data = reply.data
+                else:
+                    data = (reply.raw if reply.raw is not None else json.dumps(reply.body)).encode("utf-8")
                 try:
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", reply.content_type)
                     self.send_header("Content-Length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(data)
                 except OSError:

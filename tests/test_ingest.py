@@ -79,7 +79,9 @@ def test_hidden_files_and_folders_are_skipped(hash_client: OpenViking, tmp_path:
     added = hash_client.add_resource(tree)
     assert files_under(hash_client, f"{R}/t") == {f"{R}/t/visible.md", f"{R}/t/sub/ok.md"}
     # A hidden document is listed as skipped; a tool's dotfiles and hidden folders are not.
-    assert added["skipped_files"] == [{"path": ".secret.md", "reason": "hidden: its name starts with a dot"}]
+    assert added["skipped_files"] == [
+        {"path": ".secret.md", "reason": "hidden: its name starts with a dot", "code": "HIDDEN"}
+    ]
 
 
 def test_dot_named_documents_are_listed_as_skipped(hash_client: OpenViking, tmp_path: Path) -> None:
@@ -163,7 +165,7 @@ def test_binary_file_is_skipped_and_counted(hash_client: OpenViking, tmp_path: P
     result = hash_client.add_resource(tree)
     assert result.added == 1
     assert result.skipped == 1
-    assert {"path": "image.png", "reason": "binary"} in result.skipped_files
+    assert {"path": "image.png", "reason": "binary", "code": "BINARY"} in result.skipped_files
     assert files_under(hash_client, f"{R}/bin") == {f"{R}/bin/a.md"}
 
 
@@ -1006,7 +1008,7 @@ def test_adding_the_folder_that_holds_the_store_leaves_the_store_out(tmp_path: P
         first = client.add_resource(folder)
         second = client.add_resource(folder)  # the store has files now
         assert (second.added, second.updated, second.unchanged) == (0, 0, 1)
-        assert {"path": "st", "reason": "the store being written"} in second.skipped_files
+        assert {"path": "st", "reason": "the store being written", "code": "STORE"} in second.skipped_files
         assert client.glob("**", uri=f"{R}/project")["matches"] == [f"{R}/project/a.md"]
         assert first.added == 1
         for inside in (folder / "st", folder / "st" / "nodes.lance"):  # the store itself, or a part of it
@@ -1064,4 +1066,4 @@ def test_a_folder_whose_entries_cannot_be_looked_at_is_walked_not_a_bug() -> Non
     from openviking.ingest.walk import walk
 
     result = walk(LOCKED)  # stat of a path in it raises EACCES, even the check for a .gitignore
-    assert all(not reason.startswith("Unexpected") for _path, reason in result.skipped)
+    assert all(not reason.startswith("Unexpected") for _path, reason, _code in result.skipped)

@@ -234,6 +234,7 @@ def _synthetic_store(path: Path, rows: int, dimension: int = 64, seed: int = 3) 
             "updated_at": pa.array([stamp] * rows, pa.timestamp("ms", tz="UTC")),
             "tags": pa.array([[] for _ in range(rows)], pa.list_(pa.string())),
             "form": ["text"] * rows,
+            "place": pa.array([None] * rows, pa.string()),
         },
         schema=records_schema(dimension),
     )

@@ -70,7 +70,7 @@ def test_a_folder_upload_adds_as_the_clients_folder(
     result = added(http, {"temp_file_id": upload_id, "source_name": CLIENT_PATH})
     assert result["root_uri"] == "viking://resources/handbook"
     assert (result["added"], result["skipped"]) == (2, 1)
-    assert result["skipped_files"] == [{"path": "guide/logo.png", "reason": result["skipped_files"][0]["reason"]}]
+    assert result["skipped_files"] == [{"path": "guide/logo.png", "reason": "binary", "code": "BINARY"}]
     stat = body_of(http.get("/api/v1/fs/stat", params={"uri": "viking://resources/handbook/guide/setup.md"}))
     assert stat["source"] == f"{CLIENT_PATH}/guide/setup.md"
     assert (

@@ -43,6 +43,7 @@ class Chunk:
     heading: str
     text: str
     dialogue: bool = False  # turns of a transcript
+    place: str | None = None  # a document's page, slide, sheet and cells, chapter or cell
 
 
 @dataclass(slots=True)
@@ -97,6 +98,44 @@ def chunk_text(
         first = block.line_start + lead
         last = block.line_start + len(block.lines) - 1 - trail
         chunks.append(Chunk(len(chunks), first, last, block.heading, body))
+    return chunks
+
+
+def chunk_document(text: str, *, max_chars: int = MAX_CHARS, min_chars: int = MIN_CHARS) -> list[Chunk]:
+    """Cut the text converted from a document at its place markers (see
+    ``openviking.documents.places``), then each place as markdown: no chunk crosses a page, a
+    slide or a sheet's block of rows, and each knows its place. Line numbers are the text's."""
+    from openviking.documents.places import place_of_marker
+
+    lines = text_lines(text)
+    segments: list[tuple[str | None, int, list[str]]] = []  # (place, first line, lines)
+    place: str | None = None
+    start, body = 1, []
+    for number, line in enumerate(lines, start=1):
+        found = place_of_marker(line) if line.startswith("<!-- ") else None
+        if found is None:
+            body.append(line)
+            continue
+        if any(part.strip() for part in body):
+            segments.append((place, start, body))
+        place, start, body = found, number + 1, []
+    if any(part.strip() for part in body):
+        segments.append((place, start, body))
+    chunks: list[Chunk] = []
+    for where, first, segment in segments:
+        blocks: list[_Block] = []
+        for section in _sections(segment):
+            blocks.extend(
+                _split_large(
+                    _Block(section.line_start + first - 1, section.lines, section.heading), max_chars, fences=True
+                )
+            )
+        for block in _merge_small(blocks, min_chars, max_chars):
+            lead, trail = _leading_blank(block.lines), _leading_blank(list(reversed(block.lines)))
+            body_text = "\n".join(block.lines[lead : len(block.lines) - trail])
+            if body_text.strip():
+                last = block.line_start + len(block.lines) - 1 - trail
+                chunks.append(Chunk(len(chunks), block.line_start + lead, last, block.heading, body_text, place=where))
     return chunks
 
 

@@ -13,7 +13,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from openviking.access import USERS_ABSTRACT, USERS_OVERVIEW, USERS_ROOT
@@ -110,7 +110,7 @@ def refresh_directories(
     top: VikingURI,
     *,
     tags: Sequence[str] | None = (),
-    source: Path | None = None,
+    source: PurePath | None = None,
     folders: dict[str, str] | None = None,
     limits: IngestLimits = DEFAULT_LIMITS,
     force: bool = False,
@@ -212,7 +212,7 @@ class _Refresh:
         self,
         top: VikingURI,
         tags: Sequence[str] | None,
-        source: Path | None,
+        source: PurePath | None,
         folders: dict[str, str],
         limits: IngestLimits,
         force: bool,
@@ -301,7 +301,7 @@ class _Refresh:
         known = self.folders.get(str(uri))
         if known:
             return known
-        if self.source is None or self.source.is_file():
+        if not isinstance(self.source, Path) or self.source.is_file():  # a file, or a URL
             return ""
         rel = uri.relative_to(self.top)
         return utf8_text(str(self.source / rel) if rel else str(self.source))

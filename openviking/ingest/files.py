@@ -15,12 +15,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openviking.archives import archive_suffix
+from openviking.documents.converted import ConversionFailed
+from openviking.documents.places import place_of_marker
 from openviking.results import AddResult
 from openviking.store.lance import LanceStore
 from openviking.uri import VikingURI
 
-from .chunk import Chunk, chunk_text, text_lines
+from .chunk import Chunk, chunk_document, chunk_text, text_lines
 from .code import definitions, is_code
+from .converting import Documents, document_kind, false_package, skipped
 from .limits import DEFAULT_LIMITS, IngestLimits
 from .rows import embed_rows, file_node, file_records, stored_uri
 from .summary import file_summary, file_title
@@ -64,6 +68,8 @@ class PreparedFile:
     tags: list[str] = field(default_factory=list)
     is_new: bool = False  # no node existed at its URI when the add began
     is_code: bool = False  # source code: chunks start at definitions, a first "#" line is a comment
+    document: str | None = None  # the kind of document its text was converted from
+    raw: bytes | None = None  # a document's own bytes, kept with its node
 
     @property
     def updated_at(self) -> datetime:
@@ -140,17 +146,40 @@ def prepare_file(
     limits: IngestLimits,
     result: AddResult,
     dropped: list[str],
+    documents: Documents | None = None,
 ) -> PreparedFile | None:
-    """Read ``item`` (stored as ``node``, None when new) and analyse it; None when it is
-    skipped (binary, unreadable: its URI goes into ``dropped`` if it was stored) or its bytes
-    did not change. ``result`` counts it either way."""
-    data, reason = _read(item)
-    if reason:
+    """Read ``item`` (stored as ``node``, None when new) and analyse it, a document converted
+    (by ``documents``); None when it is skipped (binary, unreadable, a document that cannot be
+    read: its URI goes into ``dropped`` if it was stored) or its bytes did not change.
+    ``result`` counts it either way."""
+
+    def skip(entry: dict[str, str]) -> None:
         result.skipped += 1
-        result.skipped_files.append({"path": item.rel, "reason": reason})
+        result.skipped_files.append(entry)
         if node is not None:
             dropped.append(str(uri))
+
+    def unreadable(failure: ConversionFailed) -> None:
+        entry = skipped(item, failure.code, failure.reason)
+        skip(entry)
+        # A document that cannot be read is news (a binary file is not): it is said too.
+        result.warnings.append({"path": item.rel, "warning": f"not added: {entry['reason']}", "code": failure.code})
+
+    data, reason = _read(item)
+    if reason:
+        skip({"path": item.rel, "reason": reason, "code": "UNREADABLE"})
         return None
+    kind = document_kind(data, item)
+    if kind is None:
+        false = false_package(data, item)
+        if false is not None:
+            unreadable(false)
+            return None
+        if looks_binary(data[:SNIFF_BYTES]):
+            archive = archive_suffix(item.path.name) is not None
+            reason = "an archive: add it on its own to add what it holds" if archive else "binary"
+            skip({"path": item.rel, "reason": reason, "code": "ARCHIVE" if archive else "BINARY"})
+            return None
     content_hash = hashlib.sha256(data).hexdigest()
     if (
         node is not None
@@ -160,6 +189,22 @@ def prepare_file(
     ):
         result.unchanged += 1
         return None
+    created = node["created_at"] if node is not None and node.get("created_at") else now
+    if kind is not None:
+        try:
+            converted = (documents or Documents()).convert(item, kind, data)
+        except ConversionFailed as exc:
+            unreadable(exc)
+            return None
+        result.warnings.extend({"path": item.rel, "warning": warning} for warning in converted.warnings)
+        document = prepare_text(
+            item, uri, converted.text, content_hash, created, limits, source_label=item.label, tags=tags,
+            document=kind, title=converted.title,
+        )  # fmt: skip
+        document.raw = data
+        document.is_new = node is None
+        _count(result, node)
+        return document
     text = decode_text(data)
     if "\ufffd" in text and "\ufffd".encode() not in data:
         bad = text.count("\ufffd")
@@ -170,23 +215,25 @@ def prepare_file(
                 "(convert it first, e.g. iconv -f latin1 -t utf-8)",
             }
         )
-    created = node["created_at"] if node is not None and node.get("created_at") else now
     prepared = prepare_text(item, uri, text, content_hash, created, limits, source_label=item.label, tags=tags)
     prepared.is_new = node is None
+    _count(result, node)
+    return prepared
+
+
+def _count(result: AddResult, node: dict[str, Any] | None) -> None:
     if node is None:
         result.added += 1
     else:
         result.updated += 1
-    return prepared
 
 
 def _read(item: SourceFile) -> tuple[bytes, str]:
-    """The bytes of ``item``, and why it cannot be added ("" when it can)."""
+    """The bytes of ``item``, and why it cannot be read ("" when it can)."""
     try:
-        data = item.path.read_bytes()
+        return item.path.read_bytes(), ""
     except OSError as exc:
         return b"", f"cannot read: {exc.strerror}"
-    return data, "binary" if looks_binary(data[:SNIFF_BYTES]) else ""
 
 
 def prepare_text(
@@ -199,15 +246,30 @@ def prepare_text(
     *,
     source_label: str = "",
     tags: Sequence[str] = (),
+    document: str | None = None,
+    title: str | None = None,
 ) -> PreparedFile:
-    """A file ready to embed: its title, summary and chunks."""
+    """A file ready to embed: its title, summary and chunks. ``document``: the kind of document
+    ``text`` was converted from (then it is chunked at its places), and ``title`` the one it names."""
     prepared = PreparedFile(item, uri, text, content_hash, created, source_label=source_label, tags=list(tags))
+    prepared.document = document
+    if document is not None:
+        plain = without_markers(text)
+        prepared.title = title or file_title(plain, uri.name)
+        prepared.summary = file_summary(plain, uri.name, limits.abstract_max_chars, title=prepared.title)
+        prepared.chunks = chunk_document(text)
+        return prepared
     prepared.is_code = is_code(uri.name)  # its first line may be a comment, not a heading
     defined = definitions(text_lines(text), uri.name) if prepared.is_code else None  # read once, used twice
     prepared.title = file_title(text, uri.name)
     prepared.summary = file_summary(text, uri.name, limits.abstract_max_chars, title=prepared.title, defined=defined)
     prepared.chunks = chunk_text(text, uri.name, defined=defined)
     return prepared
+
+
+def without_markers(text: str) -> str:
+    """A converted document's text without its place markers (what its summary reads)."""
+    return "\n".join(line for line in text.split("\n") if place_of_marker(line) is None)
 
 
 def write_files(
@@ -262,6 +324,7 @@ def write_batch(
             created_at=p.created_at,
             updated_at=p.updated_at,
             tags=p.tags,
+            document=p.document is not None,
         )
         rows.extend(records)
         inputs.extend(embedded)
@@ -280,6 +343,7 @@ def write_batch(
             tags=p.tags,
             content_hash=p.content_hash,
             source=p.source_label,
+            raw=p.raw,
         )
         for p in batch
     ]

@@ -22,7 +22,7 @@ from openviking.ingest.rows import node_row, record_id
 from openviking.results import MkdirResult, MoveResult, RemoveResult, WriteResult
 from openviking.store import relations
 from openviking.store.lance import LanceStore
-from openviking.store.schema import NODE_COLUMNS
+from openviking.store.schema import NODE_ALL_COLUMNS
 from openviking.uri import VikingURI, context_type_of, shell_word
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def _finish_move(
 ) -> int:
     """Move what is still at ``source`` to ``target`` and cross the move out. Each step can be
     done again: copies are upserts keyed by URI, and the old rows go only after the copies."""
-    nodes = store.nodes_below(source, columns=NODE_COLUMNS)
+    nodes = store.nodes_below(source, columns=NODE_ALL_COLUMNS)
     records = store.records_below(source)
     for row in nodes:
         new = _moved(row["uri"], source, target)

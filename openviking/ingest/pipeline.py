@@ -15,7 +15,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
@@ -24,6 +24,7 @@ from openviking.results import AddResult
 from openviking.store.lance import LanceStore
 from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
 
+from .converting import Documents
 from .directories import refresh_directories
 from .files import Appender, ProgressCallback, looks_unchanged, prepare_file, prepare_text, write_batch, write_files
 from .limits import DEFAULT_LIMITS, IngestLimits
@@ -51,7 +52,7 @@ def ingest_tree(
     limits: IngestLimits = DEFAULT_LIMITS,
     progress: ProgressCallback | None = None,
     walked: WalkResult | None = None,
-    recorded_as: Path | None = None,
+    recorded_as: PurePath | None = None,
 ) -> AddResult:
     """Mirror ``source`` (a file or a folder) at ``root`` and index what changed.
 
@@ -65,11 +66,11 @@ def ingest_tree(
     started = time.monotonic()
     if walked is None:
         walked = walk(source, include, exclude)
-    origin = source
+    origin: PurePath = source
     if recorded_as is not None:
         walked, origin = recorded_under(walked, source, recorded_as), recorded_as
     result = AddResult(root_uri=str(root))
-    result.skipped_files = [{"path": rel, "reason": reason} for rel, reason in walked.skipped]
+    result.skipped_files = [{"path": rel, "reason": reason, "code": code} for rel, reason, code in walked.skipped]
     result.skipped = len(result.skipped_files)
     single_file = source.is_file()
     targets = [(item, root if single_file else root.join(_safe_rel(item.rel))) for item in walked.files]
@@ -89,9 +90,18 @@ def ingest_tree(
     dropped: list[str] = []
     if not single_file:
         result.warnings.extend(_renames(root, [(item, uri) for item, uri, node in changed if node is None]))
-    prepared = (prepare_file(item, uri, node, tag_list, now, limits, result, dropped) for item, uri, node in changed)
-    total_bytes = sum(item.size for item, _, _ in changed)
-    write_files(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress, appender)
+    documents = Documents()
+    try:
+        # Documents convert in a worker process while this one embeds what came before them.
+        documents.prefetch((item, node.get("content_hash") if node else None) for item, _, node in changed)
+        prepared = (
+            prepare_file(item, uri, node, tag_list, now, limits, result, dropped, documents)
+            for item, uri, node in changed
+        )
+        total_bytes = sum(item.size for item, _, _ in changed)
+        write_files(store, embedder, (p for p in prepared if p is not None), result, total_bytes, progress, appender)
+    finally:
+        documents.close()
 
     if single_file and not walked.files and result.skipped == 0:
         result.skipped += 1
@@ -306,7 +316,7 @@ def _without_name_clashes(
             taken[key] = item.rel
             kept.add(item.rel)
             continue
-        result.skipped_files.append({"path": item.rel, "reason": reason})
+        result.skipped_files.append({"path": item.rel, "reason": reason, "code": "NAME_CLASH"})
         result.skipped += 1
     return [(item, uri) for item, uri in targets if item.rel in kept]
 
@@ -357,7 +367,7 @@ def _remove_vanished(
     existing: dict[str, dict[str, Any]],
     seen: set[str],
     alive: set[str],
-    source: Path,
+    source: PurePath,
 ) -> int:
     """Delete files that were imported from the folder ``source`` before and are gone from it
     now (or can no longer be added).

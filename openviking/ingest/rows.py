@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openviking.store.lance import LanceStore
-from openviking.store.schema import FORM_CODE, FORM_DIALOGUE, FORM_TEXT
+from openviking.store.schema import FORM_CODE, FORM_DIALOGUE, FORM_DOCUMENT, FORM_TEXT
 from openviking.uri import SCHEME, VikingURI
 
 from .chunk import Chunk
@@ -89,8 +89,10 @@ def file_node(
     tags: Sequence[str],
     content_hash: str,
     source: str,
+    raw: bytes | None = None,
 ) -> dict[str, Any]:
-    """The node of a file: its whole text, its summary as abstract, no overview."""
+    """The node of a file: its whole text, its summary as abstract, no overview; a document's
+    own bytes (``raw``) beside the text converted from them."""
     return node_row(
         uri,
         is_dir=False,
@@ -103,6 +105,7 @@ def file_node(
         tags=list(tags),
         content_hash=content_hash,
         source=source,
+        raw=raw,
     )
 
 
@@ -116,11 +119,15 @@ def file_records(
     created_at: datetime,
     updated_at: datetime,
     tags: Sequence[str],
+    document: bool = False,
 ) -> tuple[list[dict[str, Any]], list[str], list[int | None]]:
     """The L2 records of a file (without their vectors), the text each one embeds and how many
     of its tokens (None: the embedder's own limit): one a chunk (an empty file gets one of its
-    summary or title), under its heading path. Each record carries its file's form."""
+    summary or title), under its heading path. Each record carries its file's form, and a
+    document's chunk its place (its place also leads its heading path, for the model to read)."""
     form = FORM_CODE if is_code else FORM_DIALOGUE if any(c.dialogue for c in chunks) else FORM_TEXT
+    if document:
+        form = FORM_DOCUMENT
     pieces = list(chunks) or [Chunk(0, 1, 1, "", summary or title)]
     if len(pieces) > 1 and summary:
         # A file of several chunks also gets a record of its title and first sentences: the
@@ -131,7 +138,7 @@ def file_records(
     inputs: list[str] = []
     windows: list[int | None] = []
     for chunk in pieces:
-        heading = _chunk_heading(title, chunk.heading)
+        heading = _chunk_heading(title, " > ".join(p for p in (chunk.place, chunk.heading) if p))
         body = chunk.text.strip() if is_code else _without_heading_line(chunk.text)
         if chunk.dialogue:
             body = embedded_turns(body)
@@ -153,6 +160,7 @@ def file_records(
                 updated_at=updated_at,
                 tags=list(tags),
                 form=form,
+                place=chunk.place,
             )
         )
     return rows, inputs, windows

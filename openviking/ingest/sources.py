@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from openviking.access import Access
-from openviking.arguments import describe
+from openviking.documents.kinds import kind_of
 from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.ostext import utf8_text
 from openviking.uri import VikingURI, parse
@@ -25,34 +25,7 @@ from .walk import WalkResult, looks_binary, walk
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
 
-__all__ = ["Sources", "existing_path"]
-
-
-def existing_path(path: str | os.PathLike[str]) -> Path:
-    """``path`` made absolute (``~`` expanded).
-
-    Raises:
-        InvalidArgumentError: an empty path.
-        NotFoundError: nothing is there.
-    """
-    if not isinstance(path, str | os.PathLike):
-        raise InvalidArgumentError(
-            f"path must be a string or a path (got {type(path).__name__})", details={"path": describe(path)}
-        )
-    if not os.fspath(path).strip():  # Path("") is the working directory: never added by accident
-        raise InvalidArgumentError(
-            "path must not be empty", hint="Name the file or folder to add", details={"path": ""}
-        )
-    try:
-        source = Path(path).expanduser()
-        found = source.exists()
-    except (OSError, TypeError, ValueError, RuntimeError):  # a NUL byte, a name too long, no home for ~
-        found = False
-    if not found:
-        shown = str(path)
-        shown = shown if len(shown) <= 4096 else describe(shown)
-        raise NotFoundError(f"Path not found: {shown}", details={"path": shown})
-    return source.absolute()
+__all__ = ["Sources"]
 
 
 class Sources:
@@ -116,10 +89,12 @@ class Sources:
         return VikingURI(("resources",)).join(resource_name(source))
 
     def walk_text(self, source: Path, include: Sequence[str], exclude: Sequence[str]) -> WalkResult:
-        """Walk ``source`` once, and refuse it before anything is written when it holds no text.
+        """Walk ``source`` once, and refuse it before anything is written when it holds no text
+        and no document.
 
         Raises:
-            InvalidArgumentError: it is the store's own folder, a binary file, or holds no text file.
+            InvalidArgumentError: it is the store's own folder, a binary file that is no document,
+                or holds no text file or document.
         """
         store = None if "://" in self.store_path else Path(self.store_path).absolute()
         if store is not None and source.resolve().is_relative_to(store.resolve()):
@@ -135,7 +110,7 @@ class Sources:
                     head = handle.read(8192)
             except OSError:
                 continue
-            if not looks_binary(head):
+            if not looks_binary(head) or kind_of(item.path) is not None:
                 return walked
         if source.is_file():
             if walked.skipped:
@@ -143,11 +118,13 @@ class Sources:
                     f"Cannot add {source}: {walked.skipped[0][1]}", details={"path": str(source)}
                 )
             raise InvalidArgumentError(
-                f"{source} is a binary file; only text can be added", details={"path": str(source)}
+                f"{source} is a binary file; only text and documents can be added",
+                hint="Documents are PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, RTF, HTML and notebooks",
+                details={"path": str(source)},
             )
         skipped = len(walked.skipped) + len(walked.files)
         raise InvalidArgumentError(
-            f"Nothing to add: {source} holds no text files" + (f" ({skipped} skipped)" if skipped else ""),
+            f"Nothing to add: {source} holds no text files or documents" + (f" ({skipped} skipped)" if skipped else ""),
             hint="Hidden files, .gitignore'd paths and binary files are left out; check include and exclude.",
             details={"path": str(source), "skipped": skipped},
         )

@@ -13,7 +13,7 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from openviking.errors import InvalidArgumentError
 from openviking.ostext import utf8_text
@@ -31,11 +31,12 @@ class SourceFile:
     rel: str  # valid UTF-8 (``ostext.utf8_text``): URIs and messages are made from it
     size: int
     mtime: float
-    # The path recorded instead of ``path``: a server adding an upload records the client's own.
-    origin: Path | None = None
+    # The path recorded instead of ``path``: a server adding an upload records the client's own,
+    # an archive's file its path below the archive, a fetched page its URL.
+    origin: PurePath | None = None
 
     @property
-    def shown(self) -> Path:
+    def shown(self) -> PurePath:
         """The path the store records for the file."""
         return self.path if self.origin is None else self.origin
 
@@ -50,7 +51,7 @@ class WalkResult:
     """Files to import, and what was passed over and why."""
 
     files: list[SourceFile] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)  # (path, why, its code)
 
 
 class _Ignores:
@@ -94,7 +95,7 @@ def walk(
     if root.is_file():
         stat = root.stat()
         if stat.st_size > MAX_FILE_BYTES:
-            result.skipped.append((utf8_text(root.name), _TOO_LARGE))
+            result.skipped.append((utf8_text(root.name), _TOO_LARGE, "TOO_LARGE"))
         else:
             result.files.append(SourceFile(root, utf8_text(root.name), stat.st_size, stat.st_mtime))
         return result
@@ -108,7 +109,7 @@ def walk(
     return result
 
 
-def recorded_under(walked: WalkResult, root: Path, origin: Path) -> WalkResult:
+def recorded_under(walked: WalkResult, root: Path, origin: PurePath) -> WalkResult:
     """``walked``, a walk of ``root``, with every file recorded below ``origin`` instead: the
     same files uploaded again then match what the first upload stored."""
     files = [dataclasses.replace(f, origin=origin / f.path.relative_to(root)) for f in walked.files]
@@ -167,7 +168,7 @@ def _walk_dir(
     try:
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
     except OSError as exc:
-        result.skipped.append((rel_dir or ".", f"cannot list: {exc.strerror}"))
+        result.skipped.append((rel_dir or ".", f"cannot list: {exc.strerror}", "UNREADABLE"))
         return
     for entry in entries:
         name = entry.name
@@ -176,7 +177,7 @@ def _walk_dir(
             if name.lower().endswith(_DOCUMENT_SUFFIXES) and _is_file(entry):
                 # A document named like one (..md, .notes.md) is said to be skipped; dotfiles
                 # of tools (.gitignore, .env) and hidden folders pass unsaid, as git's do.
-                result.skipped.append((rel, "hidden: its name starts with a dot"))
+                result.skipped.append((rel, "hidden: its name starts with a dot", "HIDDEN"))
             continue
         try:
             is_link = entry.is_symlink()
@@ -187,7 +188,7 @@ def _walk_dir(
             if ignores.ignored(rel, True) or (exclude_spec and exclude_spec.match_file(rel + "/")):  # type: ignore[attr-defined]
                 continue
             if store is not None and _same_file(entry, store):
-                result.skipped.append((rel, "the store being written"))
+                result.skipped.append((rel, "the store being written", "STORE"))
                 continue
             _walk_dir(Path(entry.path), real_root, rel, ignores, include_spec, exclude_spec, result, store)
             continue
@@ -200,35 +201,35 @@ def _walk_dir(
             try:
                 target = path.resolve()
             except RuntimeError:  # Python 3.11's report of a loop
-                result.skipped.append((rel, "symlink loop"))
+                result.skipped.append((rel, "symlink loop", "SYMLINK"))
                 continue
             except OSError as exc:
-                result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}"))
+                result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}", "SYMLINK"))
                 continue
             try:
                 exists, target_is_dir = target.exists(), target.is_dir()
             except OSError as exc:  # a target the user may not look at
-                result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}"))
+                result.skipped.append((rel, f"cannot resolve the symlink: {exc.strerror or exc}", "SYMLINK"))
                 continue
             if not exists:
-                result.skipped.append((rel, "broken symlink"))
+                result.skipped.append((rel, "broken symlink", "SYMLINK"))
                 continue
             if target_is_dir:
-                result.skipped.append((rel, "symlinked directory (not followed)"))
+                result.skipped.append((rel, "symlinked directory (not followed)", "SYMLINK"))
                 continue
             if not target.is_relative_to(real_root):
-                result.skipped.append((rel, "symlink points outside the folder (not followed)"))
+                result.skipped.append((rel, "symlink points outside the folder (not followed)", "SYMLINK"))
                 continue
         try:
             stat = path.stat()
         except OSError as exc:
-            result.skipped.append((rel, f"cannot read: {exc.strerror}"))
+            result.skipped.append((rel, f"cannot read: {exc.strerror}", "UNREADABLE"))
             continue
         if not _is_regular(stat.st_mode):
-            result.skipped.append((rel, "not a regular file"))
+            result.skipped.append((rel, "not a regular file", "NOT_A_FILE"))
             continue
         if stat.st_size > MAX_FILE_BYTES:
-            result.skipped.append((rel, _TOO_LARGE))
+            result.skipped.append((rel, _TOO_LARGE, "TOO_LARGE"))
             continue
         result.files.append(SourceFile(path, rel, stat.st_size, stat.st_mtime))
 

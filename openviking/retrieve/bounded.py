@@ -26,19 +26,17 @@ from __future__ import annotations
 
 import atexit
 import os
-import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import DeadlineExceededError, InternalError, InvalidArgumentError
+from openviking.workers import WorkerProcess
 
 from .arrays import take, to_bool
-from .regex_worker import read_message, write_message
 
 if TYPE_CHECKING:
     import re
@@ -321,73 +319,7 @@ def _batches(lines: pa.Array, deadline: Deadline) -> list[list[str]]:
 WORKER = Path(__file__).with_name("regex_worker.py")
 
 
-@dataclass
-class _Worker:
-    """One worker process (see :mod:`.regex_worker`)."""
-
-    process: subprocess.Popen[bytes]
-
-    @classmethod
-    def start(cls) -> _Worker:
-        process = subprocess.Popen(
-            [sys.executable, "-I", str(WORKER)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        return cls(process)
-
-    def ask(self, request: tuple[str, Any, float], timeout: float) -> tuple[bool, Any]:
-        """``(answered, reply)``: the worker's reply, or ``(False, None)`` after ``timeout`` s."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        reply: list[Any] = []
-        done = threading.Event()
-        stdout = self.process.stdout
-
-        def read() -> None:
-            try:
-                reply.append(read_message(stdout))
-            except (OSError, ValueError, EOFError):
-                reply.append(None)
-            finally:
-                done.set()
-
-        reader = threading.Thread(target=read, name="openviking-regex-reply", daemon=True)
-        reader.start()
-        try:
-            write_message(self.process.stdin, request)
-        except (BrokenPipeError, OSError):
-            self.stop()
-            reader.join()
-            return True, None
-        if not done.wait(max(timeout, 0.001)):
-            return False, None
-        return True, reply[0]
-
-    def stop(self) -> None:
-        """End the process now, and release its pipes."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
-
-    def close(self) -> None:
-        """Let an idle worker end (its stdin closes), or end it."""
-        try:
-            if self.process.stdin is not None:
-                self.process.stdin.close()
-            self.process.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        self.stop()
-
-
-_idle: list[_Worker] = []
+_idle: list[WorkerProcess] = []
 _lock = threading.Lock()
 
 
@@ -402,7 +334,7 @@ def _in_worker(op: str, args: tuple[Any, ...], deadline: Deadline, what: str) ->
     with _lock:
         worker = _idle.pop() if _idle else None
     if worker is None or worker.process.poll() is not None:
-        worker = _Worker.start()
+        worker = WorkerProcess.start([sys.executable, "-I", str(WORKER)])
     keep = False
     try:
         left = deadline.left()

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openviking.arguments import describe, flag, optional_limit
+from openviking.documents.places import MARKER_PATTERN, Places
 from openviking.errors import InvalidArgumentError, InvalidURIError
 from openviking.store.fs import VikingFS, tree_key
 from openviking.uri import SCHEME, VikingURI, parse
@@ -551,6 +552,26 @@ def _spans(
     return out
 
 
+def _name_places(snap: _Snapshot, files: Sequence[int], matches: list[dict[str, Any]]) -> None:
+    """Add its ``place`` (``page 2``) to each match in a converted document: only the files with
+    a match are looked at, and only those holding a place marker are read line by line."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    distinct = list(dict.fromkeys(files))
+    if not distinct:
+        return
+    texts = snap.content.take(pa.array(distinct, pa.int64()))
+    marked = pc.match_substring_regex(texts, MARKER_PATTERN).to_pylist()
+    places = {f: Places.of(texts[i].as_py()) for i, f in enumerate(distinct) if marked[i]}
+    if not places:
+        return
+    for f, match in zip(files, matches, strict=False):
+        place = places[f].at(match["line"]) if f in places else None
+        if place is not None:
+            match["place"] = place
+
+
 def no_matches(*, count: bool = False, files_with_matches: bool = False, **_: Any) -> dict[str, Any]:
     """The result of a grep that had no file to search (a session's folder holds messages, not files)."""
     key = "counts" if count else "files" if files_with_matches else "matches"
@@ -597,6 +618,8 @@ def _result(
                 {"uri": u, "line": n, "content": t} for u, n, t in zip(owners, found.number, found.text, strict=False)
             ]
         }
+    if not count and not files_with_matches:
+        _name_places(snap, found.file[:kept], result["matches"])
     # count is the length of the list returned (files with -l, files counted with -c), as glob's
     # is; match_count is the matching lines in every mode
     listed = next(iter(result.values()))

@@ -19,33 +19,12 @@ An answer is ``("ok", value)`` or ``("error", message)``.
 
 from __future__ import annotations
 
-import pickle
 import re
 import signal
-import struct
 import sys
 from typing import IO, Any
 
-HEADER = struct.Struct(">Q")
-
-
-def read_message(stream: IO[bytes]) -> Any | None:
-    """One message from ``stream``, or None at its end."""
-    head = stream.read(HEADER.size)
-    if len(head) < HEADER.size:
-        return None
-    (size,) = HEADER.unpack(head)
-    body = stream.read(size)
-    if len(body) < size:
-        return None
-    return pickle.loads(body)
-
-
-def write_message(stream: IO[bytes], value: Any) -> None:
-    """``value`` on ``stream``, framed as :func:`read_message` reads it."""
-    body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(HEADER.pack(len(body)) + body)
-    stream.flush()
+from openviking.workers import read_message, write_message
 
 
 def answer(op: str, args: tuple[Any, ...]) -> Any:

@@ -61,17 +61,20 @@ class VikingFS:
         return slice_lines(text, offset, limit)
 
     def file_bytes(self, uri: VikingURI) -> bytes:
-        """A file's bytes as it was added (its text as UTF-8 for a file added as text).
+        """A file's bytes as they were added: a document's own (its PDF, its workbook), a text
+        file's text as UTF-8.
 
         Raises:
             NotFoundError: nothing is stored at ``uri``.
             FailedPreconditionError: ``uri`` is a directory.
         """
-        row = self.node(uri, columns=["uri", "is_dir", "content"])
+        row = self.node(uri, columns=["uri", "is_dir", "content", "raw"])
         if row["is_dir"]:
             raise FailedPreconditionError(
                 f"{uri} is a directory, which has no bytes", hint="Download a file below it", details={"uri": str(uri)}
             )
+        if row.get("raw") is not None:
+            return bytes(row["raw"])
         return str(row.get("content") or "").encode("utf-8")
 
     def abstract(self, uri: VikingURI) -> str:

@@ -249,7 +249,9 @@ class LanceStore(Tables):
         query = self._table(schema.NODES).search()
         if where and where != "TRUE":
             query = query.where(where)
-        query = query.select(list(columns or schema.NODE_COLUMNS)).limit(limit)
+        wanted = list(columns or schema.NODE_COLUMNS)
+        present = self._present(schema.NODES, wanted)  # a table an older version wrote lacks the newer ones
+        query = query.select([column for column in wanted if column in present]).limit(limit)
         return self.run(query.to_arrow)
 
     def _count_nodes(self, where: str | None = None) -> int:
@@ -263,7 +265,7 @@ class LanceStore(Tables):
 
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
-            table = self._table(schema.NODES)
+            table = self._ensure_nodes()
             self._commit(
                 table,
                 lambda: table.merge_insert("uri").when_matched_update_all().when_not_matched_insert_all().execute(data),
@@ -279,7 +281,7 @@ class LanceStore(Tables):
 
         data = pa.Table.from_pylist(_dedupe(rows, "uri"), schema=schema.nodes_schema())
         with self.write_lock():
-            table = self._table(schema.NODES)
+            table = self._ensure_nodes()
             self._commit(table, lambda: table.add(data))
 
     def table_versions(self) -> tuple[int, int]:
@@ -500,13 +502,28 @@ class LanceStore(Tables):
         return [column for column in columns if column in present]
 
     def _records_columns(self, wanted: Sequence[str]) -> set[str]:
-        """The records table's columns, looked up again only while one of ``wanted`` is missing:
-        columns are only ever added, so a table once seen with all of them keeps them, and each
-        search and each batch of an add spares object storage a request."""
-        known = self._columns_seen.get(self.records_table, set())
+        return self._present(self.records_table, wanted)
+
+    def _present(self, name: str, wanted: Sequence[str]) -> set[str]:
+        """A table's columns, looked up again only while one of ``wanted`` is missing: columns
+        are only ever added, so a table once seen with all of them keeps them, and each search
+        and each batch of an add spares object storage a request."""
+        known = self._columns_seen.get(name, set())
         if not known.issuperset(wanted):
-            known = self._columns_seen[self.records_table] = set(self.run(lambda: self.records().schema.names))
+            known = self._columns_seen[name] = set(self.run(lambda: self._table(name).schema.names))
         return known
+
+    def _ensure_nodes(self) -> Any:
+        """The nodes table, with the columns a newer version added to its schema (added empty, a
+        change of the table's metadata only, before rows that carry them are written)."""
+        table = self._table(schema.NODES)
+        fields = schema.nodes_schema()
+        present = self._present(schema.NODES, fields.names)
+        missing = [field for field in fields if field.name not in present]
+        if missing:
+            self._commit(table, lambda: table.add_columns(missing))
+            self._columns_seen.pop(schema.NODES, None)
+        return table
 
     def filtered_count(self, where: str) -> int:
         """How many records a compiled scope leaves, cached until this process writes.

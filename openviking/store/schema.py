@@ -19,6 +19,7 @@ FORMAT_VERSION = "1"
 FORM_TEXT = "text"
 FORM_CODE = "code"
 FORM_DIALOGUE = "dialogue"
+FORM_DOCUMENT = "document"  # a PDF, an Office file, a web page...: text converted from it
 
 # Columns the filter DSL may use, and their kind (how a value is turned into SQL).
 FILTER_FIELDS: dict[str, str] = {
@@ -51,6 +52,8 @@ NODE_COLUMNS = [
 
 # Everything a listing needs, without the (possibly large) content column.
 NODE_LISTING_COLUMNS = [c for c in NODE_COLUMNS if c not in ("content", "overview")]
+# Every column: what a node is copied with (a move), its document's bytes too.
+NODE_ALL_COLUMNS = [*NODE_COLUMNS, "raw"]
 
 
 def nodes_schema() -> pa.Schema:
@@ -75,6 +78,8 @@ def nodes_schema() -> pa.Schema:
             pa.field("tags", pa.list_(pa.string())),
             pa.field("content_hash", pa.string()),
             pa.field("source", pa.string()),
+            # A document's bytes as they were added (its content is the text made of them).
+            pa.field("raw", pa.large_binary()),
         ]
     )
 
@@ -102,6 +107,8 @@ def records_schema(dimension: int) -> pa.Schema:
             pa.field("updated_at", timestamp),
             pa.field("tags", pa.list_(pa.string())),
             pa.field("form", pa.string()),
+            # Where in a document the chunk is ("page 2", "slide 3", "sheet Budget A1:D40").
+            pa.field("place", pa.string()),
         ]
     )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -79,7 +78,10 @@ def added(ctx: CliContext, result: Any) -> Output:
 @command(app, "add-resource")
 def add_resource(
     ctx: CliContext,
-    path: Annotated[Path, typer.Argument(help="A local file or folder.", show_default=False)],
+    path: Annotated[
+        str,
+        typer.Argument(help="A local file or folder, a .zip/.tar.gz archive, or an http(s) URL.", show_default=False),
+    ],
     to: Annotated[str | None, typer.Option("--to", help="Exact URI of the new resource.", show_default=False)] = None,
     parent: Annotated[
         str | None, typer.Option("--parent", help="Put it in this directory, under its own name.", show_default=False)
@@ -96,10 +98,13 @@ def add_resource(
         typer.Option("--exclude", help="Leave out paths matching this glob (repeatable).", show_default=False),
     ] = None,
 ) -> Output:
-    """Add a local file or folder under viking://resources (or --to/--parent) and index it.
+    """Add a file or folder under viking://resources (or --to/--parent) and index it.
 
     Folders are mirrored one to one; hidden files, .gitignore'd paths and binary files are
-    left out. Re-adding re-indexes only what changed.
+    left out. Documents (PDF, Word, PowerPoint, Excel, OpenDocument, EPUB, RTF, HTML,
+    notebooks, CSV) are converted to text with their pages, slides and sheets kept. An
+    archive adds what is inside it; a URL adds the page or file it serves. Re-adding
+    re-indexes only what changed.
 
     Example: openviking add-resource ./docs --to viking://resources/docs --tag team=search
     """

@@ -136,7 +136,8 @@ def grep(
 
 
 def _highlighted(console: Any, matches: list[dict[str, Any]]) -> None:
-    """``uri:line:content`` with the URI, the line number and each match in color (rg's colors)."""
+    """``uri:line:content`` with the URI, the line number and each match in color (rg's colors),
+    and a converted document's place (``(page 2)``) before the content."""
     from rich.text import Text
 
     for match in matches:
@@ -145,6 +146,8 @@ def _highlighted(console: Any, matches: list[dict[str, Any]]) -> None:
         line.append(":")
         line.append(str(match["line"]), style="green")
         line.append(":")
+        if match.get("place"):
+            line.append(f"({match['place']}) ", style="dim")
         body = Text(match["content"])
         for start, end in match.get("spans") or []:
             body.stylize("bold red", start, end)

@@ -17,6 +17,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, UploadFile
 
 from openviking.errors import OpenVikingError, PermissionDeniedError, UnavailableError
+from openviking.fetch import is_url
+from openviking.origins import local_source
 from openviking.server.auth import Caller
 from openviking.server.bodies import AddResourceBody, AddSkillBody
 from openviking.server.context import CallerOf, Client, ServerState, State
@@ -70,6 +72,15 @@ def _source(
 ) -> Iterator[tuple[str, str | None, Shown]]:
     """The local path to add, the name to record it as, and how to show a result of it;
     an error from the add shows the client's name too."""
+    if path is not None and is_url(path):
+        if not caller.isolated:
+            yield path, source_name, _plain  # the library fetches it
+            return
+        # A user key's URL is fetched here, to public addresses only: never the server's own network.
+        with local_source(path, public_only=True) as fetched:
+            with _spelled(fetched.path, source_name or fetched.shown) as shown:
+                yield str(fetched.path), source_name or fetched.shown, shown
+        return
     if path is not None:
         if caller.isolated:
             raise PermissionDeniedError(
@@ -80,17 +91,24 @@ def _source(
         yield path, source_name, _plain
         return
     assert upload_id is not None  # the body has one or the other
-    with _uploads(state).taken(upload_id, caller.owner, source_name) as (local, name):
+    with _uploads(state).taken(upload_id, caller.owner, source_name) as (local, name), _spelled(local, name) as shown:
+        yield str(local), name, shown
 
-        def shown(value: Any) -> Any:
-            rewrite_warnings(lambda said: replaced(said, str(local), name))  # before the answer is made
-            return replaced(_plain(value), str(local), name)
 
-        try:
-            yield str(local), name, shown
-        except OpenVikingError as exc:
-            exc.message, exc.hint, exc.details = shown(exc.message), shown(exc.hint), shown(exc.details)
-            raise
+@contextmanager
+def _spelled(local: Path, name: str) -> Iterator[Shown]:
+    """How to show a result of adding the temporary ``local``: as ``name``; an error raised
+    inside is shown so too."""
+
+    def shown(value: Any) -> Any:
+        rewrite_warnings(lambda said: replaced(said, str(local), name))  # before the answer is made
+        return replaced(_plain(value), str(local), name)
+
+    try:
+        yield shown
+    except OpenVikingError as exc:
+        exc.message, exc.hint, exc.details = shown(exc.message), shown(exc.hint), shown(exc.details)
+        raise
 
 
 def _within_roots(path: str, roots: tuple[str, ...]) -> None:

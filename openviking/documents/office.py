@@ -1,0 +1,235 @@
+"""Word (python-docx), PowerPoint (python-pptx) and OpenDocument text (odfpy), as markdown: headings
+as headings, lists as lists (nested by their level), tables as markdown tables, in the order the
+document holds them. A slide begins with its marker and its title; its notes follow it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .converted import ConversionFailed, Converted
+from .places import marker
+
+__all__ = ["convert_docx", "convert_odt", "convert_pptx", "markdown_table"]
+
+_HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
+
+
+def markdown_table(rows: Sequence[Sequence[str]]) -> str:
+    """Rows as a markdown table, the first one its header (cells on one line, pipes escaped)."""
+    cleaned = [[" ".join(str(cell).split()).replace("|", "\\|") for cell in row] for row in rows if any(row)]
+    if not cleaned:
+        return ""
+    width = max(len(row) for row in cleaned)
+    cleaned = [row + [""] * (width - len(row)) for row in cleaned]
+    lines = ["| " + " | ".join(cleaned[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(row) + " |" for row in cleaned[1:]]
+    return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- Word
+def convert_docx(path: Path) -> Converted:
+    """A Word document's paragraphs and tables, in order.
+
+    Raises:
+        ConversionFailed: CORRUPT (not a Word document python-docx can open).
+    """
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        document = docx.Document(str(path))
+    except (PackageNotFoundError, KeyError, ValueError) as exc:
+        raise ConversionFailed("CORRUPT", f"not a Word document that opens ({exc})") from None
+    styles = {style.style_id: (style.name or "") for style in document.styles}
+    blocks: list[str] = []
+    for child in document.element.body.iterchildren():
+        tag = child.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            line = _docx_paragraph(child, styles)
+            if line:
+                blocks.append(line)
+        elif tag == "tbl":
+            blocks.append(markdown_table(_docx_rows(child)))
+    title = document.core_properties.title or None
+    return Converted(_joined(blocks), title=title)
+
+
+def _w(name: str) -> str:
+    return "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}" + name
+
+
+def _docx_text(element: Any) -> str:
+    return "".join(node.text or "" for node in element.iter(_w("t")))
+
+
+def _docx_paragraph(paragraph: Any, styles: dict[str, str]) -> str:
+    text = " ".join(_docx_text(paragraph).split())
+    if not text:
+        return ""
+    properties = paragraph.find(_w("pPr"))
+    style_id = ""
+    level: int | None = None
+    if properties is not None:
+        style = properties.find(_w("pStyle"))
+        style_id = style.get(_w("val"), "") if style is not None else ""
+        numbering = properties.find(_w("numPr"))
+        if numbering is not None:
+            depth = numbering.find(_w("ilvl"))
+            level = int(depth.get(_w("val"), "0")) if depth is not None else 0
+    name = styles.get(style_id, style_id).lower()
+    heading = _HEADING_STYLE.match(name)
+    if name == "title":
+        return "# " + text
+    if heading:
+        return "#" * min(int(heading.group(1)) + 1, 6) + " " + text
+    if level is not None or name.startswith(("list bullet", "list number", "list paragraph")):
+        depth = level if level is not None else _trailing_number(name) - 1
+        bullet = "1." if "number" in name else "-"
+        return "  " * max(depth, 0) + f"{bullet} {text}"
+    return text
+
+
+def _trailing_number(name: str) -> int:
+    found = re.search(r"(\d+)$", name)
+    return int(found.group(1)) if found else 1
+
+
+def _docx_rows(table: Any) -> list[list[str]]:
+    rows = []
+    for row in table.iter(_w("tr")):
+        rows.append([" ".join(_docx_text(cell).split()) for cell in row.iter(_w("tc"))])
+    return rows
+
+
+# ----------------------------------------------------------------------------- PowerPoint
+def convert_pptx(path: Path) -> Converted:
+    """A presentation, slide by slide: its title, its text (bullets by level), tables, notes.
+
+    Raises:
+        ConversionFailed: CORRUPT (not a presentation python-pptx can open).
+    """
+    from pptx import Presentation
+    from pptx.exc import PackageNotFoundError
+
+    try:
+        presentation = Presentation(str(path))
+    except (PackageNotFoundError, KeyError, ValueError) as exc:
+        raise ConversionFailed("CORRUPT", f"not a presentation that opens ({exc})") from None
+    parts: list[str] = []
+    count = 0
+    for number, slide in enumerate(presentation.slides, start=1):
+        count = number
+        parts.append(marker("slide", str(number)))
+        title_shape = slide.shapes.title
+        if title_shape is not None and title_shape.has_text_frame and title_shape.text_frame.text.strip():
+            parts.append("## " + " ".join(title_shape.text_frame.text.split()))
+        title_id = title_shape.shape_id if title_shape is not None else None
+        for shape in _shapes(slide.shapes):
+            if title_id is not None and shape.shape_id == title_id:
+                continue
+            parts.extend(_shape_text(shape))
+        if slide.has_notes_slide:
+            notes = slide.notes_slide.notes_text_frame
+            if notes is not None and notes.text.strip():
+                parts.append("Notes: " + " ".join(notes.text.split()))
+    title = presentation.core_properties.title or None
+    return Converted(_joined(parts), title=title, places=count)
+
+
+def _shapes(shapes: Iterable[Any]) -> Iterator[Any]:
+    """Every shape, the members of a group in place of the group."""
+    for shape in shapes:
+        members = getattr(shape, "shapes", None)
+        if members is not None and shape.shape_type is not None and "GROUP" in str(shape.shape_type):
+            yield from _shapes(members)
+        else:
+            yield shape
+
+
+def _shape_text(shape: Any) -> list[str]:
+    if getattr(shape, "has_table", False) and shape.has_table:
+        rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
+        return [markdown_table(rows)]
+    if not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
+        return []
+    lines = []
+    for paragraph in shape.text_frame.paragraphs:
+        text = " ".join("".join(run.text for run in paragraph.runs).split())
+        if text:
+            lines.append("  " * paragraph.level + "- " + text)
+    return lines
+
+
+# ----------------------------------------------------------------------------- OpenDocument
+def convert_odt(path: Path) -> Converted:
+    """An OpenDocument text: headings, paragraphs, lists and tables, in order.
+
+    Raises:
+        ConversionFailed: CORRUPT (not an OpenDocument text odfpy can open).
+    """
+    from odf import opendocument, teletype
+    from odf.namespaces import TABLENS, TEXTNS
+
+    try:
+        document = opendocument.load(str(path))
+    except Exception as exc:  # odfpy raises whatever its XML parser met, external entities included
+        raise ConversionFailed("CORRUPT", f"not an OpenDocument text that opens ({type(exc).__name__})") from None
+    blocks: list[str] = []
+
+    def text_of(element: Any) -> str:
+        return " ".join(teletype.extractText(element).split())
+
+    def walk(element: Any, depth: int) -> None:
+        for child in element.childNodes:
+            qname = getattr(child, "qname", None)
+            if qname == (TEXTNS, "h"):
+                level = int(child.attributes.get((TEXTNS, "outline-level")) or 1)
+                blocks.append("#" * min(level + 1, 6) + " " + text_of(child))
+            elif qname == (TEXTNS, "p"):
+                line = text_of(child)
+                if line:
+                    blocks.append(("  " * (depth - 1) + "- " + line) if depth else line)
+            elif qname == (TEXTNS, "list"):
+                walk(child, depth + 1)
+            elif qname == (TEXTNS, "list-item"):
+                walk(child, depth)
+            elif qname == (TABLENS, "table"):
+                rows = [
+                    [
+                        text_of(cell)
+                        for cell in row.childNodes
+                        if getattr(cell, "qname", None) == (TABLENS, "table-cell")
+                    ]
+                    for row in child.getElementsByType(_table_row())
+                ]
+                blocks.append(markdown_table(rows))
+            elif getattr(child, "childNodes", None):
+                walk(child, depth)
+
+    walk(document.text, 0)
+    return Converted(_joined(blocks))
+
+
+def _table_row() -> Any:
+    from odf.table import TableRow
+
+    return TableRow
+
+
+def _joined(blocks: Iterable[str]) -> str:
+    """Blocks of markdown, a blank line between two unless both are items of one list."""
+    out: list[str] = []
+    previous = ""
+    for block in blocks:
+        if not block:
+            continue
+        listed = block.lstrip().startswith(("- ", "1. "))
+        if out and not (listed and previous.lstrip().startswith(("- ", "1. "))):
+            out.append("")
+        out.append(block)
+        previous = block
+    return "\n".join(out) + "\n" if out else ""

@@ -1,0 +1,134 @@
+"""What an add reads when its source is not a plain local file or folder: a URL is fetched
+(:mod:`.fetch`), an archive (``.zip``, ``.tar.gz``, ``.tgz``, ``.tar``) is unpacked safely
+(:mod:`.archives`) into a folder named after it, each into a temporary folder that
+is deleted when the add ends.
+
+The nodes record where their files really came from: below the archive's own path
+(``/home/me/docs.zip/guide/intro.md``) or the URL, so that adding the same archive or URL
+again updates what it added, and removes what it no longer holds.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+
+from .archives import archive_suffix, is_archive, unpack
+from .arguments import describe
+from .errors import InvalidArgumentError, NotFoundError, OpenVikingError
+from .fetch import Address, fetch, is_url, shown_url
+
+__all__ = ["LocalSource", "existing_path", "local_source"]
+
+# An archive added from a path unpacks to at most this much (OPENVIKING_UNPACK_MAX_MB).
+DEFAULT_UNPACKED_MB = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class LocalSource:
+    """The local file or folder an add reads, what its nodes record as their source instead
+    (None: its own path), and the temporary path to spell as ``shown`` in what the add says."""
+
+    path: Path
+    recorded_as: PurePath | None
+    shown: str
+    temporary: str | None = None
+
+
+@contextmanager
+def local_source(
+    path: str | os.PathLike[str], source_name: str | None = None, *, public_only: bool = False
+) -> Iterator[LocalSource]:
+    """``path`` as something local to read: itself, or a URL's fetched file, or an archive's
+    unpacked folder (``source_name``: what to record instead, as an upload's client path).
+
+    An error raised inside names the URL or the archive, not the temporary copy.
+
+    Raises:
+        NotFoundError: ``path`` is no URL and does not exist.
+        OpenVikingError: the URL cannot be fetched, or the archive cannot be unpacked.
+    """
+    recorded: PurePath | None = _recorded(source_name)
+    if not is_url(path) and not _is_local_archive(path):
+        yield LocalSource(existing_path(path), recorded, str(path))
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="openviking-source-"))
+    try:
+        if is_url(path):
+            assert isinstance(path, str)
+            shown = shown_url(path)
+            recorded = recorded or Address(shown)
+            local = fetch(path, scratch, public_only=public_only)
+        else:
+            local = existing_path(path)
+            shown = str(path)
+            recorded = recorded or local
+        if is_archive(local):
+            local = _unpacked(local, scratch, shown)
+        try:
+            yield LocalSource(local, recorded, shown, temporary=str(local))
+        except OpenVikingError as exc:
+            exc.message = exc.message.replace(str(local), shown)
+            raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def existing_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute (``~`` expanded).
+
+    Raises:
+        InvalidArgumentError: an empty path.
+        NotFoundError: nothing is there.
+    """
+    if not isinstance(path, str | os.PathLike):
+        raise InvalidArgumentError(
+            f"path must be a string or a path (got {type(path).__name__})", details={"path": describe(path)}
+        )
+    if not os.fspath(path).strip():  # Path("") is the working directory: never added by accident
+        raise InvalidArgumentError(
+            "path must not be empty", hint="Name the file or folder to add", details={"path": ""}
+        )
+    try:
+        source = Path(path).expanduser()
+        found = source.exists()
+    except (OSError, TypeError, ValueError, RuntimeError):  # a NUL byte, a name too long, no home for ~
+        found = False
+    if not found:
+        shown = str(path)
+        shown = shown if len(shown) <= 4096 else describe(shown)
+        raise NotFoundError(f"Path not found: {shown}", details={"path": shown})
+    return source.absolute()
+
+
+def _recorded(source_name: str | None) -> PurePath | None:
+    if not source_name:
+        return None
+    return Address(shown_url(source_name)) if is_url(source_name) else Path(source_name)
+
+
+def _is_local_archive(path: str | os.PathLike[str]) -> bool:
+    try:
+        return archive_suffix(os.fspath(path)) is not None and is_archive(Path(path).expanduser())
+    except (TypeError, ValueError, OSError):
+        return False
+
+
+def _unpacked(archive: Path, scratch: Path, shown: str) -> Path:
+    """The archive unpacked into a folder named after it (``docs.tar.gz``: ``docs``); an archive
+    that holds just one folder (``tar -czf docs.tar.gz docs``) is that folder."""
+    suffix = archive_suffix(archive.name) or ""
+    name = archive.name[: -len(suffix)] or "archive"
+    folder = scratch / "unpacked" / name
+    folder.parent.mkdir()
+    cap = int(float(os.environ.get("OPENVIKING_UNPACK_MAX_MB") or DEFAULT_UNPACKED_MB) * 1024 * 1024)
+    unpack(archive, folder, cap, zipped=suffix == ".zip", what=f"The archive {shown}")
+    inner = os.listdir(folder)
+    if inner == [name] and (folder / name).is_dir() and not (folder / name).is_symlink():
+        return folder / name
+    return folder

@@ -1,0 +1,303 @@
+"""Documents made at run time for the tests and the benchmark (nothing binary is committed): a
+PDF report, Word minutes, a PowerPoint roadmap, an Excel budget, an HTML runbook with its site's
+chrome, an EPUB, a notebook, an RTF and an ODT memo, a CSV table and a PDF named like markdown;
+and bad ones (truncated, encrypted, scanned, a zip bomb, files whose extension lies).
+
+Each good document holds one sentence that only it holds (``FACTS``), on a known page, slide,
+sheet or cell, so a paraphrased question about it has one right answer and one right place.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+
+__all__ = ["FACTS", "make_bad_documents", "make_documents"]
+
+# file -> (the sentence inside it, a question that paraphrases it, the place it is on)
+FACTS: dict[str, tuple[str, str, str]] = {
+    "report.pdf": (
+        "Churn among enterprise customers fell to four percent after the onboarding redesign.",
+        "how much did big customers stop leaving once onboarding changed",
+        "page 2",
+    ),
+    "minutes.docx": (
+        "The committee approved moving the data centre to Frankfurt before the winter audit.",
+        "where did the committee decide to relocate the servers",
+        "",
+    ),
+    "roadmap.pptx": (
+        "Offline synchronisation for the mobile app ships in the third quarter.",
+        "when will the phone app work without a connection",
+        "slide 3",
+    ),
+    "budget.xlsx": (
+        "Conference travel for the research team",
+        "how much is set aside for researchers to attend conferences",
+        "sheet Travel",
+    ),
+    "runbook.html": (
+        "If the payment queue stalls, restart the settlement worker before paging finance.",
+        "what to do first when payments stop being processed",
+        "",
+    ),
+    "handbook.epub": (
+        "New employees receive their laptop from the front desk on their first morning.",
+        "where do newcomers pick up their computer",
+        "chapter 2",
+    ),
+    "analysis.ipynb": (
+        "Seasonal demand peaks in the second week of December for every region.",
+        "when does seasonal demand reach its peak",
+        "cell 3",
+    ),
+    "policy.rtf": (
+        "Visitors must be escorted at all times inside the laboratory wing.",
+        "can guests walk around the lab on their own",
+        "",
+    ),
+    "memo.odt": (
+        "The cafeteria will close early on Fridays during the renovation.",
+        "when will the canteen shut early during the building works",
+        "",
+    ),
+    "expenses.csv": (
+        "Replacement batteries for the warehouse forklifts",
+        "what did new batteries for the lifting trucks cost",
+        "",  # a CSV file is text: its hit names its lines, which are its rows
+    ),
+    # A whole PDF under a text file's name: judged by its bytes, converted, and found.
+    "scan-notes.md": (
+        "The archive boxes from the basement were digitised by an outside contractor in March.",
+        "who scanned the old paper records from the basement",
+        "page 1",
+    ),
+}
+
+FILLER = (
+    "This section records routine figures for the quarter and the usual remarks about them. "
+    "Nothing in it is unusual, and the numbers match those of the previous period closely."
+)
+
+
+def _pdf(path: Path, fact: str, *, pages: int = 3, fact_page: int = 2, title: str = "Quarterly Report") -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_title(title)
+    pdf.set_font("helvetica", size=12)
+    for number in range(1, pages + 1):
+        pdf.add_page()
+        pdf.start_section(f"Section {number}")
+        pdf.set_font("helvetica", style="B", size=16)
+        pdf.cell(0, 10, f"Section {number}", new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("helvetica", size=12)
+        pdf.multi_cell(0, 8, FILLER, new_x="LMARGIN", new_y="NEXT")
+        if number == fact_page:
+            pdf.multi_cell(0, 8, fact, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+
+
+def _docx(path: Path, fact: str) -> None:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "Committee minutes"
+    document.add_heading("Committee minutes", level=0)
+    document.add_heading("Attendance", level=1)
+    document.add_paragraph("Present: the chair, the treasurer and four members.", style="List Bullet")
+    document.add_heading("Decisions", level=1)
+    document.add_paragraph(fact)
+    table = document.add_table(rows=2, cols=2)
+    table.cell(0, 0).text, table.cell(0, 1).text = "Item", "Owner"
+    table.cell(1, 0).text, table.cell(1, 1).text = "Move plan", "Operations"
+    document.save(str(path))
+
+
+def _pptx(path: Path, fact: str) -> None:
+    from pptx import Presentation
+
+    deck = Presentation()
+    for number, (title, line) in enumerate(
+        [("Roadmap", "Where the product goes this year"), ("Q1 and Q2", "Faster search; new billing"), ("Q3", fact)],
+        start=1,
+    ):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text_frame.text = line
+        slide.notes_slide.notes_text_frame.text = f"Speaker notes for slide {number}."
+    deck.save(str(path))
+
+
+def _xlsx(path: Path, fact: str) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    summary = book.active
+    summary.title = "Summary"
+    summary.append(["Area", "Total"])
+    summary.append(["Salaries", 120000])
+    travel = book.create_sheet("Travel")
+    travel.append(["Purpose", "Amount"])
+    travel.append(["Sales visits to clients", 18000])
+    travel.append([fact, 42000])
+    book.save(str(path))
+
+
+def _html(path: Path, fact: str) -> None:
+    path.write_text(
+        "<!doctype html><html><head><title>Payments runbook</title>"
+        "<style>body { color: #333 }</style><script>trackVisitor('secret-tracking-token');</script></head>"
+        "<body><nav><a href='/'>Home</a> <a href='/pricing'>Pricing</a> Main menu</nav>"
+        "<div id='cookie-banner'>We use cookies to improve your experience. Accept all cookies.</div>"
+        "<article><h1>Payments runbook</h1><p>This runbook covers the payment pipeline and what to do "
+        "when one of its parts misbehaves during business hours.</p><h2>Stalls</h2>"
+        f"<p>{fact} See the <a href='https://wiki.example/settlement'>settlement wiki</a>.</p>"
+        "<ul><li>Check the queue depth</li><li>Check the worker logs</li></ul></article>"
+        "<footer>Copyright Example Corp. All rights reserved.</footer></body></html>",
+        encoding="utf-8",
+    )
+
+
+def _epub(path: Path, fact: str) -> None:
+    chapters = [("Welcome", "Our company builds tools for teams."), ("Your first day", fact)]
+    with zipfile.ZipFile(path, "w") as book:
+        book.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
+        book.writestr(
+            "META-INF/container.xml",
+            '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container">'
+            '<rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/>'
+            "</rootfiles></container>",
+        )
+        items = "".join(f'<item id="c{i}" href="c{i}.xhtml" media-type="application/xhtml+xml"/>' for i in range(1, 3))
+        spine = "".join(f'<itemref idref="c{i}"/>' for i in range(1, 3))
+        book.writestr(
+            "OEBPS/content.opf",
+            '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Employee handbook</dc:title></metadata>'
+            f"<manifest>{items}</manifest><spine>{spine}</spine></package>",
+        )
+        for number, (title, text) in enumerate(chapters, start=1):
+            book.writestr(
+                f"OEBPS/c{number}.xhtml",
+                f'<?xml version="1.0"?><html xmlns="http://www.w3.org/1999/xhtml"><head><title>{title}</title>'
+                f"</head><body><h1>{title}</h1><p>{text}</p></body></html>",
+            )
+
+
+def _csv(path: Path, fact: str) -> None:
+    rows = ["Item,Department,Cost", "Printer paper,Office,120", "Safety boots,Warehouse,640", f"{fact},Warehouse,2300"]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _disguised_pdf(path: Path, fact: str) -> None:
+    _pdf(path, fact, pages=1, fact_page=1, title="Records project")
+
+
+def _notebook(path: Path, fact: str) -> None:
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Demand analysis\n", "Weekly orders by region."]},
+        {"cell_type": "code", "metadata": {}, "execution_count": 1, "source": ["orders = load('orders.csv')"],
+         "outputs": [{"output_type": "stream", "name": "stdout", "text": ["OUTPUT-NOT-KEPT\n"]}]},
+        {"cell_type": "markdown", "metadata": {}, "source": [fact]},
+    ]  # fmt: skip
+    notebook = {"cells": cells, "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 5}
+    path.write_text(json.dumps(notebook), encoding="utf-8")
+
+
+def _rtf(path: Path, fact: str) -> None:
+    path.write_text("{\\rtf1\\ansi{\\fonttbl\\f0 Helvetica;}\\f0\\pard Lab safety\\par " + fact + "\\par}", "latin-1")
+
+
+def _odt(path: Path, fact: str) -> None:
+    from odf.opendocument import OpenDocumentText
+    from odf.text import H, P
+
+    memo = OpenDocumentText()
+    memo.text.addElement(H(outlinelevel=1, text="Facilities memo"))
+    memo.text.addElement(P(text=fact))
+    memo.save(str(path))
+
+
+MAKERS = {
+    "report.pdf": _pdf,
+    "minutes.docx": _docx,
+    "roadmap.pptx": _pptx,
+    "budget.xlsx": _xlsx,
+    "runbook.html": _html,
+    "handbook.epub": _epub,
+    "analysis.ipynb": _notebook,
+    "policy.rtf": _rtf,
+    "memo.odt": _odt,
+    "expenses.csv": _csv,
+    "scan-notes.md": _disguised_pdf,
+}
+
+
+def make_documents(folder: Path, names: list[str] | None = None) -> Path:
+    """The documents of ``FACTS`` (or those named) in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names or list(MAKERS):
+        MAKERS[name](folder / name, FACTS[name][0])
+    return folder
+
+
+def make_bad_documents(folder: Path) -> dict[str, str]:
+    """The bad documents in ``folder``: name -> the reason code its warning must give."""
+    folder.mkdir(parents=True, exist_ok=True)
+    full = folder / "_full.pdf"
+    _pdf(full, "A sentence that a cut-short file loses.", pages=4)
+    data = full.read_bytes()
+    full.unlink()
+    (folder / "truncated.pdf").write_bytes(data[: len(data) // 2])
+    (folder / "renamed-pdf.md").write_bytes(data[: len(data) // 2])  # a PDF's bytes under a text name
+    encrypted = folder / "locked.pdf"
+    _encrypted_pdf(encrypted)
+    _scanned_pdf(folder / "scanned.pdf")
+    with zipfile.ZipFile(folder / "not-word.docx", "w") as fake:
+        fake.writestr("readme.txt", "just a zip of text")
+    _zip_bomb(folder / "bomb.docx")
+    return {
+        "truncated.pdf": "CORRUPT",
+        "renamed-pdf.md": "CORRUPT",
+        "locked.pdf": "ENCRYPTED",
+        "scanned.pdf": "NO_TEXT",
+        "not-word.docx": "NOT_DOCUMENT",
+        "bomb.docx": "BOMB",
+    }
+
+
+def _encrypted_pdf(path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_encryption(owner_password="owner-secret", user_password="user-secret")
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(0, 10, "A locked page.")
+    pdf.output(str(path))
+
+
+def _scanned_pdf(path: Path) -> None:
+    """A page that is only a picture: no text layer at all."""
+    from fpdf import FPDF
+    from PIL import Image
+
+    image = path.with_suffix(".png")
+    Image.new("RGB", (400, 200), "white").save(image)
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(str(image), x=10, y=10, w=180)
+    pdf.output(str(path))
+    image.unlink()
+
+
+def _zip_bomb(path: Path) -> None:
+    """A .docx whose document part unpacks to 300 MiB of one repeated byte."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as bomb:
+        bomb.writestr("[Content_Types].xml", "<Types/>")
+        with bomb.open("word/document.xml", "w", force_zip64=True) as part:
+            block = b"a" * (1024 * 1024)
+            for _ in range(300):
+                part.write(block)

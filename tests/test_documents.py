@@ -1,0 +1,502 @@
+"""Documents as people have them: PDF, Word, PowerPoint, Excel, CSV, HTML, EPUB, notebooks, RTF
+and ODT are converted and found by a paraphrase of a sentence inside them, with the page, slide,
+sheet, chapter or cell named, from the SDK, the CLI and over HTTP; bad documents are named and
+the rest of the folder is added; archives and URLs are sources like folders.
+
+The documents are made at run time (tests/documents.py); the web pages come from a real HTTP
+server on 127.0.0.1 started here. The ranking tests use the bundled local model.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from documents import FACTS, make_bad_documents, make_documents
+from helpers import CONVERTERS, Cli, cli_error, hash_config, loaded_modules, snapshot, unharmed, write_hash_config
+from ovserver import ALICE_KEY, ROOT_KEY, body_of, error_of, headers, keyed_config, thread_server
+from servers import Reply, Request, StubServer
+
+from openviking.errors import OpenVikingWarning
+
+NOTE = "# Parking\n\nStaff parking moves to the north lot while the garage is resurfaced.\n"
+ROOT = "viking://resources/docs"
+
+
+def _folder(base: Path) -> tuple[Path, dict[str, str]]:
+    folder = make_documents(base / "docs")
+    bad = make_bad_documents(folder)
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    return folder, bad
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any, Path, dict[str, str], list[str]]]:
+    """Every good and bad document plus a markdown note, added once with the local model:
+    ``(client, AddResult, folder, bad name -> code, the warnings the add gave)``."""
+    from conftest import _isolate
+
+    from openviking.config import Config
+    from openviking.embedded import OpenViking
+
+    with pytest.MonkeyPatch.context() as mp:
+        _isolate(mp, tmp_path_factory.mktemp("documents-home"))
+        base = tmp_path_factory.mktemp("documents")
+        folder, bad = _folder(base)
+        client = OpenViking(path=base / "store", config=Config())
+        with pytest.warns(OpenVikingWarning) as said:
+            result = client.add_resource(folder, to=ROOT)
+        yield client, result, folder, bad, [str(warning.message) for warning in said]
+        client.close()
+
+
+# ----------------------------------------------------------------------------- found, and where
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(FACTS))
+def test_every_format_is_found_by_a_paraphrase_with_its_place(library: Any, name: str) -> None:
+    client, *_ = library
+    _, question, place = FACTS[name]
+    hits = client.find(question, target_uri=ROOT, limit=3).resources
+    assert hits and hits[0].uri == f"{ROOT}/{name}", [(h.uri, h.score) for h in hits]
+    if place:
+        assert hits[0].place is not None and hits[0].place.startswith(place), hits[0]
+        assert hits[0].place in hits[0].match_reason, hits[0]
+        assert hits[0].to_dict()["place"] == hits[0].place
+    else:  # flowing text (a letter, a web page) has no pages to name
+        assert hits[0].place is None and "place" not in hits[0].to_dict()
+
+
+@pytest.mark.slow
+def test_bad_documents_are_named_and_the_rest_of_the_folder_is_added(library: Any) -> None:
+    client, result, _, bad, warned = library
+    assert result.added == len(FACTS) + 1  # every good document, and the note
+    assert sorted(message.split(":")[0] for message in warned) == sorted(bad), warned
+    codes = {entry["path"]: entry["code"] for entry in result.skipped_files}
+    assert codes == bad, result.skipped_files
+    said = {warning["path"]: warning for warning in result.warnings}
+    for name, code in bad.items():
+        assert said[name]["code"] == code and said[name]["warning"].startswith("not added: "), said[name]
+        assert not any(entry["uri"].endswith(name) for entry in client.ls(ROOT))  # never an empty record
+    reasons = {entry["path"]: entry["reason"] for entry in result.skipped_files}
+    assert "password" in reasons["locked.pdf"]
+    assert "no text" in reasons["scanned.pdf"]
+    assert "decompression bomb" in reasons["bomb.docx"]
+    assert "Word document" in reasons["not-word.docx"]
+    assert "cut short" in reasons["truncated.pdf"] and "cut short" in reasons["renamed-pdf.md"]
+    hits = client.find("where do employees park during the garage works", target_uri=ROOT, limit=1).resources
+    assert hits[0].uri == f"{ROOT}/parking.md"
+
+
+@pytest.mark.slow
+def test_read_gives_the_text_with_its_markers_and_the_bytes_stay_readable(library: Any) -> None:
+    client, _, folder, *_ = library
+    text = client.read(f"{ROOT}/report.pdf")
+    assert "<!-- page 2 -->" in text and FACTS["report.pdf"][0] in text
+    lines = text.split("\n")
+    page_two = lines.index("<!-- page 2 -->")
+    assert client.read(f"{ROOT}/report.pdf", offset=page_two, limit=2).split("\n")[0] == "<!-- page 2 -->"
+    assert "<!-- slide 3 -->" in client.read(f"{ROOT}/roadmap.pptx")
+    assert "<!-- sheet Travel A1:B3 -->" in client.read(f"{ROOT}/budget.xlsx")
+    for name in ("report.pdf", "budget.xlsx", "scan-notes.md", "runbook.html"):
+        assert client.download(f"{ROOT}/{name}") == (folder / name).read_bytes()
+    assert client.download(f"{ROOT}/parking.md") == NOTE.encode()
+
+
+@pytest.mark.slow
+def test_documents_are_summarised_like_any_page(library: Any) -> None:
+    client, *_ = library
+    stat = client.stat(f"{ROOT}/report.pdf")
+    assert stat.abstract.startswith("Quarterly Report"), stat.abstract
+    assert "<!--" not in stat.abstract
+    assert "Quarterly Report" in client.overview(ROOT) and "Committee minutes" in client.overview(ROOT)
+
+
+@pytest.mark.slow
+def test_html_is_indexed_as_a_reader_sees_it(library: Any) -> None:
+    client, *_ = library
+    text = client.read(f"{ROOT}/runbook.html")
+    for chrome in ("trackVisitor", "secret-tracking-token", "color: #333", "Main menu", "cookies", "Copyright"):
+        assert chrome not in text, chrome
+    assert "[settlement wiki](https://wiki.example/settlement)" in text
+    assert text.startswith("# Payments runbook")
+    assert client.stat(f"{ROOT}/runbook.html").abstract.startswith("Payments runbook")
+    assert not client.grep(ROOT, "secret-tracking-token").matches
+
+
+@pytest.mark.slow
+def test_a_notebook_keeps_its_cells_and_leaves_out_their_outputs(library: Any) -> None:
+    client, *_ = library
+    text = client.read(f"{ROOT}/analysis.ipynb")
+    assert "orders = load('orders.csv')" in text and "<!-- cell 2 (code) -->" in text
+    assert "OUTPUT-NOT-KEPT" not in text
+
+
+@pytest.mark.slow
+def test_grep_lines_name_their_place(library: Any) -> None:
+    client, *_ = library
+    found = client.grep(ROOT, "Churn among|Offline synchronisation|Conference travel|parking moves")
+    places = {match.uri.rsplit("/", 1)[-1]: match.place for match in found.matches}
+    assert places == {
+        "report.pdf": "page 2",
+        "roadmap.pptx": "slide 3",
+        "budget.xlsx": "sheet Travel A1:B3",
+        "parking.md": None,
+    }, places
+    assert "place" not in next(m for m in found.matches if m.uri.endswith("parking.md")).to_dict()
+
+
+@pytest.mark.slow
+def test_the_cli_names_the_place_and_warns_of_each_bad_document(library: Any, cli: Cli, tmp_path: Path) -> None:
+    client, _, folder, bad, _ = library
+    store = ["--store", client.store_path]
+    found = cli("find", FACTS["report.pdf"][1], "--uri", ROOT, "-n", "1", "-o", "json", *store).json()
+    hit = found["result"]["resources"][0]
+    assert hit["uri"] == f"{ROOT}/report.pdf" and hit["place"] == "page 2", hit
+    grep = cli("grep", "Churn among", "--uri", ROOT, "-o", "json", *store).json()["result"]["matches"]
+    assert grep[0]["place"] == "page 2"
+    raw = cli("read", "--raw", f"{ROOT}/report.pdf", "-o", "json", *store).json()["result"]
+    assert base64.b64decode(raw["content_base64"]) == (folder / "report.pdf").read_bytes()
+
+    # A new store, added from the command line: a Warning: line on stderr per bad document.
+    added = cli("add-resource", folder, "--store", tmp_path / "store", "--config", write_hash_config(tmp_path / "c"))
+    assert added.code == 0, added.err
+    warnings = [line for line in added.err.splitlines() if line.startswith("Warning: ")]
+    assert sorted(line.split(":")[1].strip() for line in warnings) == sorted(bad), added.err
+    assert "Warning: locked.pdf: not added: protected by a password" in added.err
+    assert "Traceback" not in added.err
+
+
+# ----------------------------------------------------------------------------- over HTTP
+@pytest.mark.slow
+def test_documents_uploaded_over_http_are_found_with_their_place(tmp_path: Path, cli: Cli) -> None:
+    """A user key cannot name a path on the server's machine: the HTTP SDK uploads the folder
+    (temp_upload, then resources), and the server converts what it unpacks."""
+    from openviking_sdk import SyncHTTPClient as UpstreamClient
+
+    from openviking.http_client import SyncHTTPClient
+
+    folder = make_documents(tmp_path / "docs", ["report.pdf", "roadmap.pptx", "budget.xlsx"])
+    config = {key: value for key, value in keyed_config().items() if key != "embedding"}  # the local model
+    with thread_server(config, tmp_path / "store") as url:
+        with SyncHTTPClient(url, api_key=ALICE_KEY) as alice:
+            result = alice.add_resource(folder)
+            assert result.added == 3, result
+            root = result.root_uri
+            for name in ("report.pdf", "roadmap.pptx", "budget.xlsx"):
+                _, question, place = FACTS[name]
+                hit = alice.find(question, target_uri=root, limit=1).resources[0]
+                assert hit.uri == f"{root}/{name}" and hit.place is not None and hit.place.startswith(place), hit
+            assert alice.grep(root, "Churn among").matches[0].place == "page 2"
+            assert alice.download(f"{root}/report.pdf") == (folder / "report.pdf").read_bytes()
+        upstream = UpstreamClient(url=url, api_key=ALICE_KEY)
+        upstream.initialize()
+        try:
+            assert upstream.download_bytes(f"{root}/report.pdf") == (folder / "report.pdf").read_bytes()
+        finally:
+            upstream.close()
+        remote = cli("--url", url, "--api-key", ALICE_KEY, "find", FACTS["roadmap.pptx"][1], "-u", root, "-o", "json")
+        assert remote.json()["result"]["resources"][0]["place"] == "slide 3", remote.out
+
+
+def test_converters_load_only_in_the_worker_that_converts(tmp_path: Path) -> None:
+    folder = make_documents(tmp_path / "docs", ["report.pdf", "minutes.docx", "budget.xlsx", "runbook.html"])
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    code = (
+        "import warnings\nfrom openviking import OpenViking\nfrom openviking.config import config_from_dict\n"
+        f"with OpenViking(path={str(tmp_path / 'store')!r}, config=config_from_dict({{'embedding': {{'dense': "
+        f"{{'provider': 'hash'}}}}}})) as client:\n"
+        f"    assert client.add_resource({str(folder)!r}).added == 5\n"
+        "    assert client.grep('viking://resources', 'Churn among').matches[0].place == 'page 2'"
+    )
+    loaded = loaded_modules(code)
+    assert [m for m in loaded if m.split(".")[0] in CONVERTERS] == []
+
+
+# ----------------------------------------------------------------------------- deadlines, caps, re-adds
+def test_a_converter_that_runs_past_its_deadline_is_stopped(
+    hash_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = make_documents(tmp_path / "docs", ["report.pdf"])
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    monkeypatch.setenv("OPENVIKING_CONVERT_TIMEOUT", "0.001")  # no conversion finishes this fast
+    with pytest.warns(OpenVikingWarning, match=r"^report.pdf: not added: its conversion took longer than 0.001 s"):
+        result = hash_client.add_resource(folder)
+    assert result.added == 1 and [(e["path"], e["code"]) for e in result.skipped_files] == [("report.pdf", "TIMEOUT")]
+    assert "was stopped" in result.skipped_files[0]["reason"]
+    monkeypatch.delenv("OPENVIKING_CONVERT_TIMEOUT")
+    again = hash_client.add_resource(folder)  # a fresh worker, once the late one was killed
+    assert again.added == 1 and again.unchanged == 1, again
+
+
+def test_an_unchanged_document_is_not_converted_again(
+    hash_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    folder = make_documents(tmp_path / "docs", ["report.pdf", "budget.xlsx", "roadmap.pptx"])
+    first = hash_client.add_resource(folder)
+    assert first.added == 3, first
+    # Any conversion now would miss its deadline and be skipped: none may happen.
+    monkeypatch.setenv("OPENVIKING_CONVERT_TIMEOUT", "0.001")
+    assert hash_client.add_resource(folder).unchanged == 3
+    report = folder / "report.pdf"
+    os.utime(report, (report.stat().st_atime, report.stat().st_mtime + 60))  # touched, bytes the same
+    touched = hash_client.add_resource(folder)
+    assert touched.unchanged == 3 and touched.skipped == 0, touched
+    monkeypatch.delenv("OPENVIKING_CONVERT_TIMEOUT")
+    from documents import _pdf
+
+    _pdf(report, "Churn among small customers rose to nine percent during the price change.")
+    changed = hash_client.add_resource(folder)
+    assert changed.updated == 1 and changed.unchanged == 2, changed
+    assert "nine percent" in hash_client.read("viking://resources/docs/report.pdf")
+
+
+def test_a_store_made_before_documents_takes_them(tmp_path: Path) -> None:
+    """A store whose tables lack the columns documents need (their bytes, their places) gets
+    them on the first document added, and what it held stays."""
+    import lancedb
+
+    from openviking.embedded import OpenViking
+
+    store = tmp_path / "store"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "parking.md").write_text(NOTE, encoding="utf-8")
+    with OpenViking(path=store, config=hash_config()) as client:
+        client.add_resource(notes)
+    db = lancedb.connect(str(store))
+    tables = {name: db.open_table(name) for name in db.list_tables().tables}
+    tables["nodes"].drop_columns(["raw"])
+    records = next(name for name in tables if name.startswith("records"))
+    tables[records].drop_columns(["place"])
+    report = make_documents(tmp_path / "new", ["report.pdf"]) / "report.pdf"
+    with OpenViking(path=store, config=hash_config()) as client:
+        assert client.add_resource(report).added == 1
+        assert client.grep("viking://resources", "Churn among").matches[0].place == "page 2"
+        assert client.download("viking://resources/report.pdf") == report.read_bytes()
+        assert client.read("viking://resources/notes/parking.md") == NOTE
+        assert client.download("viking://resources/notes/parking.md") == NOTE.encode()
+
+
+# ----------------------------------------------------------------------------- archives
+def _zip(folder: Path, target: Path, prefix: str = "") -> Path:
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            archive.write(path, prefix + path.relative_to(folder).as_posix())
+    return target
+
+
+def test_an_archive_adds_what_is_inside_it(hash_client: Any, tmp_path: Path) -> None:
+    folder = make_documents(tmp_path / "kb", ["report.pdf", "minutes.docx"])
+    (folder / "guide").mkdir()
+    (folder / "guide" / "parking.md").write_text(NOTE, encoding="utf-8")
+    zipped = _zip(folder, tmp_path / "kb.zip")
+    result = hash_client.add_resource(zipped)
+    assert result.root_uri == "viking://resources/kb" and result.added == 3, result
+    assert hash_client.stat("viking://resources/kb/guide/parking.md").source == f"{zipped}/guide/parking.md"
+    assert hash_client.grep("viking://resources/kb", "Churn among").matches[0].place == "page 2"
+    assert hash_client.add_resource(zipped).unchanged == 3
+
+    (folder / "minutes.docx").unlink()
+    _zip(folder, zipped)
+    again = hash_client.add_resource(zipped)
+    assert again.removed == 1 and again.unchanged == 2, again
+
+    # A folder archived under its own name (tar -czf kb.tar.gz kb) is that folder.
+    packed = tmp_path / "notes.tar.gz"
+    with tarfile.open(packed, "w:gz") as tar:
+        tar.add(folder, arcname="notes")
+    assert hash_client.add_resource(packed).root_uri == "viking://resources/notes"
+    assert {e["uri"].rsplit("/", 1)[-1] for e in hash_client.ls("viking://resources/notes")} >= {"guide", "report.pdf"}
+
+
+def test_an_archive_in_a_folder_is_named_not_added(hash_client: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    (inner / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    _zip(inner, folder / "bundle.zip")
+    result = hash_client.add_resource(folder)
+    assert result.added == 1 and result.skipped_files == [
+        {"path": "bundle.zip", "reason": "an archive: add it on its own to add what it holds", "code": "ARCHIVE"}
+    ]
+
+
+def test_an_unsafe_or_oversized_archive_is_refused_and_nothing_is_lost(
+    handbook_client: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as archive:
+        archive.writestr("ok.md", "# fine\n")
+        archive.writestr("../escape.md", "# out\n")
+    error = unharmed(handbook_client, lambda: handbook_client.add_resource(evil), "deploy")
+    assert error.code == "INVALID_ARGUMENT"
+    refusal = "'../escape.md' leaves the folder (an absolute path or '..')"
+    assert error.message == f"The archive {evil} is refused: {refusal}"
+    assert not (tmp_path / "escape.md").exists()
+
+    big = tmp_path / "big.zip"
+    with zipfile.ZipFile(big, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("big.md", "a" * (3 * 1024 * 1024))
+    monkeypatch.setenv("OPENVIKING_UNPACK_MAX_MB", "1")
+    error = unharmed(handbook_client, lambda: handbook_client.add_resource(big), "deploy")
+    assert error.code == "INVALID_ARGUMENT" and error.details == {"limit_bytes": 1024 * 1024}
+    assert error.message == f"The archive {big} unpacks to more than 1048576 bytes"
+
+
+# ----------------------------------------------------------------------------- web pages
+PAGE = (
+    "<!doctype html><html><head><title>Deploy checklist</title><script>track('tok')</script></head><body>"
+    "<nav>Home | Docs | Pricing</nav><main><h1>Deploy checklist</h1><p>Before every release, freeze the "
+    "database schema and announce the window in the operations channel.</p></main></body></html>"
+)
+
+
+class Site:
+    """A web site on 127.0.0.1: pages by path, a redirect, a slow page, a big file."""
+
+    def __init__(self, report: bytes) -> None:
+        self.pages: dict[str, Reply] = {
+            "/guide/checklist": Reply(data=PAGE.encode(), content_type="text/html; charset=utf-8"),
+            "/files/report.pdf": Reply(data=report, content_type="application/pdf"),
+            "/old-checklist": Reply(status=301, data=b"", headers={"Location": "/guide/checklist"}),
+            "/slow": Reply(data=PAGE.encode(), content_type="text/html", delay=5),
+            "/big.txt": Reply(data=b"word " * 400_000, content_type="text/plain"),
+            "/broken": Reply(status=500, data=b"oops", content_type="text/plain"),
+        }
+        self.server = StubServer(self._answer)
+
+    def _answer(self, request: Request) -> Reply:
+        return self.pages.get(request.path.split("?")[0], Reply(status=404, data=b"no", content_type="text/plain"))
+
+    def __enter__(self) -> Site:
+        self.server.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.__exit__(*exc)
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site]:
+    report = make_documents(tmp_path / "site-files", ["report.pdf"]) / "report.pdf"
+    with Site(report.read_bytes()) as served:
+        yield served
+
+
+def test_a_web_page_is_a_source_that_adding_again_updates(hash_client: Any, site: Site) -> None:
+    page = f"{site.url}/guide/checklist"
+    result = hash_client.add_resource(page)
+    assert result.root_uri == "viking://resources/checklist.html" and result.added == 1, result
+    stat = hash_client.stat("viking://resources/checklist.html")
+    assert stat.source == page
+    text = hash_client.read("viking://resources/checklist.html")
+    assert "freeze the database schema" in text and "track(" not in text and "Pricing" not in text
+    assert hash_client.add_resource(page).unchanged == 1
+    site.pages["/guide/checklist"] = Reply(data=PAGE.replace("freeze", "lock").encode(), content_type="text/html")
+    assert hash_client.add_resource(page).updated == 1
+    assert "lock the database schema" in hash_client.read("viking://resources/checklist.html")
+
+    # A redirect is followed; what is recorded is the address as it was given.
+    moved = hash_client.add_resource(f"{site.url}/old-checklist", to="viking://resources/moved")
+    assert moved.added == 1 and hash_client.stat("viking://resources/moved").source == f"{site.url}/old-checklist"
+
+    pdf = hash_client.add_resource(f"{site.url}/files/report.pdf")
+    assert pdf.root_uri == "viking://resources/report.pdf" and pdf.added == 1
+    assert hash_client.grep("viking://resources/report.pdf", "Churn among").matches[0].place == "page 2"
+
+
+def test_credentials_in_a_url_are_never_shown_or_stored(hash_client: Any, site: Site) -> None:
+    secret = "hunter2-url-secret"
+    page = site.url.replace("http://", f"http://reader:{secret}@") + "/guide/checklist"
+    result = hash_client.add_resource(page)
+    assert result.added == 1
+    stat = hash_client.stat(result.root_uri)
+    assert stat.source == f"{site.url}/guide/checklist" and secret not in json.dumps(stat.to_dict())
+    error = unharmed(hash_client, lambda: hash_client.add_resource(page.replace("checklist", "gone")))
+    assert secret not in error.message and secret not in json.dumps(error.details)
+
+
+@pytest.mark.parametrize(
+    ("path", "env", "code", "message"),
+    [
+        ("/missing", {}, "NOT_FOUND", "Nothing at {url}/missing (HTTP 404)"),
+        ("/broken", {}, "UNAVAILABLE", "Cannot fetch {url}/broken: HTTP 500 Internal Server Error"),
+        ("/slow", {"OPENVIKING_FETCH_TIMEOUT": "0.5"}, "DEADLINE_EXCEEDED", "{url}/slow did not answer within 0.5 s"),
+        (
+            "/big.txt",
+            {"OPENVIKING_FETCH_MAX_MB": "1"},
+            "INVALID_ARGUMENT",
+            "{url}/big.txt is 2,000,000 bytes: more than 1,048,576",
+        ),  # fmt: skip
+    ],
+)
+def test_a_url_that_cannot_be_fetched_is_an_error_and_nothing_is_lost(
+    handbook_client: Any,
+    handbook_ov: Cli,
+    site: Site,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    path: str,
+    env: dict[str, str],
+    code: str,
+    message: str,
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    url = site.url + path
+    error = unharmed(handbook_client, lambda: handbook_client.add_resource(url), "deploy")
+    assert (error.code, error.message) == (code, message.format(url=site.url))
+    before = snapshot(tmp_path / "store")
+    failed = cli_error(handbook_ov("add-resource", url, "-o", "json"), code, 2 if code == "INVALID_ARGUMENT" else 1)
+    assert failed["message"] == message.format(url=site.url)
+    table = handbook_ov("add-resource", url)
+    assert table.err.startswith(f"Error: {message.format(url=site.url)}") and "Traceback" not in table.err
+    assert snapshot(tmp_path / "store") == before
+
+
+def test_a_server_fetches_urls_for_the_root_key_and_only_public_ones_for_users(tmp_path: Path, site: Site) -> None:
+    page = f"{site.url}/guide/checklist"
+    with thread_server(keyed_config(), tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        added = body_of(http.post("/api/v1/resources", json={"path": page}, headers=headers(ROOT_KEY)))
+        assert added["root_uri"] == "viking://resources/checklist.html" and added["added"] == 1
+        refused = error_of(
+            http.post("/api/v1/resources", json={"path": page}, headers=headers(ALICE_KEY)), 403, "PERMISSION_DENIED"
+        )
+        assert refused["message"] == "127.0.0.1 is not a public address, and this server fetches only public ones"
+        missing = error_of(
+            http.post("/api/v1/resources", json={"path": f"{site.url}/missing"}, headers=headers(ROOT_KEY)),
+            404,
+            "NOT_FOUND",
+        )
+        assert missing["message"] == f"Nothing at {site.url}/missing (HTTP 404)"
+        listed = body_of(http.get("/api/v1/fs/ls", params={"uri": "viking://resources"}, headers=headers(ROOT_KEY)))
+        assert [entry["uri"] for entry in listed] == ["viking://resources/checklist.html"]
+
+
+def test_an_archive_at_a_url_adds_what_is_inside(hash_client: Any, site: Site, tmp_path: Path) -> None:
+    folder = make_documents(tmp_path / "bundle", ["roadmap.pptx"])
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+        tar.add(folder, arcname="bundle")
+    site.pages["/releases/bundle.tar.gz"] = Reply(data=buffer.getvalue(), content_type="application/gzip")
+    result = hash_client.add_resource(f"{site.url}/releases/bundle.tar.gz")
+    assert result.root_uri == "viking://resources/bundle" and result.added == 2, result
+    source = hash_client.stat("viking://resources/bundle/parking.md").source
+    assert source == f"{site.url}/releases/bundle.tar.gz/parking.md"
