@@ -48,6 +48,7 @@ TOP_LEVEL_KEYS = frozenset(
         "embedding",
         "vlm",
         "query_planner",
+        "memory",
         "rerank",
         "retrieval",
         "grep",
@@ -228,6 +229,7 @@ class Config:
     embedding: EmbeddingConfig = EmbeddingConfig()
     vlm: LLMConfig = LLMConfig()
     query_planner: LLMConfig = LLMConfig()
+    memory_llm: LLMConfig = LLMConfig()
     rerank: RerankConfig = RerankConfig()
     retrieval: RetrievalConfig = RetrievalConfig()
     abstract_max_chars: int = 256
@@ -244,6 +246,12 @@ class Config:
     def planner(self) -> LLMConfig:
         """The model for intent analysis: ``query_planner`` when set, else ``vlm``."""
         return self.query_planner if self.query_planner.is_configured else self.vlm
+
+    @property
+    def memory_model(self) -> LLMConfig:
+        """The model that takes memories from a commit: ``memory.llm`` when set, else ``vlm``
+        (neither: memories are taken extractively)."""
+        return self.memory_llm if self.memory_llm.is_configured else self.vlm
 
     def store_path(self, explicit: str | os.PathLike[str] | None = None) -> str:
         """The store location: the flag, ``OPENVIKING_STORE``, ``storage.workspace``, the default."""
@@ -298,7 +306,12 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     embedding = _section(raw, "embedding")
     dense = _section(embedding, "dense", prefix="embedding.")
     semantic = _section(raw, "semantic")
-    sections = {"storage": storage, "embedding": embedding, "embedding.dense": dense, "semantic": semantic}
+    memory = _section(raw, "memory")
+    memory_llm = _section(memory, "llm", prefix="memory.")
+    sections = {
+        "storage": storage, "embedding": embedding, "embedding.dense": dense, "semantic": semantic, "memory": memory,
+        "memory.llm": memory_llm,
+    }  # fmt: skip
     for name, read in _keys_read().items():
         _no_typos(name, sections[name] if name in sections else _section(raw, name), read)
     dense = {**dense}
@@ -316,6 +329,7 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
         embedding=_build(EmbeddingConfig, dense, "embedding.dense"),
         vlm=_build(LLMConfig, _section(raw, "vlm"), "vlm"),
         query_planner=_build(LLMConfig, _section(raw, "query_planner"), "query_planner"),
+        memory_llm=_build(LLMConfig, memory_llm, "memory.llm"),
         rerank=_build(RerankConfig, _section(raw, "rerank"), "rerank"),
         retrieval=_build(RetrievalConfig, _section(raw, "retrieval"), "retrieval"),
         abstract_max_chars=_positive_int(semantic, "abstract_max_chars", 256),
@@ -376,6 +390,8 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
         "embedding.dense": of(EmbeddingConfig, "backend", "model_name"),
         "vlm": llm,
         "query_planner": llm,
+        "memory": ("llm",),
+        "memory.llm": llm,
         "rerank": of(RerankConfig, "model_name"),
         "retrieval": of(RetrievalConfig),
         "semantic": ("abstract_max_chars", "overview_max_chars"),

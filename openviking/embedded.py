@@ -22,6 +22,8 @@ from .hits import FindResult
 from .interface import MessageContent, ProgressCallback
 from .results import (
     AddResult,
+    CommitResult,
+    ContextResult,
     DoctorReport,
     Entry,
     GlobResult,
@@ -34,6 +36,7 @@ from .results import (
     ReindexResult,
     Relation,
     RemoveResult,
+    SessionContext,
     SessionDeleted,
     SessionInfo,
     Stat,
@@ -310,7 +313,7 @@ class OpenViking(Embedded):
         from .store.relations import links_from
 
         source = sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
-        self._namespace().fs.node(source, columns=["uri"])
+        self._namespace().stat(source)  # NOT_FOUND for nothing there; a session has no links
         return links_from(self._open(), str(source))
 
     # ------------------------------------------------------------------ writing
@@ -537,6 +540,60 @@ class OpenViking(Embedded):
     def delete_session(self, session_id: str) -> SessionDeleted:
         """Delete a session and its messages."""
         return self._sessions().delete(session_id)
+
+    def commit_session(self, session_id: str, keep_recent_count: int = 0, *, dry_run: bool = False) -> CommitResult:
+        """Archive the session's new messages and keep what they say as memories (see the interface)."""
+        from .ingest.committing import commit_session
+        from .models.llm import make_chat
+        from .session.sessions import validate_session_id
+
+        sid = validate_session_id(session_id)
+        keep = whole_number(keep_recent_count, "keep_recent_count", maximum=10_000)
+        dry_run = flag(dry_run, "dry_run")
+        chat = make_chat(self.config.memory_model, purpose="memory extraction")
+        store = self._open()
+        self._sessions().commit_state(sid)  # a session that is not there is NOT_FOUND before any write
+        if dry_run:  # no write: the embedder is only checked against the store's, never bound to it
+            from .ingest.transaction import check_embedder, limits_of
+
+            embedder = self.embedder()
+            if store.has_records:
+                check_embedder(store, embedder)
+            limits = limits_of(self.config, self._warn)
+            return commit_session(store, embedder, self.user, sid, chat=chat, keep_recent_count=keep, dry_run=True,
+                                  limits=limits)  # fmt: skip
+        with self._writing(store, [VikingURI(("user", self.user, "history", sid))]) as w:
+            return commit_session(store, w.embedder, self.user, sid, chat=chat, keep_recent_count=keep, limits=w.limits)
+
+    def get_session_context(self, session_id: str, token_budget: int = 128_000) -> SessionContext:
+        """The session's messages since its last commit, and its latest archive's overview, within
+        a budget of tokens (see the interface)."""
+        from .retrieve.context import session_context
+        from .session.sessions import validate_session_id
+
+        sid = validate_session_id(session_id)
+        budget = whole_number(token_budget, "token_budget", maximum=None)
+        return session_context(self._open(), self.user, sid, budget)
+
+    def context(
+        self,
+        query: str,
+        target_uri: str | Sequence[str] = "",
+        session_id: str | None = None,
+        budget: int = 2000,
+        limit: int = 20,
+    ) -> ContextResult:
+        """The best context for ``query`` within ``budget`` tokens (see the interface)."""
+        from .retrieve.context import pack
+
+        budget = whole_number(budget, "budget", minimum=1, maximum=1_000_000)
+        limit = whole_number(limit, "limit", minimum=1, maximum=200)
+        found = (
+            self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
+            if session_id
+            else self.find(query, target_uri=target_uri, limit=limit)
+        )
+        return pack(self._open(), found, budget)
 
     def session(self, session_id: str | None = None) -> Session:
         """A :class:`~openviking.interface.Session` handle, created when needed."""

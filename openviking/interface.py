@@ -22,6 +22,8 @@ from .message import TextPart
 from .operations import NoTool, Param, Route, Tool, declared, operation
 from .results import (
     AddResult,
+    CommitResult,
+    ContextResult,
     DoctorReport,
     Entry,
     GlobResult,
@@ -35,6 +37,7 @@ from .results import (
     ReindexResult,
     Relation,
     RemoveResult,
+    SessionContext,
     SessionDeleted,
     SessionInfo,
     Stat,
@@ -198,7 +201,7 @@ class Operations(Protocol):
         declared()
 
     @operation(
-        http=Route("POST", "/api/v1/search/search"),
+        http=Route("POST", "/api/v1/search/search", custom=True),
         mcp=Tool(
             "Find with a session's context",
             "Like find, but with a conversation's context: when session_id names a session with "
@@ -805,6 +808,107 @@ class Operations(Protocol):
         """
         declared()
 
+    @operation(
+        http=Route("POST", "/api/v1/sessions/{session_id}/commit"),
+        mcp=Tool(
+            "Commit a conversation to memory",
+            "Archive a recorded conversation's messages since its last commit as a searchable "
+            "transcript, and keep what they say about the user as memories (each dated to the day "
+            "it tells of, merged with what is remembered already). Call it when a conversation, or "
+            "a part of it worth keeping, has ended; committing again with no new messages changes "
+            "nothing. dry_run shows what would be archived and remembered, writing nothing. "
+            "Result: JSON {status, archived, archive_uri, messages_archived, extraction, "
+            "extraction_error, memories: [{uri, category, text, day, action: created|merged|skipped}]}.",
+            '{"session_id": "design-review"}',
+            ("session_id", "keep_recent_count", "dry_run"),
+        ),
+        command="session commit",
+        writes=True,
+        upstream={
+            "retention_mode": "the newest messages are kept live by keep_recent_count only",
+            "keep_recent_turn_count": "the newest messages are kept live by keep_recent_count only",
+            "retained_message_token_budget": "the newest messages are kept live by keep_recent_count only",
+            "min_raw_tail_steps": "the newest messages are kept live by keep_recent_count only",
+            "extraction_metadata": "memories carry no event tags here",
+            "enable_working_memory": "a commit writes no working-memory summary",
+            "telemetry": "commits carry no telemetry",
+        },
+        params={
+            "session_id": Param("The session."),
+            "keep_recent_count": Param("Leave this many of the newest messages for the next commit.", ge=0, le=10_000),
+            "dry_run": Param("Say what would be archived and remembered, and write nothing."),
+        },
+    )
+    def commit_session(self, session_id: str, keep_recent_count: int = 0, *, dry_run: bool = False) -> CommitResult:
+        """Archive the session's messages since the last commit as a transcript under
+        ``viking://user/<user>/history/<session>/``, and keep what they say about the user as
+        memories, by the LLM when one is configured (``memory.llm``, else ``vlm``), else
+        extractively. Again with no new message: ``status`` ``skipped``, nothing changes.
+
+        Raises:
+            NotFoundError: no such session.
+        """
+        declared()
+
+    @operation(
+        http=Route("GET", "/api/v1/sessions/{session_id}/context"),
+        mcp=NoTool("an agent's host holds its conversation; context gives an agent what it needs"),
+        command="session context",
+        params={
+            "session_id": Param("The session."),
+            "token_budget": Param("The most tokens the messages and the archive's overview may take.", ge=0),
+        },
+    )
+    def get_session_context(self, session_id: str, token_budget: int = 128_000) -> SessionContext:
+        """What a session gives a prompt within ``token_budget`` tokens, as upstream's: its
+        messages since the last commit, newest kept first, and the latest archive's overview
+        when it fits too.
+
+        Raises:
+            NotFoundError: no such session.
+            InvalidArgumentError: a negative budget.
+        """
+        declared()
+
+    @operation(
+        http=Route("POST", "/api/v1/search/context"),
+        mcp=Tool(
+            "Context for a prompt, within a budget of tokens",
+            "The best context for a question that fits in a budget of tokens: memories about the "
+            "user, directory summaries and the chunks of files that answer it, packed breadth "
+            "first (the most relevant pieces briefly, then more of each while tokens are left), "
+            "without repeats, each with its URI and why it was chosen. Use it to fill a prompt; use "
+            "find for a list of hits to explore. Result: JSON {entries: [{uri, category, score, "
+            "detail, text, tokens, reason}], rendered (markdown), budget, used_tokens, tokenizer}.",
+            '{"query": "how do I rotate the API keys", "budget": 1500}',
+            ("query", "target_uri", "session_id", "budget"),
+        ),
+        command="context",
+        params={
+            "query": Param("What the context is for: a question or a task."),
+            "target_uri": Param("Only what is below this URI, or these (default: every scope)."),
+            "session_id": Param("A session whose recent messages shape the search (search's planning)."),
+            "budget": Param("The most tokens the context may take (upstream's max_tokens).", ge=1, le=1_000_000),
+            "limit": Param("How many hits to choose the pieces from.", ge=1, le=200),
+        },
+    )
+    def context(
+        self,
+        query: str,
+        target_uri: str | Sequence[str] = "",
+        session_id: str | None = None,
+        budget: int = 2000,
+        limit: int = 20,
+    ) -> ContextResult:
+        """The best memories, summaries and chunks for ``query`` that fit in ``budget`` tokens
+        (counted with the bundled model's tokenizer), each with its URI and why it was chosen,
+        rendered as markdown too.
+
+        Raises:
+            InvalidArgumentError: an empty query, or a budget or limit out of range.
+        """
+        declared()
+
     # ------------------------------------------------------------------ health
     @operation(
         http=Route("GET", "/api/v1/doctor", custom=True),
@@ -888,3 +992,15 @@ class Session:
     def delete(self) -> SessionDeleted:
         """Delete the session and its messages."""
         return self._client.delete_session(self.session_id)
+
+    def commit(self, keep_recent_count: int = 0, *, dry_run: bool = False) -> CommitResult:
+        """Archive the messages since the last commit and keep what they say as memories."""
+        return self._client.commit_session(self.session_id, keep_recent_count, dry_run=dry_run)
+
+    def get_session_context(self, token_budget: int = 128_000) -> SessionContext:
+        """The messages since the last commit (and the latest archive's overview) within a budget."""
+        return self._client.get_session_context(self.session_id, token_budget)
+
+    def context(self, query: str, *, budget: int = 2000, **options: Any) -> ContextResult:
+        """``client.context(query, session_id=this session, budget=budget, **options)``."""
+        return self._client.context(query, session_id=self.session_id, budget=budget, **options)

@@ -17,6 +17,10 @@ from typing import Any, ClassVar, TypeVar
 
 __all__ = [
     "AddResult",
+    "CommitResult",
+    "CommittedMemory",
+    "ContextEntry",
+    "ContextResult",
     "DoctorReport",
     "Entry",
     "FileCount",
@@ -33,6 +37,7 @@ __all__ = [
     "ReindexResult",
     "Relation",
     "RemoveResult",
+    "SessionContext",
     "SessionDeleted",
     "SessionInfo",
     "Stat",
@@ -517,6 +522,94 @@ class MessageAdded(Record):
     uri: str
     message: Message
     message_count: int
+
+
+@dataclass(slots=True, eq=False)
+class CommittedMemory(Record):
+    """A memory a commit found: where it is (or would be), what it says, its category, the day
+    it tells of, the messages it came from, and what the commit did with it: ``created``,
+    ``merged`` (into ``uri``, an existing memory, rewritten when ``text`` differs) or
+    ``skipped`` (known already), with ``reason``."""
+
+    uri: str
+    category: str
+    text: str
+    day: str
+    action: str
+    reason: str = ""
+    source: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class CommitResult(Record):
+    """What ``commit_session`` did, in upstream's keys (``status`` ``accepted`` or ``skipped``
+    with its ``reason``; ``task_id`` is always null: the work is done when it answers) and ours:
+    the messages archived, how memories were taken (``llm``, ``extractive``, or ``none``) and
+    why that failed, and each memory with what became of it. ``dry_run``: nothing was written."""
+
+    ITEMS: ClassVar[dict[str, type[Record]]] = {"memories": CommittedMemory}
+
+    session_id: str
+    status: str
+    archived: bool
+    archive_uri: str | None = None
+    task_id: str | None = None
+    reason: str | None = None
+    messages_archived: int = 0
+    extraction: str = "none"
+    extraction_error: str | None = None
+    memories: list[CommittedMemory] = field(default_factory=list)
+    memories_extracted: dict[str, int] = field(default_factory=dict)
+    dry_run: bool = False
+    estimated_active_tokens: int = 0
+    budget_exceeded: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class ContextEntry(Record):
+    """One piece of a packed context: its URI, its kind (``category``: memory, resource, skill),
+    its score, how much of it is given (``detail``: ``abstract``, ``overview``, ``chunk`` or
+    ``full``), the text, its tokens, why it was chosen, and the lines of its file it holds."""
+
+    uri: str
+    category: str
+    score: float
+    detail: str
+    text: str
+    tokens: int
+    reason: str
+    lines: list[int] | None = field(default=None, metadata=_omitted_when_none())
+
+
+@dataclass(slots=True, eq=False)
+class ContextResult(Record):
+    """The best context that fits in a budget of tokens, as upstream's ``search_context`` gives
+    it: the ``entries``, ``rendered`` (markdown, for a prompt), ``digest`` (always empty: no
+    rewriting) and ``stats``; plus the budget, the tokens used and the tokenizer that counted."""
+
+    ITEMS: ClassVar[dict[str, type[Record]]] = {"entries": ContextEntry}
+
+    entries: list[ContextEntry]
+    rendered: str
+    budget: int
+    used_tokens: int
+    tokenizer: str
+    digest: str = ""
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, eq=False)
+class SessionContext(Record):
+    """What a session gives a prompt within ``token_budget`` (upstream's ``get_session_context``):
+    its latest archive's overview when it fits, and its messages since, newest kept first."""
+
+    ITEMS: ClassVar[dict[str, type[Record]]] = {"messages": Message}
+
+    latest_archive_overview: str
+    pre_archive_abstracts: list[str]
+    messages: list[Message]
+    estimated_tokens: int = field(metadata=_key("estimatedTokens"))
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------------------- doctor

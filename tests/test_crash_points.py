@@ -77,6 +77,16 @@ CASES = [
         setup=[ADD, ["session", "add-message", "s1", "--role", "user", "--content", "hi"]],
         rerun_codes=(0, 1),
     ),
+    Case(
+        "session commit",
+        ["session", "commit", "s1"],
+        setup=[
+            ADD,
+            ["session", "add-message", "s1", "--role", "user", "--content", "I'm vegetarian and I moved to Lisbon."],
+            ["session", "add-message", "s1", "--role", "assistant", "--content", "Welcome to Lisbon!"],
+            ["session", "add-message", "s1", "--role", "user", "--content", "Last Friday I went hiking."],
+        ],
+    ),
     Case("reindex to another model", ["reindex"], setup=[ADD], conf="hash64"),
     Case("reindex in place", ["reindex"], setup=[ADD]),
     # Two folders are enough for the LLM's pass (each folder's summary is a commit of its own).

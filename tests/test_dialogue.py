@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from helpers import make_tree, set_mtime
 
+from openviking.dates import nearness, query_periods
 from openviking.ingest.chunk import chunk_text, text_lines
 from openviking.ingest.dialogue import dialogue_turns, embedded_turns, preamble_heading
 from openviking.ingest.rows import DIALOGUE_TOKENS, file_records
-from openviking.retrieve.dates import nearness, query_periods
 from openviking.uri import parse
 
 SESSION = """# Caroline and Melanie, session 1

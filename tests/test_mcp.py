@@ -33,7 +33,10 @@ from openviking.interface import OpenVikingClient
 from openviking.server.mcp import TOOLS, mcp_server, streamable_http_app
 
 H = "viking://resources/handbook"
-TOOL_NAMES = ["find", "search", "grep", "glob", "read", "abstract", "overview", "ls", "tree", "add_memory"]
+TOOL_NAMES = [
+    "find", "search", "grep", "glob", "read", "abstract", "overview", "ls", "tree", "add_memory", "commit_session",
+    "context",
+]  # fmt: skip
 # What `openviking mcp --help` must not load: the SDK, its server stack and its async runtime.
 MCP_STACK = ("mcp", "mcp_types", "starlette", "uvicorn", "anyio", "httpx2", "sse_starlette", "fastapi")
 
@@ -169,7 +172,7 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
     for tool in listed.tools:
         assert tool.description and tool.title, tool.name
         assert tool.input_schema == TOOLS[tool.name].schema
-        assert tool.annotations.read_only_hint is (tool.name != "add_memory")
+        assert tool.annotations.read_only_hint is (tool.name not in {"add_memory", "commit_session"})
     assert listed.tools[0].input_schema["required"] == ["query"]
 
     for key, result in expected.items():

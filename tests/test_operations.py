@@ -139,7 +139,10 @@ def test_the_openapi_document_holds_each_declared_body_with_its_constraints(tmp_
     assert find["properties"]["mode"]["enum"] == ["hybrid", "vector", "keyword"]
     assert find["properties"]["query"]["description"] == OPERATIONS["find"].params["query"].doc
     search = schemas["SearchBody"]
-    assert set(search["properties"]) - set(find["properties"]) == {"session_id", "search_type"}
+    from openviking.server.routes.search import CONTEXT_UPSTREAM
+
+    context_fields = {"max_tokens", *CONTEXT_UPSTREAM}
+    assert set(search["properties"]) - set(find["properties"]) == {"session_id", "search_type", *context_fields}
     link = schemas["LinkBody"]
     assert "to_uris" in link["properties"] and "uris" not in link["properties"]  # the wire name
     ls = next(p for p in document["paths"]["/api/v1/content/read"]["get"]["parameters"] if p["name"] == "limit")
@@ -211,6 +214,9 @@ VALID_CALLS: dict[str, dict[str, Any]] = {
     "read": {"uri": f"{H}/auth.md"},
     "ls": {"uri": H},
     "tree": {"uri": H},
+    "commit_session": {"session_id": "bounds", "dry_run": True},
+    "get_session_context": {"session_id": "bounds"},
+    "context": {"query": "docker"},
 }
 
 
@@ -236,6 +242,8 @@ def handbook_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     base = tmp_path_factory.mktemp("bounds")
     client = ov.OpenViking(path=base / "store", config=hash_config())
     client.add_resource(make_tree(base / "handbook", EN_FILES))
+    client.create_session("bounds")
+    client.session("bounds").add_message("user", "We deploy with docker compose on Fridays")
     yield client
     client.close()
 

@@ -64,3 +64,18 @@ _.on_broken_pipe  # unused method (openviking_cli/console.py)
 _.quiet  # unused attribute (openviking_cli/console.py)
 _.__signature__  # unused attribute (openviking_cli/runtime.py)
 _.__annotations__  # unused attribute (openviking_cli/runtime.py)
+_._context  # unused method (openviking/http_client/calls.py): found by name, as the other builders
+_.commit  # unused method (openviking/interface.py): the Session handle's, for SDK users
+archived  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
+task_id  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
+messages_archived  # unused variable (openviking/results.py): CommitResult's JSON
+extraction  # unused variable (openviking/results.py): CommitResult's JSON
+memories_extracted  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
+estimated_active_tokens  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
+budget_exceeded  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
+rendered  # unused variable (openviking/results.py): ContextResult's JSON
+used_tokens  # unused variable (openviking/results.py): ContextResult's JSON
+tokenizer  # unused variable (openviking/results.py): ContextResult's JSON
+latest_archive_overview  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
+pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
+estimated_tokens  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's

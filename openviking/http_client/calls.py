@@ -173,6 +173,9 @@ class Requests:
         arguments = {**arguments, "session_id": session_id_of(arguments["session"], arguments["session_id"])}
         return _with(declared_call(OPERATIONS["search"], arguments), target_uri=_one_or_many(arguments["target_uri"]))
 
+    def _context(self, arguments: dict[str, Any]) -> Call[Any]:
+        return _with(declared_call(OPERATIONS["context"], arguments), target_uri=_one_or_many(arguments["target_uri"]))
+
     def _grep(self, arguments: dict[str, Any]) -> Call[Any]:
         return _with(declared_call(OPERATIONS["grep"], arguments), exclude_uri=_one_or_many(arguments["exclude_uri"]))
 

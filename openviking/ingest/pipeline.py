@@ -14,6 +14,7 @@ import hashlib
 import os
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from openviking.errors import AlreadyExistsError, FailedPreconditionError
 from openviking.ostext import has_undecodable, utf8_text
 from openviking.results import AddResult
 from openviking.store.lance import LanceStore
-from openviking.uri import VikingURI, is_control_char, looks_like_a_drive
+from openviking.uri import VikingURI, is_control_char, looks_like_a_drive, parse
 
 from .converting import Documents
 from .directories import refresh_directories
@@ -128,6 +129,18 @@ def ingest_tree(
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class TextDocument:
+    """A document given as text: where it goes, its text, its tags (None: the stored ones), the
+    time it is of (None: now; a memory's is the day it tells of), and what it came from."""
+
+    uri: VikingURI
+    text: str
+    tags: Sequence[str] | None = None
+    told_at: datetime | None = None
+    source: str = ""
+
+
 def write_document(
     store: LanceStore,
     embedder: Embedder,
@@ -142,31 +155,49 @@ def write_document(
     ``tags`` None keeps the stored document's tags. The same text with the same tags again
     writes nothing (``unchanged``).
     """
+    return write_documents(store, embedder, [TextDocument(uri, text, tags)], limits=limits)
+
+
+def write_documents(
+    store: LanceStore, embedder: Embedder, documents: Sequence[TextDocument], *, limits: IngestLimits = DEFAULT_LIMITS
+) -> AddResult:
+    """Store and index documents given as text in one batch, then refresh their parents once.
+
+    A document whose text and tags are the ones stored is left as it is (``unchanged``).
+    """
     started = time.monotonic()
-    data = text.encode("utf-8")
     now = datetime.now(UTC)
-    node = store.get_node(str(uri), columns=["uri", "is_dir", "created_at", "content_hash", "tags"])
-    if node is not None and node["is_dir"]:
-        raise AlreadyExistsError(f"{uri} already exists as a directory", details={"uri": str(uri)})
-    check_parents_are_directories(store, uri)
-    result = AddResult(root_uri=str(uri))
-    content_hash = hashlib.sha256(data).hexdigest()
-    stored_tags = list((node or {}).get("tags") or [])
-    tags = stored_tags if tags is None else list(tags)
-    if node is not None and node.get("content_hash") == content_hash and sorted(stored_tags) == sorted(tags):
-        result.unchanged = 1
-    else:
-        item = SourceFile(Path(uri.name), uri.name, len(data), now.timestamp())
+    result = AddResult(root_uri=str(documents[0].uri) if documents else "")
+    prepared = []
+    for document in documents:
+        uri = document.uri
+        data = document.text.encode("utf-8")
+        node = store.get_node(str(uri), columns=["uri", "is_dir", "created_at", "content_hash", "tags"])
+        if node is not None and node["is_dir"]:
+            raise AlreadyExistsError(f"{uri} already exists as a directory", details={"uri": str(uri)})
+        check_parents_are_directories(store, uri)
+        content_hash = hashlib.sha256(data).hexdigest()
+        stored_tags = list((node or {}).get("tags") or [])
+        tags = stored_tags if document.tags is None else list(document.tags)
+        if node is not None and node.get("content_hash") == content_hash and sorted(stored_tags) == sorted(tags):
+            result.unchanged += 1
+            continue
+        told = (document.told_at or now).timestamp()
+        item = SourceFile(Path(uri.name), uri.name, len(data), told)
         created = node["created_at"] if node is not None and node.get("created_at") else now
-        prepared = prepare_text(item, uri, text, content_hash, created, limits, tags=tags)
+        text, label = document.text, document.source
+        prepared.append(prepare_text(item, uri, text, content_hash, created, limits, source_label=label, tags=tags))
         if node is None:
-            result.added = 1
+            result.added += 1
         else:
-            result.updated = 1
-        write_batch(store, embedder, [prepared], result)
+            result.updated += 1
+    if prepared:
+        write_batch(store, embedder, prepared, result)
     # Also when unchanged: a write stopped before its folders were refreshed is finished by the
     # same call again (refreshing writes only what is out of date).
-    result.directories = refresh_directories(store, embedder, uri, limits=limits)
+    tops = {str(documents[0].uri)} if len(documents) == 1 else {str(d.uri.parent or d.uri) for d in documents}
+    for top in sorted(tops):
+        result.directories += refresh_directories(store, embedder, parse(top), limits=limits)
     if result.added or result.updated or result.directories:
         store.optimize()
     result.seconds = time.monotonic() - started

@@ -9,14 +9,19 @@ not chained, so not even a ``--debug`` traceback shows it.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+from collections.abc import Callable
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from openviking.config import LLMConfig
 from openviking.errors import DeadlineExceededError, FailedPreconditionError, OpenVikingError, UnavailableError
 
-__all__ = ["ChatModel", "OpenAIChat", "make_chat", "safe_url"]
+__all__ = ["ChatModel", "OpenAIChat", "json_in_reply", "make_chat", "safe_url"]
+
+_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 
 DEFAULT_MODEL = "default"  # what a bare OpenAI-compatible server (llama.cpp, vLLM) is sent without a model
 
@@ -150,3 +155,51 @@ def make_chat(config: LLMConfig, *, purpose: str = "LLM") -> ChatModel | None:
     if not config.is_configured:
         return None
     return OpenAIChat(config, purpose=purpose)
+
+
+def json_in_reply(text: str, looks_right: Callable[[Any], bool]) -> Any:
+    """The first JSON value in a model's reply for which ``looks_right`` holds: the whole reply,
+    a fenced block, or the first balanced ``{...}`` or ``[...]`` in it (models wrap JSON in
+    prose and fences however they are asked); None when there is none."""
+    candidates: list[str] = [text.strip()]
+    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
+    candidates += _balanced_spans(text, "{", "}")
+    candidates += _balanced_spans(text, "[", "]")
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except (TypeError, ValueError):
+            continue
+        if looks_right(value):
+            return value
+    return None
+
+
+def _balanced_spans(text: str, opener: str, closer: str) -> list[str]:
+    """Candidate spans from each opener to its matching closer (strings respected)."""
+    spans: list[str] = []
+    start = text.find(opener)
+    while start != -1 and len(spans) < 20:
+        depth = 0
+        in_string = False
+        escaped = False
+        for index in range(start, len(text)):
+            ch = text[index]
+            if in_string:
+                if escaped:
+                    escaped = False
+                elif ch == "\\":
+                    escaped = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch == opener:
+                depth += 1
+            elif ch == closer:
+                depth -= 1
+                if depth == 0:
+                    spans.append(text[start : index + 1])
+                    break
+        start = text.find(opener, start + 1)
+    return spans

@@ -13,13 +13,12 @@ with a verb, a resource query is a noun phrase, a memory query reads "the user's
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from openviking.hits import QueryPlan, TypedQuery
+from openviking.models.llm import json_in_reply
 
 if TYPE_CHECKING:
     from openviking.models.llm import ChatModel
@@ -41,7 +40,6 @@ RECENT_MESSAGES = 5
 TRUNCATED = "\n...(truncated)"
 CONTEXT_TYPES = ("skill", "resource", "memory")
 _TYPE_ALIASES = {"skills": "skill", "resources": "resource", "memories": "memory"}
-_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 
 SYSTEM_PROMPT = """\
 You plan the retrieval step of an AI agent. The agent's context store holds three kinds of context:
@@ -136,56 +134,16 @@ def build_messages(
 
 
 # ---------------------------------------------------------------------------- parsing
-def _balanced_spans(text: str, opener: str, closer: str) -> list[str]:
-    """Candidate ``{...}`` spans, from each opener to its matching closer (strings respected)."""
-    spans: list[str] = []
-    start = text.find(opener)
-    while start != -1 and len(spans) < 20:
-        depth = 0
-        in_string = False
-        escaped = False
-        for index in range(start, len(text)):
-            ch = text[index]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == opener:
-                depth += 1
-            elif ch == closer:
-                depth -= 1
-                if depth == 0:
-                    spans.append(text[start : index + 1])
-                    break
-        start = text.find(opener, start + 1)
-    return spans
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (TypeError, ValueError):
-        return None
-
-
 def _extract(text: str) -> Any:
-    """The first JSON value that looks like a plan: whole reply, fenced block, first balanced span."""
-    candidates: list[str] = [text.strip()]
-    candidates += [m.group(1).strip() for m in _FENCE.finditer(text)]
-    candidates += _balanced_spans(text, "{", "}")
-    candidates += _balanced_spans(text, "[", "]")
-    for candidate in candidates:
-        value = _loads(candidate)
-        if isinstance(value, dict) and ("queries" in value or "reasoning" in value):
-            return value
-        if isinstance(value, list) and all(isinstance(v, dict) for v in value):
-            return {"reasoning": "", "queries": value}
-    return None
+    """The first JSON value in the reply that looks like a plan (a list of queries is one)."""
+    value = json_in_reply(
+        text, lambda v: (isinstance(v, dict) and ("queries" in v or "reasoning" in v)) or _list_of_objects(v)
+    )
+    return {"reasoning": "", "queries": value} if isinstance(value, list) else value
+
+
+def _list_of_objects(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
 
 
 def _context_type(value: Any) -> str:

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from openviking.dates import nearness, query_periods
 from openviking.errors import OpenVikingError
 from openviking.hits import FindResult, MatchedContext
 from openviking.store.filters import Scope
@@ -38,8 +39,6 @@ from openviking.store.lance import LanceStore
 from openviking.store.schema import FORM_DIALOGUE, FORM_TEXT
 from openviking.store.search import keyword_search, vector_search
 from openviking.uri import parse, sidecar_owner
-
-from .dates import nearness, query_periods
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -90,6 +89,8 @@ RECORD_COLUMNS = [
 # hybrid score to how near the record's file time is to it (``dates.nearness``): a session's
 # date is its mtime. LoCoMo's dated questions: hit@1 0.814 -> 0.884 (bench/README.md).
 DATE_WEIGHT = 0.2
+# A memory folder's summary, matching as well as a memory in it, scores this share of that memory's.
+MEMORY_FOLDER_SHARE = 0.95
 
 
 @dataclass(slots=True)
@@ -308,8 +309,26 @@ def score_candidates(
     if expansion:
         for item in candidates:
             item.extra["keyword_translation"] = expansion
+    _memory_folders_below_their_memories(candidates)
     candidates.sort(key=lambda c: (-c.score, c.uri))
     return candidates
+
+
+def _memory_folders_below_their_memories(candidates: list[Candidate]) -> None:
+    """A folder of memories is summarised by the titles of the memories in it, so its summary
+    matches whatever one of them matches: it is scored just below the best of its memories that
+    is a candidate too, and the memory that answers comes first. A folder none of whose memories
+    was found keeps its score."""
+    folders = [c for c in candidates if c.row.get("context_type") == "memory" and c.row.get("level", 2) < 2]
+    if not folders:
+        return
+    memories = [c for c in candidates if c.row.get("context_type") == "memory" and c.row.get("level", 2) == 2]
+    for folder in folders:
+        below = str(sidecar_owner(parse(folder.uri))) + "/"
+        best = max((m.score for m in memories if m.uri.startswith(below)), default=None)
+        if best is not None and folder.score >= best:
+            folder.extra["below_its_memories"] = folder.score
+            folder.score = best * MEMORY_FOLDER_SHARE
 
 
 def _fusion_weights(row: dict[str, Any]) -> tuple[float, float]:

@@ -17,6 +17,7 @@ import secrets
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,11 +30,14 @@ from openviking.store.session_rows import SessionRows
 from openviking.timefilter import format_iso8601, parse_iso_datetime
 from openviking.uri import sessions_folder
 
+from .extracting import Said
+
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
 
 __all__ = [
     "ROLES",
+    "CommitState",
     "SessionStore",
     "check_message",
     "message_parts",
@@ -147,6 +151,17 @@ def message_time(value: Any) -> datetime | None:
 def check_message(session_id: Any, role: Any, content: Any) -> tuple[str, str, list[dict[str, str]]]:
     """Validate a message before anything is opened or written: ``(id, role, parts)``."""
     return validate_session_id(session_id), validate_role(role), message_parts(content)
+
+
+@dataclass(slots=True)
+class CommitState:
+    """How far a session was committed: its commits, the ``seq`` of the last message archived,
+    of the last one memories were taken from, and why the last extraction failed ("" if not)."""
+
+    commits: int = 0
+    archived_seq: int = 0
+    extracted_seq: int = 0
+    extraction_error: str = ""
 
 
 def _next_seq() -> int:
@@ -339,6 +354,52 @@ class SessionStore:
         if last is not None:
             rows = rows[-last:] if last > 0 else []
         return [_message(r) for r in rows]
+
+    def conversation(self, session_id: str) -> list[tuple[int, Said]]:
+        """Every message of the session with its ``seq``, oldest first, as what was said."""
+        rows = self.rows.messages(validate_session_id(session_id), ["id", "seq", "role", "content", "created_at"])
+        rows.sort(key=lambda r: (r.get("seq") or 0, r["id"]))
+        out = []
+        for row in rows:
+            at = row.get("created_at")
+            when = at if isinstance(at, datetime) else datetime.now(UTC)
+            said = Said(row["id"], str(row.get("role") or "user"), str(row.get("content") or ""), when)
+            out.append((int(row.get("seq") or 0), said))
+        return out
+
+    def commit_state(self, session_id: str) -> CommitState:
+        """How far the session was committed (never: all zero).
+
+        Raises:
+            NotFoundError: no such session.
+        """
+        sid = validate_session_id(session_id)
+        self._require(sid)
+        row = self.rows.commits(self.uri(sid))
+        if row is None:
+            return CommitState()
+        return CommitState(
+            commits=int(row.get("commits") or 0),
+            archived_seq=int(row.get("archived_seq") or 0),
+            extracted_seq=int(row.get("extracted_seq") or 0),
+            extraction_error=str(row.get("extraction_error") or ""),
+        )
+
+    def save_commit_state(self, session_id: str, state: CommitState) -> None:
+        """Record how far the session is committed now."""
+        sid = validate_session_id(session_id)
+        self.rows.write_commits(
+            {
+                "uri": self.uri(sid),
+                "session_id": sid,
+                "user_id": self.user,
+                "commits": state.commits,
+                "archived_seq": state.archived_seq,
+                "extracted_seq": state.extracted_seq,
+                "extraction_error": state.extraction_error,
+                "updated_at": datetime.now(UTC),
+            }
+        )
 
     def recent(self, session_id: str, last: int) -> tuple[str, list[tuple[str, str]]] | None:
         """The summary and the last ``last`` messages with text (``(role, content)``), or None.

@@ -59,8 +59,18 @@ class SessionRows:
         """Insert or replace a message row (keyed by its id)."""
         self.store._upsert_rows(schema.MESSAGES, [row], "id", schema.messages_schema())
 
+    def commits(self, uri: str) -> dict[str, Any] | None:
+        """The commit row of the session at ``uri``, or None (never committed)."""
+        rows = self.store._query_rows(schema.COMMITS, f"uri = {sql_string(uri)}", schema.COMMIT_COLUMNS, limit=1)
+        return rows[0] if rows else None
+
+    def write_commits(self, row: dict[str, Any]) -> None:
+        """Insert or replace a session's commit row (keyed by the session's URI)."""
+        self.store._upsert_rows(schema.COMMITS, [row], "uri", schema.commits_schema())
+
     def delete(self, session_id: str, uri: str) -> None:
-        """Delete a session's messages, then its row: a crash in between leaves a session
-        without messages, never messages without a session."""
+        """Delete a session's messages, its commit row, then its row: a crash in between leaves
+        a session without messages, never messages without a session."""
         self.store._delete_rows(schema.MESSAGES, self._of(session_id))
+        self.store._delete_rows(schema.COMMITS, f"uri = {sql_string(uri)}")
         self.store._delete_rows(schema.SESSIONS, f"uri = {sql_string(uri)}")

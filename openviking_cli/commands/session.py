@@ -101,7 +101,13 @@ def _render_session(console: Any, info: Mapping[str, Any]) -> None:
         console.print(Text("Summary", style="bold"))
         for line in wrap_cells(" ".join(info["summary"].split()), width):
             console.print(Text("   " + line), soft_wrap=True)
-    for message in info["messages"]:
+    _render_messages(console, info["messages"], width)
+
+
+def _render_messages(console: Any, messages: Sequence[Mapping[str, Any]], width: int) -> None:
+    from rich.text import Text
+
+    for message in messages:
         console.print()
         title = Text(f"[{message['role']}]", style="magenta" if message["role"] == "user" else "green")
         title.append(f" {_short_time(message.get('created_at'))}", style="dim")
@@ -150,3 +156,87 @@ def delete(ctx: CliContext, session_id: SessionIdArgument) -> Output:
     count = info["messages_deleted"]
     line = f"Deleted session {info['session_id']} and its {count} message{'s' * (count != 1)}"
     return Output(info, table=_line(line))
+
+
+@command(session_app, "commit")
+def commit(
+    ctx: CliContext,
+    session_id: SessionIdArgument,
+    keep_recent: Annotated[
+        int,
+        typer.Option("--keep-recent", help="Leave the N newest messages for the next commit.", min=0, max=10_000),
+    ] = 0,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would be archived and remembered; write nothing.")
+    ] = False,
+) -> Output:
+    """Archive a session's messages since its last commit, and keep what they say as memories.
+
+    The messages become a searchable transcript under viking://user/<user>/history/<session>/;
+    what the user says of themselves (preferences, plans, events, people) becomes memories,
+    each dated to the day it tells of, merged with what is remembered already. With vlm (or
+    memory.llm) configured an LLM takes the memories; without one they are taken in the
+    user's own words. Committing again with no new message changes nothing.
+
+    Example: openviking session commit $SID --dry-run
+    """
+    result = ctx.client().commit_session(session_id, keep_recent, dry_run=dry_run)
+    return Output(result, table=lambda console: _render_commit(console, result), items=result["memories"])
+
+
+def _render_commit(console: Any, result: Mapping[str, Any]) -> None:
+    from rich.text import Text
+
+    would = "Would archive" if result["dry_run"] else "Archived"
+    if result["status"] == "skipped":
+        note(f"Nothing to commit in {result['session_id']}: no message since the last commit.")
+        return
+    if result["archived"]:
+        count = result["messages_archived"]
+        console.print(Text(f"{would} {count} message{'s' * (count != 1)} as {result['archive_uri']}"), soft_wrap=True)
+    if result.get("extraction_error"):
+        console.print(Text(f"Memories: {result['extraction_error']}", style="yellow"), soft_wrap=True)
+        return
+    counts = result["memories_extracted"]
+    console.print(
+        Text(
+            f"Memories ({result['extraction']}): {counts.get('created', 0)} new, {counts.get('merged', 0)} merged, "
+            f"{counts.get('skipped', 0)} known" + (" (dry run: nothing written)" if result["dry_run"] else "")
+        ),
+        soft_wrap=True,
+    )
+    for memory in result["memories"]:
+        line = Text(f"  {memory['action']:<7} ", style="dim")
+        line.append(f"{memory['category']} {memory['day']} ", style="cyan")
+        line.append(" ".join(memory["text"].split()))
+        console.print(line, soft_wrap=True)
+
+
+@command(session_app, "context")
+def context(
+    ctx: CliContext,
+    session_id: SessionIdArgument,
+    budget: Annotated[
+        int, typer.Option("--budget", help="The most tokens the messages and the archive may take.", min=0)
+    ] = 128_000,
+) -> Output:
+    """Show what a session gives a prompt within a budget: its messages since the last commit,
+    newest kept first, and its latest archive's summary when it fits.
+
+    Example: openviking session context $SID --budget 4000
+    """
+    result = ctx.client().get_session_context(session_id, budget)
+    return Output(result, table=lambda console: _render_context(console, result), items=result["messages"])
+
+
+def _render_context(console: Any, result: Mapping[str, Any]) -> None:
+    from rich.text import Text
+
+    console.print(Text(f"{result['estimatedTokens']} tokens", style="dim"))
+    if result["latest_archive_overview"]:
+        console.print(Text("Earlier (the latest archive)", style="bold"))
+        for line in wrap_cells(" ".join(result["latest_archive_overview"].split()), text_width(console)):
+            console.print(Text("   " + line), soft_wrap=True)
+    count = len(result["messages"])
+    console.print(Text(f"Since the last commit: {count} message{'s' * (count != 1)}", style="bold"))
+    _render_messages(console, result["messages"], text_width(console))

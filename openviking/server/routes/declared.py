@@ -24,7 +24,7 @@ from openviking.server.bodies import Body
 from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok, said
 
-__all__ = ["body_model", "router"]
+__all__ = ["body_model", "router", "say_ignored"]
 
 
 def _camel(name: str) -> str:
@@ -83,7 +83,8 @@ def _upstream_field(operation: Operation[Any, Any], name: str) -> Any:
     return Field(None, description=_upstream_doc(operation, name))
 
 
-def _said_ignored(operation: Operation[Any, Any], given: Iterable[str]) -> None:
+def say_ignored(operation: Operation[Any, Any], given: Iterable[str]) -> None:
+    """A warning for each of upstream's fields in ``given``: taken, and without effect here."""
     for name in given:
         said(f"{name} has no effect here: {operation.upstream[name]}")
 
@@ -142,9 +143,9 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
         upstream = {key[len("upstream_") :]: given.pop(key) for key in list(given) if key.startswith("upstream_")}
         if body is not None:
             fields = body.model_dump(exclude_unset=True)
-            _said_ignored(operation, [name for name in operation.upstream if name in fields])
+            say_ignored(operation, [name for name in operation.upstream if name in fields])
             given.update({name: value for name, value in fields.items() if name not in operation.upstream})
-        _said_ignored(operation, [name for name, value in upstream.items() if value is not None and name != "limit"])
+        say_ignored(operation, [name for name, value in upstream.items() if value is not None and name != "limit"])
         if not route.paged:
             return ok(getattr(client, operation.name)(**given))
         page = upstream.get("limit") or given.get("node_limit")

@@ -1,0 +1,360 @@
+"""Sessions become memory: a commit archives what was said as a searchable transcript and keeps
+what it says about the user, offline in the user's words, or by an LLM whose decisions (new,
+merge, skip) are applied as it gives them; committing again changes nothing, a broken answer
+keeps the archive and the next commit tries again. And what a session gives a prompt within a
+budget. The LLM is a real HTTP server on 127.0.0.1 speaking OpenAI's protocol (tests/servers.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from helpers import HASH_CONF, Cli, cli_error, snapshot, unharmed, with_store, write_config
+from ovserver import body_of, error_of, thread_server
+from servers import ChatServer, Reply, Request, completion, slow
+
+from openviking.config import Config, config_from_dict
+from openviking.embedded import OpenViking
+
+SAID = "2023-05-12T14:00:00Z"
+SELF = "I'm vegetarian and I moved to Lisbon last month."
+
+
+@pytest.fixture
+def local(tmp_path: Path) -> Iterator[OpenViking]:
+    """A client on an empty store with the bundled model (no LLM)."""
+    with OpenViking(path=tmp_path / "store", config=Config()) as client:
+        yield client
+
+
+def _talk(client: Any, session: str = "s1", at: str = SAID) -> None:
+    client.add_message(session, "user", f"Hi! {SELF} Do you know a good market?", created_at=at)
+    client.add_message(session, "assistant", "Welcome! The Mercado da Ribeira is a good start.", created_at=at)
+    client.add_message(session, "user", "Last Friday I went hiking with my sister in Sintra.", created_at=at)
+
+
+def _memory_files(client: Any) -> list[str]:
+    return sorted(e["uri"] for e in client.ls("viking://user/memories", recursive=True) if not e["isDir"])
+
+
+# ----------------------------------------------------------------------------- offline
+@pytest.mark.slow
+def test_offline_the_users_own_words_become_dated_memories_that_find_returns_first(local: OpenViking) -> None:
+    _talk(local)
+    result = local.commit_session("s1")
+    assert (result.status, result.archived, result.messages_archived, result.extraction) == (
+        "accepted", True, 3, "extractive",
+    )  # fmt: skip
+    assert result.archive_uri == "viking://user/default/history/s1/archive_001.md"
+    made = {m.text.split("\n")[0]: m for m in result.memories}
+    assert set(made) == {
+        "What the user eats and drinks: I'm vegetarian.",
+        "Where the user lives: I moved to Lisbon last month.",
+        "The user's family and friends: Last Friday I went hiking with my sister in Sintra.",
+    }, made
+    assert all(m.action == "created" for m in made.values())
+    vegetarian = made["What the user eats and drinks: I'm vegetarian."]
+    lisbon = made["Where the user lives: I moved to Lisbon last month."]
+    hiking = made["The user's family and friends: Last Friday I went hiking with my sister in Sintra."]
+    assert (vegetarian.category, vegetarian.day) == ("preferences", "2023-05-12")  # the session's day
+    assert (lisbon.category, lisbon.day) == ("events", "2023-04-01")  # "last month": April
+    assert hiking.day == "2023-05-05"  # "last Friday" of Friday 12 May
+
+    assert local.find("what does the user eat").memories[0].uri == vegetarian.uri
+    assert local.find("where does the user live").memories[0].uri == lisbon.uri
+    assert local.stat(vegetarian.uri).updated_at.startswith("2023-05-12")
+    assert local.stat(lisbon.uri).updated_at.startswith("2023-04-01")
+    # A memory's time is the day it tells of: time filters and dates in questions work on it.
+    since_may = local.find("the user", target_uri="viking://user/memories", since="2023-05-01", limit=20)
+    assert lisbon.uri not in [h.uri for h in since_may] and vegetarian.uri in [h.uri for h in since_may]
+    assert local.find("what happened in April 2023", target_uri="viking://user/memories").memories[0].uri == lisbon.uri
+    # The transcript is searchable as a conversation.
+    archive = local.find("hiking in Sintra with the sister", target_uri="viking://user/default/history")
+    assert archive.resources[0].uri == result.archive_uri
+    assert "User: Last Friday I went hiking" in local.read(result.archive_uri)
+
+
+@pytest.mark.slow
+def test_offline_a_near_duplicate_is_merged_into_what_is_remembered(local: OpenViking) -> None:
+    local.add_message("s1", "user", "I'm vegetarian.", created_at=SAID)
+    first = local.commit_session("s1").memories[0]
+    local.add_message("s2", "user", "I am a vegetarian. I'm vegan now.", created_at="2023-06-01T09:00:00Z")
+    second = local.commit_session("s2")
+    by_action = {m.action: m for m in second.memories}
+    assert by_action["merged"].uri == first.uri and "similarity" in by_action["merged"].reason
+    assert by_action["created"].text.startswith("What the user eats and drinks: I'm vegan now.")
+    assert second.memories_extracted == {"created": 1, "merged": 1, "skipped": 0, "total": 2}
+    assert len(_memory_files(local)) == 2
+
+
+def test_committing_again_changes_nothing_and_a_later_commit_reads_only_what_is_new(
+    hash_client: OpenViking, tmp_path: Path
+) -> None:
+    _talk(hash_client)
+    first = hash_client.commit_session("s1")
+    assert first.archived and first.memories_extracted["total"] == 3
+    before = snapshot(tmp_path / "store")
+    again = hash_client.commit_session("s1")
+    assert (again.status, again.reason, again.archived, again.memories) == ("skipped", "no_messages", False, [])
+    assert snapshot(tmp_path / "store") == before
+
+    hash_client.add_message("s1", "user", "I adopted a cat called Miso yesterday.", created_at="2023-05-20T10:00:00Z")
+    later = hash_client.commit_session("s1")
+    assert later.archive_uri == "viking://user/default/history/s1/archive_002.md" and later.messages_archived == 1
+    first_lines = [m.text.split("\n")[0] for m in later.memories]
+    assert first_lines == ["The user's pets: I adopted a cat called Miso yesterday."]
+    assert later.memories[0].day == "2023-05-19"
+    assert "Miso" in hash_client.read(later.archive_uri) and "Sintra" not in hash_client.read(later.archive_uri)
+
+
+def test_keep_recent_count_leaves_the_newest_messages_for_the_next_commit(hash_client: OpenViking) -> None:
+    _talk(hash_client)
+    kept = hash_client.commit_session("s1", keep_recent_count=1)
+    assert kept.messages_archived == 2 and "Sintra" not in hash_client.read(kept.archive_uri)
+    assert hash_client.commit_session("s1", keep_recent_count=1).reason == "all_within_keep_window"
+    rest = hash_client.commit_session("s1")
+    assert rest.messages_archived == 1 and "Sintra" in hash_client.read(rest.archive_uri)
+
+
+def test_a_dry_run_says_what_would_be_done_and_writes_nothing(hash_client: OpenViking, tmp_path: Path) -> None:
+    _talk(hash_client)
+    before = snapshot(tmp_path / "store")
+    preview = hash_client.commit_session("s1", dry_run=True)
+    assert preview.dry_run and preview.archived and preview.messages_archived == 3
+    assert preview.archive_uri == "viking://user/default/history/s1/archive_001.md"
+    assert len(preview.memories) == 3
+    assert snapshot(tmp_path / "store") == before
+    done = hash_client.commit_session("s1")
+    assert [m.uri for m in done.memories] == [m.uri for m in preview.memories]
+
+
+def test_committing_a_session_that_is_not_there_is_not_found(
+    handbook_client: OpenViking, handbook_ov: Cli, tmp_path: Path
+) -> None:
+    error = unharmed(handbook_client, lambda: handbook_client.commit_session("nope"), "deploy")
+    assert (error.code, error.message) == ("NOT_FOUND", "Session not found: nope")
+    failed = cli_error(handbook_ov("session", "commit", "nope", "-o", "json"), "NOT_FOUND", 1)
+    assert failed["message"] == "Session not found: nope"
+    error = unharmed(handbook_client, lambda: handbook_client.commit_session("s1", keep_recent_count=-1), "deploy")
+    assert error.code == "INVALID_ARGUMENT" and "keep_recent_count" in error.message
+
+
+def test_the_cli_commits_and_shows_what_it_remembered(hash_client: OpenViking, cli: Cli, tmp_path: Path) -> None:
+    _talk(hash_client)
+    ov = with_store(cli, tmp_path / "store", write_config(tmp_path / "c" / "ov.conf", HASH_CONF))
+    preview = ov("session", "commit", "s1", "--dry-run")
+    assert preview.code == 0 and preview.out.startswith("Would archive 3 messages as viking://user/default/history/s1/")
+    assert "(dry run: nothing written)" in preview.out
+    done = ov("session", "commit", "s1", "-o", "json").json()["result"]
+    assert done["status"] == "accepted" and done["memories_extracted"]["created"] == 3
+    assert "Nothing to commit in s1" in ov("session", "commit", "s1").err
+
+
+# ----------------------------------------------------------------------------- with an LLM
+def _llm_client(path: Path, chat: ChatServer, **memory: Any) -> OpenViking:
+    raw: dict[str, Any] = {"memory": {"llm": {"model": "m", "api_base": chat.api_base, **memory}}}
+    return OpenViking(path=path, config=config_from_dict(raw))
+
+
+def _scripted(extracted: list[dict[str, Any]], decide: Any) -> Any:
+    """A chat server's answers: the memories to the first kind of prompt, the decisions
+    (``decide(numbered new memories, offered uris)``) to the second."""
+
+    def answer(request: Request) -> Reply:
+        system = request.body["messages"][0]["content"]
+        prompt = request.body["messages"][-1]["content"]
+        if system.startswith("You keep an assistant's long-term memory of its user. From a conversation"):
+            return Reply(body=completion("```json\n" + json.dumps({"memories": extracted}) + "\n```"))
+        numbers = [int(n) for n in re.findall(r"^New memory (\d+) ", prompt, re.M)]
+        offered = re.findall(r"^  - (viking://\S+):", prompt, re.M)
+        texts = re.findall(r"^New memory \d+ \([^)]*\): (.*)$", prompt, re.M)
+        return Reply(body=completion(json.dumps({"decisions": decide(numbers, texts, offered)})))
+
+    return answer
+
+
+@pytest.mark.slow
+def test_an_llms_memories_and_decisions_are_applied_exactly_as_it_gives_them(tmp_path: Path) -> None:
+    extracted = [
+        {"category": "preferences", "text": "The user eats no meat and no fish.", "day": "2023-05-12", "messages": [1]},
+        {"category": "events", "text": "The user moved to Lisbon in April 2023.", "day": "2023-04-15", "messages": [1]},
+        {"category": "preferences", "text": "The user likes vegetarian food.", "day": "2023-05-12", "messages": [1]},
+    ]
+
+    def decide(numbers: list[int], texts: list[str], offered: list[str]) -> list[dict[str, Any]]:
+        decisions = []
+        for number, text in zip(numbers, texts, strict=True):
+            if "no meat" in text:
+                merged = "The user is vegetarian: no meat, no fish."
+                decisions.append(
+                    {"memory": number, "decision": "merge", "target": offered[0], "text": merged, "reason": "same diet"}
+                )
+            elif "likes vegetarian" in text:
+                decisions.append({"memory": number, "decision": "skip", "target": None, "reason": "known"})
+            else:
+                decisions.append({"memory": number, "decision": "new", "target": None})
+        return decisions
+
+    with ChatServer(_scripted(extracted, decide)) as chat, _llm_client(tmp_path / "store", chat) as client:
+        known = client.add_memory("The user is vegetarian.", "preferences").uri
+        client.add_message("s1", "user", SELF, created_at=SAID)
+        result = client.commit_session("s1")
+        assert result.extraction == "llm" and result.extraction_error is None
+        actions = {m.text.split("\n")[0]: (m.action, m.uri) for m in result.memories}
+        assert actions["The user is vegetarian: no meat, no fish."] == ("merged", known)
+        assert actions["The user likes vegetarian food."][0] == "skipped"
+        lisbon_action, lisbon_uri = actions["The user moved to Lisbon in April 2023."]
+        assert lisbon_action == "created"
+        assert client.read(known).startswith("The user is vegetarian: no meat, no fish.")
+        assert client.stat(lisbon_uri).updated_at.startswith("2023-04-15")
+        assert not any("likes vegetarian" in client.read(uri) for uri in _memory_files(client))
+        assert len(_memory_files(client)) == 2
+        # The conversation went to the LLM with each message's role and time.
+        assert "[1] user at 2023-05-12 14:00 Friday: " + SELF in chat.prompts()[0]
+
+
+@pytest.mark.parametrize("broken", ["not json at all", '{"memories": [{"category": "mood", "text": "x"}]}'])
+def test_a_broken_llm_answer_keeps_the_archive_and_the_next_commit_tries_again(tmp_path: Path, broken: str) -> None:
+    answers = iter([broken])
+
+    def answer(request: Request) -> Reply:
+        reply = next(answers, None)
+        if reply is not None:
+            return Reply(body=completion(reply))
+        good = {"memories": [{"category": "profile", "text": "The user lives in Lisbon.", "day": "2023-05-12",
+                              "messages": [1]}]}  # fmt: skip
+        return Reply(body=completion(json.dumps(good)))
+
+    with ChatServer(answer) as chat, _llm_client(tmp_path / "store", chat) as client:
+        client.add_message("s1", "user", SELF, created_at=SAID)
+        failed = client.commit_session("s1")
+        assert failed.archived and failed.archive_uri.endswith("archive_001.md")
+        assert failed.extraction_error is not None and "the next commit tries again" in failed.extraction_error
+        assert failed.memories == [] and _memory_files(client) == []
+        assert "Lisbon" in client.read(failed.archive_uri)
+        retried = client.commit_session("s1")  # no new message: the extraction alone runs again
+        assert (retried.status, retried.archived) == ("accepted", False)
+        assert [m.text.split("\n")[0] for m in retried.memories] == ["The user lives in Lisbon."]
+        assert client.commit_session("s1").status == "skipped"
+
+
+def test_an_llm_that_does_not_answer_in_time_leaves_the_archive(tmp_path: Path) -> None:
+    with ChatServer(slow('{"memories": []}', 5)) as chat, _llm_client(tmp_path / "store", chat, timeout=0.5) as client:
+        client.add_message("s1", "user", SELF, created_at=SAID)
+        result = client.commit_session("s1")
+        assert result.archived and "did not answer" in (result.extraction_error or ""), result.extraction_error
+
+
+# ----------------------------------------------------------------------------- over HTTP
+def test_upstreams_client_commits_and_then_finds_the_memories(tmp_path: Path) -> None:
+    from openviking_sdk import SyncHTTPClient as UpstreamClient
+
+    with thread_server(HASH_CONF, tmp_path / "store") as url:
+        upstream = UpstreamClient(url=url)
+        upstream.initialize()
+        try:
+            upstream.add_message("s1", "user", SELF)
+            committed = upstream.commit_session("s1")
+            assert committed["status"] == "accepted" and committed["archived"] is True
+            assert committed["task_id"] is None and committed["memories_extracted"]["created"] == 2
+            found = upstream.find("vegetarian", target_uri="viking://user/memories")
+            uris = [hit["uri"] for hit in found["memories"]]
+            assert any("eats-and-drinks" in uri for uri in uris), uris
+            assert upstream.commit_session("s1")["status"] == "skipped"
+            context = upstream.get_session_context("s1", token_budget=500)
+            assert context["messages"] == [] and "Lisbon" in context["latest_archive_overview"]
+            packed = upstream.search_context("what does the user eat", options={"max_tokens": 300})
+            assert packed["entries"] and packed["stats"]["used_tokens"] <= 300, packed
+        finally:
+            upstream.close()
+        with httpx.Client(base_url=url, timeout=60) as http:
+            refused = http.post("/api/v1/search/search", json={"query": "x", "max_tokens": 100})
+            error = error_of(refused, 400, "INVALID_ARGUMENT")
+            assert error["message"] == "max_tokens is for mode context only"
+            missing = error_of(http.post("/api/v1/sessions/nope/commit", json={}), 404, "NOT_FOUND")
+            assert missing["message"] == "Session not found: nope"
+            negative = http.get("/api/v1/sessions/s1/context", params={"token_budget": -1})
+            bad = error_of(negative, 400, "INVALID_ARGUMENT")
+            assert "token_budget" in bad["message"]
+            ours = body_of(http.post("/api/v1/search/context", json={"query": "vegetarian", "budget": 80}))
+            assert ours["used_tokens"] <= 80 and ours["tokenizer"]
+
+
+# ----------------------------------------------------------------------------- context within a budget
+def _pieces_of(result: Any) -> list[tuple[str, tuple[int, int] | None]]:
+    return [(e.uri, tuple(e.lines) if e.lines else None) for e in result.entries]
+
+
+@pytest.mark.slow
+def test_context_packs_the_best_pieces_within_the_budget(guide_store: tuple[Any, Any]) -> None:
+    from openviking.models.tokens import count_tokens
+
+    client, _ = guide_store
+    question = "how do I authenticate users with API keys"
+    small = client.context(question, target_uri="viking://resources/guide", budget=150)
+    large = client.context(question, target_uri="viking://resources/guide", budget=3000)
+    for packed in (small, large):
+        assert packed.used_tokens <= packed.budget
+        assert sum(count_tokens(e.text) for e in packed.entries) <= packed.budget
+        assert all(e.uri and e.reason.startswith("find #") for e in packed.entries)
+        by_file: dict[str, list[tuple[int, int]]] = {}
+        for uri, lines in _pieces_of(packed):
+            if lines is not None:
+                for other in by_file.get(uri, []):
+                    assert lines[1] < other[0] or other[1] < lines[0], "two pieces hold the same lines"
+                by_file.setdefault(uri, []).append(lines)
+        assert len({e.text for e in packed.entries}) == len(packed.entries)
+    assert small.entries and small.entries[0].uri.endswith("05-authentication.md")
+    assert large.used_tokens > small.used_tokens
+    assert len(large.entries) >= len(small.entries)
+    assert any("widened" in e.reason or "grown" in e.reason for e in large.entries)
+    assert small.rendered.startswith(f"### {small.entries[0].uri}")
+    assert large.tokenizer.startswith("e5-small WordPiece")
+
+
+def test_the_cli_prints_the_context_as_markdown(handbook_ov: Cli) -> None:
+    printed = handbook_ov("context", "deploy with docker", "--budget", "200")
+    assert printed.code == 0 and printed.out.startswith("### viking://resources/handbook/"), printed.out
+    data = handbook_ov("context", "deploy with docker", "--budget", "200", "-o", "json").json()["result"]
+    assert data["used_tokens"] <= 200 and data["entries"] and data["rendered"] == printed.out
+    cli_error(handbook_ov("context", "deploy", "--budget", "0", "-o", "json"), "INVALID_ARGUMENT", 2)
+
+
+def test_a_sessions_context_keeps_the_newest_messages_within_the_budget(hash_client: OpenViking) -> None:
+    _talk(hash_client)
+    everything = hash_client.get_session_context("s1")
+    assert [m.role for m in everything.messages] == ["user", "assistant", "user"]
+    assert everything.latest_archive_overview == "" and everything.estimated_tokens > 0
+    tight = hash_client.get_session_context("s1", token_budget=everything.estimated_tokens - 1)
+    assert len(tight.messages) < 3 and tight.messages[-1].parts == everything.messages[-1].parts
+    hash_client.commit_session("s1")
+    hash_client.add_message("s1", "user", "One more thing.")
+    after = hash_client.get_session_context("s1", token_budget=1000)
+    assert [m.parts[0]["text"] for m in after.messages] == ["One more thing."]
+    assert after.latest_archive_overview.startswith("Session s1, part 1")
+    assert after.to_dict()["stats"]["totalArchives"] == 1
+
+
+def test_a_mcp_agent_commits_and_gets_context(hash_client: OpenViking) -> None:
+    import anyio
+    from mcp import Client
+
+    from openviking.server.mcp import mcp_server
+
+    _talk(hash_client)
+
+    async def run() -> tuple[Any, Any]:
+        async with Client(mcp_server(lambda: hash_client, max_concurrent_calls=1)) as session:
+            committed = await session.call_tool("commit_session", {"session_id": "s1"})
+            packed = await session.call_tool("context", {"query": "what does the user eat", "budget": 200})
+            return committed, packed
+
+    committed, packed = anyio.run(run)
+    assert json.loads(committed.content[0].text)["memories_extracted"]["created"] == 3
+    assert json.loads(packed.content[0].text)["used_tokens"] <= 200
