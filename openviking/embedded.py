@@ -8,16 +8,19 @@ configuration, the open store, the embedder built once) is :class:`~openviking.e
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .access import no_summary_names
 from .arguments import callback, describe, flag, optional_limit, optional_text, strings, whole_number
 from .embedded_parts import Embedded
-from .errors import InvalidArgumentError, InvalidURIError, NotFoundError
+from .errors import InvalidArgumentError, InvalidURIError, NotFoundError, PermissionDeniedError
+from .evaluation import EvalResult
 from .hits import FindResult
 from .interface import MessageContent, ProgressCallback
 from .results import (
@@ -39,6 +42,7 @@ from .results import (
     SessionContext,
     SessionDeleted,
     SessionInfo,
+    Snapshot,
     Stat,
     UnlinkResult,
     WriteResult,
@@ -55,6 +59,23 @@ if TYPE_CHECKING:
 __all__ = ["OpenViking"]
 
 TimeBound = str | datetime | date
+Method = TypeVar("Method", bound=Callable[..., Any])
+
+
+def readable_as_of(method: Method) -> Method:
+    """``method`` taking ``as_of``: when one is given, the call runs on a client over the store
+    as it was then (:meth:`Embedded._as_of`), with every other argument as it was passed."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def call(self: OpenViking, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        as_of = bound.arguments.pop("as_of", None)
+        if as_of is None:
+            return method(*bound.args, **bound.kwargs)
+        return method(self._as_of(as_of), *bound.args[1:], **bound.kwargs)
+
+    return call  # type: ignore[return-value]
 
 
 class OpenViking(Embedded):
@@ -78,6 +99,7 @@ class OpenViking(Embedded):
     """
 
     # ------------------------------------------------------------------ retrieval
+    @readable_as_of
     def find(
         self,
         query: str,
@@ -97,6 +119,7 @@ class OpenViking(Embedded):
         *,
         mode: str | None = None,
         explain: bool = False,
+        as_of: str | None = None,
     ) -> FindResult:
         """Search by meaning, without session context (see the interface)."""
         from .retrieve.request import Telemetry
@@ -108,6 +131,7 @@ class OpenViking(Embedded):
         store, embedder = self._retrieval_backend(request)
         return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
+    @readable_as_of
     def search(
         self,
         query: str,
@@ -129,6 +153,7 @@ class OpenViking(Embedded):
         *,
         mode: str | None = None,
         explain: bool = False,
+        as_of: str | None = None,
     ) -> FindResult:
         """Search with a session's context and LLM intent analysis (see the interface)."""
         from .retrieve.planned import search
@@ -176,6 +201,7 @@ class OpenViking(Embedded):
             self._warn(message)
         return result
 
+    @readable_as_of
     def grep(
         self,
         uri: str,
@@ -189,6 +215,7 @@ class OpenViking(Embedded):
         count: bool = False,
         files_with_matches: bool = False,
         spans: bool = False,
+        as_of: str | None = None,
     ) -> GrepResult:
         """Regex search, line by line, over file content (see the interface)."""
         from .retrieve.grep import check_arguments, excluded_uris, grep
@@ -219,7 +246,10 @@ class OpenViking(Embedded):
 
         return self._namespace().grep(target, search, count=count, files=files_with_matches)
 
-    def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> GlobResult:
+    @readable_as_of
+    def glob(
+        self, pattern: str, uri: str = "viking://", node_limit: int | None = None, *, as_of: str | None = None
+    ) -> GlobResult:
         """URIs whose path below ``uri`` matches a glob (see the interface)."""
         from .retrieve.glob import compile_glob, glob
 
@@ -234,7 +264,8 @@ class OpenViking(Embedded):
         return self._namespace().glob(target, search, node_limit)
 
     # ------------------------------------------------------------------ reading
-    def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
+    @readable_as_of
+    def read(self, uri: str, offset: int = 0, limit: int = -1, *, as_of: str | None = None) -> str:
         """A file's content (L2); a directory (a session too) reads as its overview."""
         from .store.fs import check_line_range
 
@@ -245,14 +276,17 @@ class OpenViking(Embedded):
         """A file's bytes as they were added."""
         return self._namespace().file_bytes(self._uri(uri))
 
-    def abstract(self, uri: str) -> str:
+    @readable_as_of
+    def abstract(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L0 abstract, or a file's summary."""
         return self._namespace().abstract(self._uri(uri))
 
-    def overview(self, uri: str) -> str:
+    @readable_as_of
+    def overview(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L1 overview; a file falls back to its directory's; a session's lists its messages."""
         return self._namespace().overview(self._uri(uri))
 
+    @readable_as_of
     def ls(
         self,
         uri: str = "viking://",
@@ -263,6 +297,7 @@ class OpenViking(Embedded):
         node_limit: int | None = None,
         abs_limit: int = 256,
         offset: int = 0,
+        as_of: str | None = None,
     ) -> list[Entry] | list[str]:
         """The entries of a directory; URIs only with ``simple``."""
         optional_limit(node_limit, "node_limit")
@@ -280,6 +315,7 @@ class OpenViking(Embedded):
         )
         return [e.uri for e in entries] if simple else entries
 
+    @readable_as_of
     def tree(
         self,
         uri: str = "viking://",
@@ -288,6 +324,7 @@ class OpenViking(Embedded):
         node_limit: int | None = None,
         offset: int = 0,
         directories_only: bool = False,
+        as_of: str | None = None,
     ) -> list[Entry]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep."""
         optional_limit(node_limit, "node_limit")
@@ -304,7 +341,8 @@ class OpenViking(Embedded):
             directories_only=directories_only,
         )
 
-    def stat(self, uri: str) -> Stat:
+    @readable_as_of
+    def stat(self, uri: str, *, as_of: str | None = None) -> Stat:
         """Metadata of one file, directory or session."""
         return self._namespace().stat(self._uri(uri))
 
@@ -604,6 +642,77 @@ class OpenViking(Embedded):
             validate_session_id(session_id)
         info = self.create_session(session_id) if session_id is None else self._sessions(create=True).ensure(session_id)
         return Session(self, info.session_id)
+
+    # ------------------------------------------------------------------ evaluation and snapshots
+    @readable_as_of
+    def evaluate(
+        self,
+        queries: Sequence[Mapping[str, Any]],
+        k: int = 10,
+        *,
+        search: bool = False,
+        session_id: str | None = None,
+        as_of: str | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> EvalResult:
+        """Each golden query through find (or search), scored (see the interface)."""
+        from .evaluation import check_queries, run
+        from .uri import parse
+
+        k = whole_number(k, "k", minimum=1, maximum=1000)
+        search, progress = flag(search, "search"), callback(progress, "progress")
+        checked = check_queries(queries, k)
+        for query in checked:
+            query["relevant"] = {str(parse(uri, user=self.user)): grade for uri, grade in query["relevant"].items()}
+        with_search = search or session_id is not None
+        store = self._open()
+
+        def ranked(query: dict[str, Any]) -> list[str]:
+            options: dict[str, Any] = {
+                "target_uri": query["uri"] or "", "limit": query["k"], "mode": query["mode"],
+                "since": query["after"], "until": query["before"],
+            }  # fmt: skip
+            if with_search:
+                found = self.search(query["query"], session_id=session_id, **options)
+            else:
+                found = self.find(query["query"], **options)
+            return [str(sidecar_owner(parse(hit.uri))) for hit in sorted(found, key=lambda hit: -hit.score)]
+
+        return run(
+            checked, k, ranked, lambda uris: store.stored_uris(uris), warn=self._warn, progress=progress,
+            searched_with="search" if with_search else "find", as_of=store.pinned_as or None,
+        )  # fmt: skip
+
+    def snapshot_tag(self, name: str) -> Snapshot:
+        """Name the store's state now (see the interface)."""
+        from .store.snapshots import check_name, tag_snapshot
+
+        check_name(name)
+        self._store_wide("tag a snapshot")
+        return Snapshot.from_dict(tag_snapshot(self._open(), name))
+
+    def list_snapshots(self) -> list[Snapshot]:
+        """Every snapshot of the store, oldest first."""
+        from .store.snapshots import list_snapshots
+
+        return [Snapshot.from_dict(item) for item in list_snapshots(self._open())]
+
+    def delete_snapshot(self, name: str) -> Snapshot:
+        """Forget a snapshot (see the interface)."""
+        from .store.snapshots import check_name, delete_snapshot
+
+        check_name(name)
+        self._store_wide("delete a snapshot")
+        return Snapshot.from_dict(delete_snapshot(self._open(), name))
+
+    def _store_wide(self, what: str) -> None:
+        """Refuse a change of the whole store to a client confined to its user's space."""
+        if self._isolated:
+            raise PermissionDeniedError(
+                f"Only the root key may {what}: a snapshot holds every user's space",
+                hint="Ask whoever holds the root key, or read as_of an existing snapshot",
+                details={"user": self.user},
+            )
 
     # ------------------------------------------------------------------ health
     def doctor(self, *, repair: bool = False) -> DoctorReport:

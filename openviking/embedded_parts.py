@@ -147,6 +147,26 @@ class Embedded:
             self._store = LanceStore.open_existing(self.store_path, storage=self.config.storage)
         return self._store
 
+    def _as_of(self, as_of: object) -> Self:
+        """A client like this one over the store as it was at ``as_of`` (read-only).
+
+        Raises:
+            InvalidArgumentError: ``as_of`` is not a string naming a snapshot, a version or a time.
+            NotFoundError: no store, or nothing kept of it at ``as_of``.
+        """
+        import copy
+
+        from .arguments import optional_text
+
+        text = optional_text(as_of, "as_of")
+        if not text:
+            raise InvalidArgumentError(
+                "as_of is empty", hint="Name a snapshot, a version of the store or a time", details={"as_of": ""}
+            )
+        pinned = copy.copy(self)
+        pinned._store = self._open().at(text)
+        return pinned
+
     def _namespace(self) -> Namespace:
         from .namespace import Namespace
 

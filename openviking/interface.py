@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from .arguments import MAX_INT
 from .config import RETRIEVAL_MODES
+from .evaluation import EvalResult
 from .hits import FindResult
 from .message import TextPart
 from .operations import NoTool, Param, Route, Tool, declared, operation
@@ -40,6 +41,7 @@ from .results import (
     SessionContext,
     SessionDeleted,
     SessionInfo,
+    Snapshot,
     Stat,
     UnlinkResult,
     WriteResult,
@@ -78,6 +80,10 @@ MessageContent = str | TextPart | Mapping[str, str] | Sequence[str | TextPart | 
 
 TIME_FORMS = "30m, 2h, 7d, 2w (back from now), YYYY-MM-DD (that whole UTC day) or ISO 8601"
 URI = Param("A viking:// URI.")
+AS_OF = Param(
+    "Answer from the store as it was then: a snapshot's name (see snapshot_tag), a version of the "
+    f"store (digits), or a time ({TIME_FORMS}); default: as it is now."
+)
 
 FIND_PARAMS: dict[str, Param] = {
     "query": Param("What to look for, in plain words (a question or a description)."),
@@ -106,6 +112,7 @@ FIND_PARAMS: dict[str, Param] = {
         choices=RETRIEVAL_MODES,
     ),
     "explain": Param("Attach each score's parts to each hit; for no hits, what removed the candidates."),
+    "as_of": AS_OF,
 }
 SEARCH_PARAMS: dict[str, Param] = {
     **FIND_PARAMS,
@@ -189,6 +196,7 @@ class Operations(Protocol):
         *,
         mode: str | None = None,
         explain: bool = False,
+        as_of: str | None = None,
     ) -> FindResult:
         """Search by meaning, without session context.
 
@@ -237,6 +245,7 @@ class Operations(Protocol):
         *,
         mode: str | None = None,
         explain: bool = False,
+        as_of: str | None = None,
     ) -> FindResult:
         """Search with a session's context: an LLM plans up to five typed queries from it.
 
@@ -277,6 +286,7 @@ class Operations(Protocol):
             "count": Param("Per-file counts (counts) instead of lines."),
             "files_with_matches": Param("The matching files (files) instead of lines."),
             "spans": Param("Add each match's character offsets to its line."),
+            "as_of": AS_OF,
         },
     )
     def grep(
@@ -292,6 +302,7 @@ class Operations(Protocol):
         count: bool = False,
         files_with_matches: bool = False,
         spans: bool = False,
+        as_of: str | None = None,
     ) -> GrepResult:
         """The lines of file content below ``uri`` that match a regular expression.
 
@@ -319,9 +330,12 @@ class Operations(Protocol):
             "pattern": Param("The glob, matched against the path relative to uri."),
             "uri": Param("The directory the paths are relative to."),
             "node_limit": Param("At most this many URIs (0 or none: all).", ge=0, le=MAX_INT),
+            "as_of": AS_OF,
         },
     )
-    def glob(self, pattern: str, uri: str = "viking://", node_limit: int | None = None) -> GlobResult:
+    def glob(
+        self, pattern: str, uri: str = "viking://", node_limit: int | None = None, *, as_of: str | None = None
+    ) -> GlobResult:
         """Files and directories whose path below ``uri`` matches a glob (``*``, ``?``,
         ``[a-z]``, ``{a,b}``, ``**``), sorted by path.
 
@@ -350,9 +364,10 @@ class Operations(Protocol):
             "uri": Param("The viking:// URI of a file."),
             "offset": Param("The first line to return, counting from 0.", ge=0, le=MAX_INT),
             "limit": Param("How many lines (-1: to the end).", ge=-1, le=MAX_INT),
+            "as_of": AS_OF,
         },
     )
-    def read(self, uri: str, offset: int = 0, limit: int = -1) -> str:
+    def read(self, uri: str, offset: int = 0, limit: int = -1, *, as_of: str | None = None) -> str:
         """A file's content (L2), lines ``offset`` to ``offset + limit`` (-1: to the end); a
         directory (a session too) reads as its overview.
 
@@ -372,9 +387,9 @@ class Operations(Protocol):
             ("uri",),
         ),
         command="abstract",
-        params={"uri": Param("The viking:// URI of a directory or file.")},
+        params={"uri": Param("The viking:// URI of a directory or file."), "as_of": AS_OF},
     )
-    def abstract(self, uri: str) -> str:
+    def abstract(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L0 abstract, or a file's summary."""
         declared()
 
@@ -390,9 +405,9 @@ class Operations(Protocol):
             ("uri",),
         ),
         command="overview",
-        params={"uri": Param("The viking:// URI of a directory.")},
+        params={"uri": Param("The viking:// URI of a directory."), "as_of": AS_OF},
     )
-    def overview(self, uri: str) -> str:
+    def overview(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L1 overview; a file's is its directory's; a session's lists its messages."""
         declared()
 
@@ -421,6 +436,7 @@ class Operations(Protocol):
             "offset": Param(
                 "Skip this many entries first (a page: node_limit entries from here on).", ge=0, le=MAX_INT
             ),
+            "as_of": AS_OF,
         },
     )
     def ls(
@@ -433,6 +449,7 @@ class Operations(Protocol):
         node_limit: int | None = None,
         abs_limit: int = 256,
         offset: int = 0,
+        as_of: str | None = None,
     ) -> list[Entry] | list[str]:
         """The entries of a directory (all below it with ``recursive``), directories first;
         only their URIs with ``simple``."""
@@ -458,6 +475,7 @@ class Operations(Protocol):
                 "Skip this many entries first (a page: node_limit entries from here on).", ge=0, le=MAX_INT
             ),
             "directories_only": Param("Only the directories."),
+            "as_of": AS_OF,
         },
     )
     def tree(
@@ -468,6 +486,7 @@ class Operations(Protocol):
         node_limit: int | None = None,
         offset: int = 0,
         directories_only: bool = False,
+        as_of: str | None = None,
     ) -> list[Entry]:
         """Everything below ``uri``, depth first, at most ``level_limit`` levels deep (0: all)."""
         declared()
@@ -491,9 +510,9 @@ class Operations(Protocol):
         http=Route("GET", "/api/v1/fs/stat"),
         mcp=NoTool("ls and tree show what an agent needs of an entry"),
         command="stat",
-        params={"uri": URI},
+        params={"uri": URI, "as_of": AS_OF},
     )
-    def stat(self, uri: str) -> Stat:
+    def stat(self, uri: str, *, as_of: str | None = None) -> Stat:
         """Everything known about one file, directory or session, without its content."""
         declared()
 
@@ -906,6 +925,84 @@ class Operations(Protocol):
 
         Raises:
             InvalidArgumentError: an empty query, or a budget or limit out of range.
+        """
+        declared()
+
+    # ------------------------------------------------------------------ evaluation and snapshots
+    @operation(
+        http=Route("POST", "/api/v1/eval"),
+        mcp=NoTool("an evaluation is a check a CI job runs on retrieval, not a step of an agent's"),
+        command="eval",
+        params={
+            "queries": Param(
+                "The golden queries: each {query, relevant: [uri, ...] or {uri: grade}} with optional id, uri "
+                "(where to search), mode, after, before and k."
+            ),
+            "k": Param("The cut-off of the metrics (a query's own k cuts its ranking).", ge=1, le=1000),
+            "search": Param("Run each query through search (with session_id's session) instead of find."),
+            "session_id": Param("The session search plans the queries from (implies search)."),
+            "as_of": AS_OF,
+            "progress": Param("Called with (queries done, queries in all).", local=True),
+        },
+    )
+    def evaluate(
+        self,
+        queries: Sequence[Mapping[str, Any]],
+        k: int = 10,
+        *,
+        search: bool = False,
+        session_id: str | None = None,
+        as_of: str | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> EvalResult:
+        """Each golden query through find (or search), scored against its relevant URIs:
+        nDCG@k, MRR@k, recall@k and hit@1, per query and on average (see
+        :mod:`openviking.evaluation`). A relevant URI the store does not hold is a warning.
+
+        Raises:
+            InvalidArgumentError: a malformed query (the message names it) or k out of range.
+        """
+        declared()
+
+    @operation(
+        http=Route("POST", "/api/v1/snapshots"),
+        mcp=NoTool("snapshots are a CI job's, pinned by whoever runs the queries"),
+        command="snapshot tag",
+        writes=True,
+        params={"name": Param("The snapshot's name: a letter, then letters, digits, '.', '-' or '_'.")},
+    )
+    def snapshot_tag(self, name: str) -> Snapshot:
+        """Name the store's state now: as_of=name reads it back exactly, whatever is written
+        after, until the snapshot is deleted (its versions are kept until then).
+
+        Raises:
+            AlreadyExistsError: a snapshot has that name.
+            InvalidArgumentError: a name that cannot be one.
+        """
+        declared()
+
+    @operation(
+        http=Route("GET", "/api/v1/snapshots"),
+        mcp=NoTool("snapshots are a CI job's, pinned by whoever runs the queries"),
+        command="snapshot list",
+        params={},
+    )
+    def list_snapshots(self) -> list[Snapshot]:
+        """Every snapshot of the store, oldest first."""
+        declared()
+
+    @operation(
+        http=Route("DELETE", "/api/v1/snapshots/{name}"),
+        mcp=NoTool("snapshots are a CI job's, pinned by whoever runs the queries"),
+        command="snapshot delete",
+        writes=True,
+        params={"name": Param("The snapshot.")},
+    )
+    def delete_snapshot(self, name: str) -> Snapshot:
+        """Forget a snapshot; its versions are cleaned up like any others from then on.
+
+        Raises:
+            NotFoundError: no snapshot has that name.
         """
         declared()
 

@@ -38,6 +38,7 @@ __all__ = [
     "Relation",
     "RemoveResult",
     "SessionContext",
+    "Snapshot",
     "SessionDeleted",
     "SessionInfo",
     "Stat",
@@ -409,6 +410,17 @@ class MkdirResult(Record):
 
     uri: str
     created: bool = True
+
+
+@dataclass(slots=True, eq=False)
+class Snapshot(Record):
+    """A named state of the store: its name, when it was tagged, the store's version then (the
+    nodes table's), and each table's version."""
+
+    name: str
+    created_at: str
+    version: int
+    tables: dict[str, int]
 
 
 @dataclass(slots=True, eq=False)

@@ -25,7 +25,7 @@ from .boundary import ExitCode, guard_parser, report_usage
 from .console import OutputFormat
 
 # The command modules in the order their commands appear in the help.
-MODULES = ("add", "find", "search", "context", "grep", "content", "fs", "session", "serve", "mcp")
+MODULES = ("add", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve", "mcp")
 # Which module defines each command and group: a run builds only the one it names, since
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
 COMMAND_MODULES = {
@@ -41,11 +41,13 @@ COMMAND_MODULES = {
         "fs",
     ),
     "session": "session",
+    "eval": "eval",
+    "snapshot": "snapshot",
     "serve": "serve",
     "key": "serve",
     "mcp": "mcp",
 }
-GROUPS = frozenset({"session", "key"})
+GROUPS = frozenset({"session", "snapshot", "key"})
 
 
 def _version(value: bool) -> None:

@@ -13,7 +13,8 @@ import functools
 import inspect
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -107,6 +108,15 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Same as -o json.", ric
 DebugOption = Annotated[
     bool,
     typer.Option("--debug", envvar="OPENVIKING_DEBUG", help="Show tracebacks.", rich_help_panel=GLOBAL_PANEL),
+]
+
+AsOfOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as-of",
+        help="Answer from the store as it was then: a snapshot, a version, or a time (2h, YYYY-MM-DD, ISO 8601).",
+        show_default=False,
+    ),
 ]
 
 _GLOBALS = [
@@ -350,3 +360,37 @@ def _cell(value: Any) -> str:
     if isinstance(value, int | float):
         return str(value)
     return json_text(value, compact=True)
+
+
+@contextmanager
+def progress_bar(label: str, *, unit: str = "bytes") -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr when stderr is a terminal (counting ``bytes`` or ``items``);
+    otherwise nothing."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn() if unit == "bytes" else MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=make_console(stderr=True), transient=True) as progress:
+        task = progress.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update

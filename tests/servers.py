@@ -303,3 +303,28 @@ def embedding_server(timeout: float = 60.0) -> Iterator[str]:
             proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+
+
+# ---------------------------------------------------------------------------- embeddings
+def random_embeddings(dimension: int = 64) -> Handler:
+    """An OpenAI ``/v1/embeddings`` answer of unit vectors that each text's hash seeds: the same
+    text gets the same vector, and no two texts' vectors have anything to do with their meaning
+    (a model that broke)."""
+    import hashlib
+    import random
+
+    def answer(request: Request) -> Reply:
+        texts = request.body["input"]
+        texts = [texts] if isinstance(texts, str) else texts
+        data = []
+        for index, text in enumerate(texts):
+            draw = random.Random(hashlib.sha256(str(text).encode("utf-8")).digest())
+            vector = [draw.gauss(0.0, 1.0) for _ in range(dimension)]
+            norm = sum(v * v for v in vector) ** 0.5
+            data.append({"object": "embedding", "index": index, "embedding": [v / norm for v in vector]})
+        usage = {"prompt_tokens": 0, "total_tokens": 0}
+        return Reply(
+            body={"object": "list", "data": data, "model": request.body.get("model", "random"), "usage": usage}
+        )
+
+    return answer

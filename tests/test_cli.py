@@ -1244,7 +1244,7 @@ def test_moving_global_options_touches_nothing_else() -> None:
     groups = frozenset(name for name, c in every.commands.items() if hasattr(c, "commands"))  # type: ignore[attr-defined]
     shape = CommandShape.from_params(every.commands["find"].params, groups)  # type: ignore[attr-defined]
     assert (
-        shape.groups == {"session", "key"}
+        shape.groups == {"session", "snapshot", "key"}
         and {"--store", "--config", "--url", "--api-key", "-o", "--output"} == shape.value_options
     )
     assert CommandShape.without_commands() == shape  # what main() knows before it loads a command

@@ -217,6 +217,7 @@ VALID_CALLS: dict[str, dict[str, Any]] = {
     "commit_session": {"session_id": "bounds", "dry_run": True},
     "get_session_context": {"session_id": "bounds"},
     "context": {"query": "docker"},
+    "evaluate": {"queries": [{"query": "docker", "relevant": [f"{H}/deploy/docker.md"]}]},
 }
 
 

@@ -79,3 +79,4 @@ tokenizer  # unused variable (openviking/results.py): ContextResult's JSON
 latest_archive_overview  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 estimated_tokens  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
+eval_  # unused function (openviking_cli/commands/eval.py): a command, registered by its decorator

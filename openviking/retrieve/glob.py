@@ -375,7 +375,9 @@ def _listing(store: LanceStore, base: VikingURI, user: str) -> _Listing:
     import pyarrow.compute as pc
 
     version = store.nodes_version()
-    found = CACHE.find(store.path, version, _Listing, lambda listing: (listing.base, listing.user) == (str(base), user))
+    found = CACHE.find(
+        store.cache_key, version, _Listing, lambda listing: (listing.base, listing.user) == (str(base), user)
+    )
     if found is not None:
         return found
     table = store.scan_nodes_below(base, columns=["uri", "is_dir", "name"])
@@ -390,7 +392,7 @@ def _listing(store: LanceStore, base: VikingURI, user: str) -> _Listing:
         is_dir = np.concatenate([is_dir, np.ones(len(layout), dtype=bool)])
         hidden = np.concatenate([hidden, np.zeros(len(layout), dtype=bool)])
     listing = _Listing(str(base), user, uris, is_dir, hidden)
-    CACHE.put(store.path, version, listing, uris.nbytes + is_dir.nbytes + hidden.nbytes)
+    CACHE.put(store.cache_key, version, listing, uris.nbytes + is_dir.nbytes + hidden.nbytes)
     return listing
 
 

@@ -217,7 +217,7 @@ class _Snapshot:
 def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Snapshot:
     """The files below ``scope``: from the cache while the store is unchanged, else read."""
     version = store.nodes_version()
-    cached = CACHE.find(store.path, version, _Snapshot, lambda snap: snap.covers(scope, max_depth))
+    cached = CACHE.find(store.cache_key, version, _Snapshot, lambda snap: snap.covers(scope, max_depth))
     if cached is not None:
         cached.uses += 1
         return cached
@@ -237,7 +237,7 @@ def _snapshot(store: LanceStore, scope: VikingURI, max_depth: int | None) -> _Sn
     depth = np.asarray(pc.subtract(pc.count_substring(uris, "/"), 1), dtype=np.int64)
     snap = _Snapshot(scope, max_depth, uris, [uri_list[i] for i in order], depth, content)
     # the budget counts the line table too, which a second search of the snapshot builds
-    CACHE.put(store.path, version, snap, 2 * content.nbytes)
+    CACHE.put(store.cache_key, version, snap, 2 * content.nbytes)
     return snap
 
 

@@ -112,6 +112,33 @@ class LanceStore(Tables):
         """The store at ``path`` with no table opened yet: for doctor, when one of them fails to."""
         return cls._connect(path, create=False, storage=storage)
 
+    def at(self, as_of: str) -> LanceStore:
+        """This store as it was at ``as_of`` (a snapshot's name, a version of the store, or a
+        time; see ``snapshots.py``): read-only, fixed while writers go on.
+
+        Raises:
+            NotFoundError: no such snapshot or version, or one no longer kept.
+            InvalidArgumentError: ``as_of`` names nothing readable, or a time before the store.
+        """
+        from .snapshots import resolve
+
+        pin = resolve(self, as_of)
+        pinned = type(self)(
+            self.path, self._db, location=self.location, consistency=0.0, lease_seconds=self.lease_seconds
+        )
+        pinned.pinned, pinned.pinned_as = pin.versions, pin.label
+        pinned.records_table = pinned.meta().get("records_table") or schema.RECORDS
+        if not pinned._has_table(schema.NODES):
+            raise NotFoundError(f"There was no store yet at {as_of}", details={"as_of": as_of})
+        return pinned
+
+    @property
+    def cache_key(self) -> str:
+        """What read caches know this store by: its place, and its snapshot when pinned."""
+        if self.pinned is None:
+            return self.path
+        return self.path + "@" + ",".join(f"{name}={version}" for name, version in sorted(self.pinned.items()))
+
     def create_missing_tables(self) -> None:
         """Make the base tables a store killed while it was made lacks (doctor --repair)."""
         with self.write_lock():
@@ -138,6 +165,12 @@ class LanceStore(Tables):
             rows = table.search().select(["key", "value"]).limit(None).to_list()
             self._meta_seen = (seen, {row["key"]: row["value"] for row in rows})
         return dict(self._meta_seen[1])
+
+    def delete_meta(self, keys: Sequence[str]) -> None:
+        """Remove key/value facts (keys not there are ignored)."""
+        if keys:
+            with self.write_lock():
+                self._delete_rows(schema.META, sql_in("key", keys))
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Upsert key/value facts."""
@@ -568,13 +601,16 @@ class LanceStore(Tables):
     # ------------------------------------------------------------------ maintenance
     def optimize(self) -> None:
         """Compact small fragments, fold new rows into the indexes, create missing indexes."""
+        from .snapshots import cleanup_after
+
         with self.write_lock():
+            older_than = cleanup_after(self, CLEANUP_AFTER)
             for name in (schema.NODES, self.records_table):
                 if not self._has_table(name):
                     continue
                 table = self._tables[name]
                 self._ensure_indexes(name, table)
-                self._commit(table, lambda t=table: t.optimize(cleanup_older_than=CLEANUP_AFTER))
+                self._commit(table, lambda t=table: _optimized(t, older_than))
 
     def ensure_indexes(self) -> None:
         """Create the indexes a store written by an older version lacks (cheap when none is missing)."""
@@ -607,3 +643,15 @@ class LanceStore(Tables):
     def nodes_version(self) -> int:
         """The nodes table's version: every write changes it, so it keys read caches (grep, glob)."""
         return int(self.run(lambda: self._table(schema.NODES).version))
+
+
+def _optimized(table: Any, older_than: timedelta) -> Any:
+    """Compact ``table`` and clean up its versions older than ``older_than``. LanceDB refuses the
+    cleanup when it would reach a tagged version (a snapshot's, by another machine's clock, or a
+    tag made with LanceDB's own tools): the table is then compacted and nothing is cleaned up."""
+    try:
+        return table.optimize(cleanup_older_than=older_than)
+    except Exception as exc:
+        if "tagged version" not in str(exc):
+            raise
+        return table.optimize()

@@ -108,6 +108,7 @@ class Tables:
         # Run each time this store takes the write lock (not when it takes it again inside):
         # a write in progress checks that the store is still as it found it.
         self.write_checks: list[Callable[[], None]] = []
+        self.lease_seconds = lease_seconds
         self.lock: WriteLock = Lease(location, lease_seconds) if location is not None else FileLock(path)
         # 0: LanceDB looks for other processes' writes at every query. Above 0 this store
         # looks itself, at most that often, and for every open table at once, the nodes
@@ -118,6 +119,10 @@ class Tables:
         self._missing: dict[str, float] = {}  # tables found missing, and when
         # The records table in use: `reindex` builds a new one and then points the store at it.
         self.records_table = schema.RECORDS
+        # A store read as of a snapshot: each table's version (a table not named did not exist
+        # then), and what the snapshot was called (for messages). None: the latest versions.
+        self.pinned: dict[str, int] | None = None
+        self.pinned_as = ""
 
     @classmethod
     def _connect(cls, path: str, *, create: bool, storage: StorageConfig | None) -> Self:
@@ -185,13 +190,18 @@ class Tables:
 
     def _fresh(self) -> None:
         # Inside the write lock this process is the only writer: what it read at the take stays true.
-        if self.consistency > 0 and not self._lock_depth and time.monotonic() - self._looked_at >= self.consistency:
+        # A pinned store never moves.
+        if self.pinned is not None or self.consistency <= 0 or self._lock_depth:
+            return
+        if time.monotonic() - self._looked_at >= self.consistency:
             self._look_for_writes()
 
     def _has_table(self, name: str) -> bool:
         self._fresh()
         if name in self._tables:
             return True
+        if self.pinned is not None:
+            return self._open_pinned(name)
         missing_since = self._missing.get(name)
         if missing_since is not None and not self._lock_depth and time.monotonic() - missing_since < self.consistency:
             return False  # looked for a moment ago: on object storage each look is a request
@@ -210,8 +220,35 @@ class Tables:
         self._missing.pop(name, None)
         return True
 
+    def _open_pinned(self, name: str) -> bool:
+        """Open table ``name`` at its pinned version (False: it did not exist then)."""
+        assert self.pinned is not None
+        if name not in self.pinned:
+            return False
+        try:
+            table = self._db.open_table(name)
+        except Exception as exc:
+            raise FailedPreconditionError(
+                f"{self.pinned_as} cannot be read: its table {name} is gone (a reindex to another model "
+                "replaces the records table)",
+                hint="Tag a new snapshot of the store as it is now",
+                details={"as_of": self.pinned_as, "table": name},
+            ) from _cause(exc, self.location)
+        try:
+            table.checkout(self.pinned[name])
+        except Exception as exc:
+            raise NotFoundError(
+                f"{self.pinned_as} is no longer kept: version {self.pinned[name]} of table {name} was cleaned up",
+                hint="Old versions are kept only while a snapshot tag points at them; see openviking snapshot list",
+                details={"as_of": self.pinned_as, "table": name, "version": self.pinned[name]},
+            ) from _cause(exc, self.location)
+        self._tables[name] = table
+        return True
+
     def table_names(self) -> list[str]:
-        """The names of the tables the store holds."""
+        """The names of the tables the store holds (held, when pinned to a snapshot)."""
+        if self.pinned is not None:
+            return sorted(self.pinned)
         return list(self.run(self._db.list_tables).tables)
 
     def unreadable_tables(self) -> dict[str, str]:
@@ -305,7 +342,17 @@ class Tables:
     # ------------------------------------------------------------------ locking
     @contextlib.contextmanager
     def write_lock(self) -> Iterator[None]:
-        """Hold the store's write lock (re-entrant): a file lock on disk, a lease in the bucket."""
+        """Hold the store's write lock (re-entrant): a file lock on disk, a lease in the bucket.
+
+        Raises:
+            FailedPreconditionError: the store is pinned to a snapshot, which is read-only.
+        """
+        if self.pinned is not None:
+            raise FailedPreconditionError(
+                f"{self.pinned_as} is read-only",
+                hint="Write to the store as it is now, without as_of",
+                details={"as_of": self.pinned_as},
+            )
         with self._thread_lock:
             if self._lock_depth == 0:
                 self._take_lock()

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
+from openviking.errors import InvalidArgumentError
 from openviking_cli.render import printable
-from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command
+from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, command
 
 app = typer.Typer()
 
@@ -34,14 +35,20 @@ def read(
     raw: Annotated[
         bool, typer.Option("--raw", help="The file's bytes as they were added (JSON: base64), not its text.")
     ] = False,
+    as_of: AsOfOption = None,
 ) -> Output:
     """Print a file's full content (L2); a directory prints its overview.
 
     Example: openviking read viking://resources/docs/guides/04-authentication.md --limit 20
     """
     if raw:
+        if as_of is not None:
+            raise InvalidArgumentError(
+                "read --raw gives the bytes as they are now; --as-of reads the text only",
+                details={"as_of": as_of},
+            )
         return _bytes_output(uri, ctx.client().download(uri))
-    text = ctx.client().read(uri, offset=offset, limit=limit)
+    text = ctx.client().read(uri, offset=offset, limit=limit, as_of=as_of)
     return Output(text, table=_raw_text(text), items=[{"uri": uri, "content": text}])
 
 
@@ -57,16 +64,16 @@ def _bytes_output(uri: str, data: bytes) -> Output:
 
 
 @command(app, "abstract")
-def abstract(ctx: CliContext, uri: UriArgument) -> Output:
+def abstract(ctx: CliContext, uri: UriArgument, as_of: AsOfOption = None) -> Output:
     """Print a directory's L0 abstract (a file prints its summary)."""
-    text = ctx.client().abstract(uri)
+    text = ctx.client().abstract(uri, as_of=as_of)
     return Output(text, table=_raw_text(text), items=[{"uri": uri, "abstract": text}])
 
 
 @command(app, "overview")
-def overview(ctx: CliContext, uri: UriArgument) -> Output:
+def overview(ctx: CliContext, uri: UriArgument, as_of: AsOfOption = None) -> Output:
     """Print a directory's L1 overview (a file prints its directory's)."""
-    text = ctx.client().overview(uri)
+    text = ctx.client().overview(uri, as_of=as_of)
     return Output(text, table=_raw_text(text), items=[{"uri": uri, "overview": text}])
 
 
@@ -126,11 +133,13 @@ def ls(
         int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0, show_default=False)
     ] = None,
     abs_limit: Annotated[int, typer.Option("-l", "--abs-limit", help="Cut abstracts to N characters.", min=0)] = 256,
+    as_of: AsOfOption = None,
 ) -> Output:
     """List a directory: type, size, modification time, URI and abstract."""
     entries = ctx.client().ls(
-        uri, recursive=recursive, simple=simple, show_hidden=all_, node_limit=node_limit, abs_limit=abs_limit
-    )
+        uri, recursive=recursive, simple=simple, show_hidden=all_, node_limit=node_limit, abs_limit=abs_limit,
+        as_of=as_of,
+    )  # fmt: skip
     listed = [e for e in entries if isinstance(e, Mapping)]
     if simple:
         uris = [str(e) for e in entries]
@@ -151,9 +160,10 @@ def tree(
     node_limit: Annotated[
         int | None, typer.Option("-n", "--node-limit", help="At most N entries.", min=0, show_default=False)
     ] = None,
+    as_of: AsOfOption = None,
 ) -> Output:
     """Show everything below a URI as a tree, directories first."""
-    entries = ctx.client().tree(uri, level_limit=level_limit, node_limit=node_limit)
+    entries = ctx.client().tree(uri, level_limit=level_limit, node_limit=node_limit, as_of=as_of)
 
     def render(console: Any) -> None:
         from rich.text import Text
@@ -189,9 +199,9 @@ def _last_children(paths: list[str]) -> set[str]:
 
 
 @command(app, "stat")
-def stat(ctx: CliContext, uri: UriArgument) -> Output:
+def stat(ctx: CliContext, uri: UriArgument, as_of: AsOfOption = None) -> Output:
     """Show what is known about one file or directory."""
-    info = ctx.client().stat(uri)
+    info = ctx.client().stat(uri, as_of=as_of)
 
     def render(console: Any) -> None:
         from rich.text import Text

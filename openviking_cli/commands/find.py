@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking_cli.render import hit_cards, hits_of, note
-from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, OutputFormat, command
+from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, OutputFormat, command
 
 app = typer.Typer()
 
@@ -119,6 +119,7 @@ def find(
     filter_: FilterOption = None,
     mode: ModeOption = None,
     explain: ExplainOption = False,
+    as_of: AsOfOption = None,
 ) -> Output:
     """Find context semantically similar to QUERY (no session, no LLM).
 
@@ -138,6 +139,7 @@ def find(
         tags=tags,
         mode=mode,
         explain=explain,
+        as_of=as_of,
     )
     return hits_output(ctx, result.to_dict(), lambda console, data: render_result(console, data, limit))
 

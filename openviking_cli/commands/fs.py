@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, text_argument
+from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, progress_bar, text_argument
 
-from .add import added, progress_bar
+from .add import added
 
 app = typer.Typer()
 

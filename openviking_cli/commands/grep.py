@@ -9,7 +9,7 @@ import typer
 
 from openviking.errors import InvalidArgumentError
 from openviking_cli.render import note
-from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, make_console
+from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, command, make_console
 
 app = typer.Typer()
 
@@ -80,6 +80,7 @@ def grep(
             rich_help_panel=OUTPUT_PANEL,
         ),
     ] = False,
+    as_of: AsOfOption = None,
 ) -> Output:
     """Search file content line by line for a regular expression (Python's re syntax).
 
@@ -113,6 +114,7 @@ def grep(
         count=count,
         files_with_matches=files_with_matches,
         spans=highlight,
+        as_of=as_of,
     )
     if count:
         items: list[Any] = result["counts"]
@@ -172,6 +174,7 @@ def glob(
         int | None,
         typer.Option("-n", "--node-limit", help="At most N URIs (0: all).", show_default=False),
     ] = None,
+    as_of: AsOfOption = None,
 ) -> Output:
     """List the files and directories whose path below --uri matches PATTERN, one URI per line.
 
@@ -179,7 +182,7 @@ def glob(
 
     Example: openviking glob "**/*.md" --uri viking://resources
     """
-    result = ctx.client().glob(pattern, uri=uri, node_limit=node_limit)
+    result = ctx.client().glob(pattern, uri=uri, node_limit=node_limit, as_of=as_of)
 
     def render(_console: Any) -> None:
         if not result["matches"]:

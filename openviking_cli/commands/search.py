@@ -24,7 +24,7 @@ from openviking_cli.commands.find import (
     render_result,
 )
 from openviking_cli.render import note
-from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, make_console
+from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, command, make_console
 
 app = typer.Typer()
 
@@ -56,6 +56,7 @@ def search(
     filter_: FilterOption = None,
     mode: ModeOption = None,
     explain: ExplainOption = False,
+    as_of: AsOfOption = None,
 ) -> Output:
     """Search with session context: an LLM plans typed queries, a reranker re-scores.
 
@@ -82,6 +83,7 @@ def search(
         tags=tags,
         mode=mode,
         explain=explain,
+        as_of=as_of,
     )
     data = result.to_dict()
     return hits_output(ctx, data, lambda console, data: render_search(console, data, limit))
