@@ -63,6 +63,9 @@ class Embedded:
         self._config_file = config_file
         self._warn: WarningCallback = warn if warn is not None else python_warning
         self._store: LanceStore | None = None
+        # Set on a client over the store as it was at a snapshot, a version or a time: the client
+        # it was copied from and that moment, resolved when the store is first needed.
+        self._pinned_from: tuple[Embedded, str] | None = None
         self._embedder: Embedder | None = None
         self._isolated = False
 
@@ -134,6 +137,9 @@ class Embedded:
 
     # ------------------------------------------------------------------ the parts, opened lazily
     def _open(self, *, create: bool = False) -> LanceStore:
+        if self._store is None and self._pinned_from is not None:
+            current, as_of = self._pinned_from
+            self._store = current._open().at(as_of)
         if self._store is None:
             from .store.lance import LanceStore
 
@@ -141,6 +147,8 @@ class Embedded:
         return self._store
 
     def _existing_store(self) -> LanceStore | None:
+        if self._store is None and self._pinned_from is not None:
+            return self._open()
         if self._store is None:
             from .store.lance import LanceStore
 
@@ -148,7 +156,8 @@ class Embedded:
         return self._store
 
     def _as_of(self, as_of: object) -> Self:
-        """A client like this one over the store as it was at ``as_of`` (read-only).
+        """A client like this one over the store as it was at ``as_of`` (read-only). The moment is
+        looked up when the call first needs the store, after it has checked its arguments.
 
         Raises:
             InvalidArgumentError: ``as_of`` is not a string naming a snapshot, a version or a time.
@@ -164,7 +173,8 @@ class Embedded:
                 "as_of is empty", hint="Name a snapshot, a version of the store or a time", details={"as_of": ""}
             )
         pinned = copy.copy(self)
-        pinned._store = self._open().at(text)
+        pinned._store = None
+        pinned._pinned_from = (self, text)
         return pinned
 
     def _namespace(self) -> Namespace:

@@ -207,6 +207,12 @@ def _pool(name: str) -> list[Any]:
         return ["s1", "new-session", "../x", "", None]
     if name == "role":
         return ["user", "assistant", "robot"]
+    if name == "queries":
+        return [[{"query": "auth", "relevant": ["viking://resources/handbook/auth.md"]}], [{"query": "auth"}], [], None]
+    if name in ("k", "budget", "token_budget", "keep_recent_count"):
+        return [0, 1, 10, 4000, -1, None]
+    if name == "as_of":
+        return ["nightly", "1", "2020-01-01", "yesterday", "", None]
     return ["auth", "deploy", "", "x" * 300, None]
 
 
@@ -271,6 +277,8 @@ def _cli_value(name: str) -> st.SearchStrategy[str]:
         # Not "/": adding the whole machine is a real job that runs for hours, not bad input;
         # /proc/1/fdinfo is a small folder whose entries refuse a stat, even to root.
         plausible = ["handbook", "handbook/auth.md", "skill", "missing", "", "/proc/1/fdinfo", "hostile/long.txt"]
+    if not plausible:  # a value the command line takes as a file (the golden queries, say)
+        plausible = ["handbook/auth.md", "missing", ""]
     return st.one_of(st.sampled_from(plausible), text())
 
 
