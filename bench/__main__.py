@@ -11,6 +11,7 @@
     python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
+    python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -158,6 +159,7 @@ def print_locomo(report: dict[str, Any]) -> None:
         print_pairs("LoCoMo evidence turns as memories", report["memories"])
 
 
+QUALITY_SETS = ("cranfield", "docs", "code", "locomo")
 QUALITY_COLUMNS = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
 CODE_COLUMNS = [*QUALITY_COLUMNS, "span@file", "span@3"]
 LOCOMO_COLUMNS = ["dataset", "system", "hit@1", "recall@5", "mrr@10", "ndcg@10", "p50_ms", "p95_ms", "queries"]
@@ -188,12 +190,16 @@ def main(argv: list[str] | None = None) -> int:
             "storage",
             "server",
             "documents",
+            "sessions",
             "all",
         ],  # fmt: skip
         nargs="?",
         default="all",
     )
-    parser.add_argument("--only", choices=["cranfield", "docs", "code", "locomo"], help="run one quality dataset")
+    parser.add_argument(
+        "--only",
+        help="quality: one dataset (cranfield, docs, code, locomo); sessions: conversations (conv-26,conv-30)",
+    )
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/latest.json"))
@@ -212,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
+    if args.only and args.suite != "sessions" and args.only not in QUALITY_SETS:
+        parser.error(f"argument --only: invalid choice: {args.only!r} (choose from {', '.join(QUALITY_SETS)})")
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
     work = args.work or Path(tempfile.mkdtemp(prefix="openviking-bench-"))
@@ -277,6 +285,11 @@ def main(argv: list[str] | None = None) -> int:
         from . import server
 
         report["server"] = server.run(work, clients=args.clients, seconds=args.seconds)
+    if args.suite == "sessions":  # not in `all`: five conversations played and asked take 20-40 minutes
+        from . import sessions
+
+        report["sessions"] = sessions.run(work, args.only)
+        sessions.print_report(report["sessions"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])
