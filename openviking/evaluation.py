@@ -175,7 +175,7 @@ def check_queries(queries: Any, k: int) -> list[dict[str, Any]]:
         )
     checked: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for index, raw in enumerate(queries, start=1):
+    for index, raw in enumerate(queries):
         where = f"queries[{index}]"
         if not isinstance(raw, Mapping):
             raise _bad(where, f"{where} must be an object {{query, relevant}}")
@@ -185,7 +185,7 @@ def check_queries(queries: Any, k: int) -> list[dict[str, Any]]:
         text = raw.get("query")
         if not isinstance(text, str) or not text.strip():
             raise _bad(where, f"{where}.query must be a non-empty string")
-        ident = raw.get("id", index)
+        ident = raw.get("id", index + 1)
         if isinstance(ident, bool) or not isinstance(ident, str | int) or not str(ident).strip():
             raise _bad(where, f"{where}.id must be a string or a number")
         ident = str(ident)
@@ -234,7 +234,12 @@ def _text_or_list(value: Any, where: str, *, one: bool = False) -> Any:
 
 
 def _bad(where: str, message: str) -> InvalidArgumentError:
-    return InvalidArgumentError(message, hint="Each line of a golden file is {query, relevant}", details={"at": where})
+    """The error of query ``where`` (``queries[N]...``): ``details.index`` is N, for a caller
+    that read the queries from a file to name the line instead."""
+    index = int(where[len("queries[") : where.index("]")])
+    return InvalidArgumentError(
+        message, hint="Each line of a golden file is {query, relevant}", details={"at": where, "index": index}
+    )
 
 
 def run(

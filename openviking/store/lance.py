@@ -604,13 +604,13 @@ class LanceStore(Tables):
         from .snapshots import cleanup_after
 
         with self.write_lock():
-            older_than = cleanup_after(self, CLEANUP_AFTER)
             for name in (schema.NODES, self.records_table):
                 if not self._has_table(name):
                     continue
                 table = self._tables[name]
                 self._ensure_indexes(name, table)
-                self._commit(table, lambda t=table: _optimized(t, older_than))
+                older_than = cleanup_after(self, name, CLEANUP_AFTER)
+                self._commit(table, lambda t=table, o=older_than: _optimized(t, o))
 
     def ensure_indexes(self) -> None:
         """Create the indexes a store written by an older version lacks (cheap when none is missing)."""

@@ -6,12 +6,12 @@ so that no write is half in it: a row of ``meta`` (``snapshot:<name>``, JSON of 
 their times) is what names it, and a LanceDB tag of the same name on each table marks those
 versions for LanceDB's own tools. ``as_of`` takes a snapshot's name, a version of the store (the
 nodes table's version: every change of the tree moves it, and the other tables are taken as they
-were when it was made), or a time (each table as it was then).
+were until the next one), or a time (each table as it was then).
 
 Cleanup. A write ends with ``optimize``, which deletes versions older than ten minutes. While a
-snapshot exists, nothing newer than its oldest version is deleted (:func:`cleanup_after`), so a
-snapshot stays readable whatever is written after it, as do the versions between it and now; a
-time or version older than every snapshot, and older than ten minutes, may be gone.
+snapshot exists, no version of a table from the snapshot's on is deleted (:func:`cleanup_after`),
+so a snapshot stays readable whatever is written after it, as do the versions between it and
+now; a time or version older than every snapshot, and older than ten minutes, may be gone.
 """
 
 from __future__ import annotations
@@ -167,11 +167,12 @@ def resolve(store: LanceStore, as_of: str) -> Pin:
     return _at_time(store, bound.lte, text)
 
 
-def cleanup_after(store: LanceStore, default: timedelta) -> timedelta:
-    """How old a version must be for cleanup to delete it: ``default``, or, while snapshots
-    exist, older than the oldest version any of them holds (less a margin for clocks)."""
+def cleanup_after(store: LanceStore, table_name: str, default: timedelta) -> timedelta:
+    """How old a version of table ``table_name`` must be for cleanup to delete it: ``default``,
+    or, while snapshots exist, older than the oldest version of it any of them holds (less a
+    margin for clocks)."""
     oldest = min(
-        (parse_iso_datetime(t) for s in _stored(store).values() for t in s["times"].values()),
+        (parse_iso_datetime(s["times"][table_name]) for s in _stored(store).values() if table_name in s["times"]),
         default=None,
     )
     if oldest is None:
@@ -232,8 +233,21 @@ def _at_version(store: LanceStore, version: int, label: str) -> Pin:
             hint="Old versions are kept only while a snapshot tag points at them (openviking snapshot list)",
             details={"resource": label, "type": "version"},
         )
-    pin = _at_time(store, made, f"version {label}")
+    # The other tables as they were until the tree changed again: a write commits the nodes
+    # table first and the records of the same files after it.
+    following = next((when for number, when in kept if number > version), None)
+    pin = _at_time(store, made, f"version {label}") if following is None else _before(store, following, label)
     return Pin({**pin.versions, schema.NODES: version}, pin.label, version)
+
+
+def _before(store: LanceStore, moment: datetime, label: str) -> Pin:
+    """Each table's last version made before ``moment``."""
+    versions = {}
+    for table_name in store.table_names():
+        before = [number for number, when in _versions(store, table_name) if when < moment]
+        if before:
+            versions[table_name] = before[-1]
+    return Pin(versions, f"version {label}", versions.get(schema.NODES, 0))
 
 
 def _at_time(store: LanceStore, moment: datetime, label: str) -> Pin:

@@ -89,7 +89,7 @@ def eval_(
     if fail_on_regress is not None and baseline is None:
         raise InvalidArgumentError("--fail-on-regress needs --baseline: a regression is against an earlier run")
     earlier = EvalResult.from_dict(_baseline(baseline)) if baseline is not None else None
-    golden = _golden(queries)
+    golden = _golden(queries, k)
     with progress_bar("Evaluating", unit="items") as update:
         result = ctx.client().evaluate(golden, k, search=search, session_id=session_id, as_of=as_of, progress=update)
     comparison = compare(result, earlier) if earlier is not None else None
@@ -126,8 +126,11 @@ def _floors(given: list[str], k: int) -> dict[str, float]:
     return floors
 
 
-def _golden(path: str) -> list[Any]:
-    """The golden file's queries, one JSON object a line (blank lines skipped)."""
+def _golden(path: str, k: int) -> list[Any]:
+    """The golden file's queries, one JSON object a line (blank lines skipped), checked here so
+    that an error names the line it is on."""
+    from openviking.evaluation import check_queries
+
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -135,9 +138,11 @@ def _golden(path: str) -> list[Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise InvalidArgumentError(f"Cannot read the golden file {path}: {exc}", details={"path": path}) from None
     queries = []
+    numbers = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        numbers.append(number)
         try:
             queries.append(json.loads(line))
         except ValueError as exc:
@@ -148,6 +153,17 @@ def _golden(path: str) -> list[Any]:
             ) from None
     if not queries:
         raise InvalidArgumentError(f"{path} holds no query", details={"path": path})
+    try:
+        check_queries(queries, k)
+    except InvalidArgumentError as exc:
+        index = exc.details.get("index")
+        if not isinstance(index, int):
+            raise
+        at = f"queries[{index}]"
+        said = exc.message.replace(at + ".", "", 1).replace(at + " ", "", 1)
+        raise InvalidArgumentError(
+            f"{path}:{numbers[index]}: {said}", hint=exc.hint, details={"path": path, "line": numbers[index]}
+        ) from None
     return queries
 
 
