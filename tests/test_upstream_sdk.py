@@ -10,6 +10,7 @@ this test renders: it fails when the README's table is not the one the calls gav
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import textwrap
@@ -124,6 +125,23 @@ def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], C
 
     def bytes_of_auth(answer: Any) -> None:
         assert answer == (kb / "auth.md").read_bytes(), answer
+
+    def committed(answer: Any) -> None:
+        assert answer["archived"] and answer["messages_archived"] == 2, answer
+        assert answer["memories_extracted"] == {"created": 3, "merged": 0, "skipped": 0, "total": 3}, answer
+        lisbon = next(m for m in answer["memories"] if "Lisbon" in m["text"])
+        assert lisbon["day"] == "2023-04-01" and lisbon["action"] == "created", lisbon
+
+    def remembered_lisbon(answer: Any) -> None:
+        first = answer["memories"][0]
+        assert "Lisbon" in (first.get("abstract") or "") and first["uri"].startswith("viking://user/default/memories/")
+
+    def session_context(answer: Any) -> None:
+        assert isinstance(answer, dict) and "latest_archive_overview" in answer, answer
+
+    def packed_deploy(answer: Any) -> None:
+        text = json.dumps(answer if isinstance(answer, dict) else getattr(answer, "__dict__", str(answer)), default=str)
+        assert f"{KB}/ops/deploy.md" in text, text[:500]
 
     def skill_updated(_answer: Any) -> None:
         text = client.read("viking://agent/skills/release-notes/SKILL.md")
@@ -263,6 +281,36 @@ def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], C
                 "help me write an RFC for it", session_id=sid(), target_uri=KB, options={"search_type": "fast"}
             ),
             has("resources"),
+        ),
+        (
+            "add_message(id, 'user', a statement about the user)",
+            "POST /api/v1/sessions/{id}/messages",
+            lambda: client.add_message(
+                sid(),
+                "user",
+                "I'm vegetarian and I moved to Lisbon last month.",
+                options={"created_at": "2023-05-12T10:05:00Z"},
+            ),
+            has("session_id"),
+        ),
+        ("commit_session(id)", "POST /api/v1/sessions/{id}/commit", lambda: client.commit_session(sid()), committed),
+        (
+            "find(question about the user) after the commit",
+            "POST /api/v1/search/find",
+            lambda: client.find("where does the user live", target_uri="viking://user/default/memories", limit=3),
+            remembered_lisbon,
+        ),
+        (
+            "get_session_context(id, token_budget)",
+            "GET /api/v1/sessions/{id}/context",
+            lambda: client.get_session_context(sid(), token_budget=2000),
+            session_context,
+        ),
+        (
+            "search_context(query, target_uri)",
+            "POST /api/v1/search/search",
+            lambda: client.search_context("how do I deploy", target_uri=KB, limit=5),
+            packed_deploy,
         ),
         (
             "get_session(id, auto_create=True)",
