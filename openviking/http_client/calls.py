@@ -323,6 +323,8 @@ def _decoder(result: Any) -> Callable[[Any, float], Any]:
         return _text
     if result is bytes:
         return _bytes
+    if result in (int, float, bool):  # a count, a score, a yes or no: the JSON value itself
+        return lambda value, _time: result(value)
     if typing.get_origin(result) is list:
         (item,) = typing.get_args(result)
         return _list(item.from_dict)
