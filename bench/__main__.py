@@ -9,6 +9,7 @@
     python -m bench ingest-scale --sizes 10000,100000 --local-sizes 10000 --work /tmp/ov-bench
     python -m bench golden --save /tmp/golden.json   # every README command's JSON, for a diff
     python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
+    python -m bench storage --only pinned --work /tmp/ov-bench   # reads as_of a snapshot against now
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
@@ -198,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--only",
-        help="quality: one dataset (cranfield, docs, code, locomo); sessions: conversations (conv-26,conv-30)",
+        help="quality: one dataset (cranfield, docs, code, locomo); sessions: conversations (conv-26,conv-30); "
+        "storage: pinned (the reads as_of a snapshot alone)",
     )
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
@@ -218,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
-    if args.only and args.suite != "sessions" and args.only not in QUALITY_SETS:
+    pinned_only = args.suite == "storage" and args.only == "pinned"
+    if args.only and args.suite != "sessions" and not pinned_only and args.only not in QUALITY_SETS:
         parser.error(f"argument --only: invalid choice: {args.only!r} (choose from {', '.join(QUALITY_SETS)})")
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
@@ -279,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.suite == "storage":  # not in `all`: it starts its own S3 server and 45 writer processes
         from . import storage
 
-        report["storage"] = storage.run(work)
+        report["storage"] = storage.run(work, only="pinned" if pinned_only else None)
         storage.print_report(report["storage"])
     if args.suite == "server":  # not in `all`: it runs a server and a minute of load
         from . import server

@@ -6,13 +6,16 @@
   (the same client again within ``storage.read_consistency_seconds``), counted by a proxy;
 * write throughput of 1, 2, 4 and 8 concurrent writers (processes, hash embedder, small files):
   on object storage with the lease, on disk with ``flock``, and on disk with the lease (kept in
-  a bucket) to compare the two locks on the same store.
+  a bucket) to compare the two locks on the same store;
+* reads pinned to a snapshot (``as_of=``) against the same reads of the store as it is now, on
+  disk and in the bucket, after writes made since the snapshot (``--only pinned``: this part alone).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -88,7 +91,8 @@ def _client(url: str | None, endpoint: str, path: Path | None = None, embedder: 
     return client
 
 
-def find_latency(work: Path, server: MotoServer) -> dict[str, Any]:
+def _docs_store(work: Path) -> Path:
+    """The English docs added with the local model on disk (once per ``--work``)."""
     local = work / "store-docs-storage"
     from openviking.config import Config
     from openviking.embedded import OpenViking
@@ -96,6 +100,15 @@ def find_latency(work: Path, server: MotoServer) -> dict[str, Any]:
     if not (local / "nodes.lance").is_dir():
         with OpenViking(path=local, config=Config()) as client:
             client.add_resource(quality.DOCS / "en", to="viking://resources/docs")
+    return local
+
+
+def _p50_p95(ms: list[float]) -> tuple[float, float]:
+    return round(statistics.median(ms), 1), round(sorted(ms)[int(len(ms) * 0.95) - 1], 1)
+
+
+def find_latency(work: Path, server: MotoServer) -> dict[str, Any]:
+    local = _docs_store(work)
     url = f"s3://{server.bucket()}/docs"
     files = _upload(local, url, server.endpoint)
     on_disk = _client(None, server.endpoint, path=local)
@@ -241,25 +254,165 @@ def writers(
     return rows
 
 
-def run(work: Path, *, writer_counts: tuple[int, ...] = (1, 2, 4, 8), files: int = 100) -> dict[str, Any]:
+SNAPSHOT = "bench-pinned"
+PAGE = "viking://resources/docs/guides/04-authentication.md"
+
+
+def _pinned_ops(questions: list[str]) -> dict[str, Any]:
+    """Each read, as ``op(client, i, as_of)``."""
+    root = "viking://resources/docs"
+    return {
+        "find": lambda c, i, a: c.find(questions[i % len(questions)], target_uri=root, limit=10, as_of=a),
+        "ls -r": lambda c, i, a: c.ls(root, recursive=True, simple=True, as_of=a),
+        "read": lambda c, i, a: c.read(PAGE, as_of=a),
+        "grep": lambda c, i, a: c.grep(root, "token", as_of=a),
+    }
+
+
+def _extra_folder(work: Path) -> Path:
+    root = work / "pinned-extra"
+    for i in range(5):
+        path = root / f"note{i}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            f"# Release note {i}\n\nThe access token of build {i} is rotated every {i + 2} days.\n", encoding="utf-8"
+        )
+    return root
+
+
+def pinned_reads(work: Path, server: MotoServer, embedder: Any = None, reps: int = 30) -> dict[str, Any]:
+    """find, ls -r, read and grep of the docs store as it is now and as of a snapshot tagged
+    before a folder was added: the two alternate call by call, on disk and in the bucket."""
+    local = _docs_store(work)
+    if embedder is None:
+        embedder = _client(None, server.endpoint, path=local).embedder()
+    disk = work / "store-docs-pinned"
+    shutil.rmtree(disk, ignore_errors=True)
+    shutil.copytree(local, disk)
+    url = f"s3://{server.bucket()}/pinned"
+    _upload(local, url, server.endpoint)
+    extra = _extra_folder(work)
+    ops = _pinned_ops(_docs_questions()[:5])
+    rows, cold_rows, states, costs = [], [], [], []
+    for place, where in (("local disk", None), ("object storage", url)):
+
+        def open_(where: str | None = where) -> Any:
+            return _client(where, server.endpoint, path=None if where else disk, embedder=embedder)
+
+        client = open_()
+        client.snapshot_tag(SNAPSHOT)
+        client.add_resource(extra, to="viking://resources/docs/release-notes")
+        states.append(
+            {
+                "store": place,
+                "ls -r now": len(ops["ls -r"](client, 0, None)),
+                "ls -r pinned": len(ops["ls -r"](client, 0, SNAPSHOT)),
+            }
+        )
+        # Cold: a new client warmed on the store as it is now, then its first pinned call.
+        for name, op in ops.items():
+            fresh_client = open_()
+            for i in range(2):
+                op(fresh_client, i, None)
+            started = time.perf_counter()
+            op(fresh_client, 0, SNAPSHOT)
+            cold_rows.append(
+                {"store": place, "op": name, "first pinned ms": round((time.perf_counter() - started) * 1000, 1)}
+            )
+            fresh_client.close()
+        for name, op in ops.items():
+            times: dict[str, list[float]] = {"fresh": [], "pinned": []}
+            for i in range(reps + 3):  # the first 3 rounds warm both
+                for kind, as_of in (("fresh", None), ("pinned", SNAPSHOT)):
+                    started = time.perf_counter()
+                    op(client, i, as_of)
+                    if i >= 3:
+                        times[kind].append((time.perf_counter() - started) * 1000)
+            fresh, pinned = _p50_p95(times["fresh"]), _p50_p95(times["pinned"])
+            rows.append(
+                {
+                    "store": place,
+                    "op": name,
+                    "calls": reps,
+                    "fresh p50": fresh[0],
+                    "fresh p95": fresh[1],
+                    "pinned p50": pinned[0],
+                    "pinned p95": pinned[1],
+                    "pinned/fresh": round(pinned[0] / fresh[0], 2),
+                }
+            )
+            print(json.dumps(rows[-1]), file=sys.stderr)
+        costs.append({"store": place, **_pin_cost(client, reps)})
+        client.close()
+    return {
+        "pin_cost": costs,
+        "rows": rows,
+        "cold": cold_rows,
+        "states": states,
+        "snapshot": SNAPSHOT,
+    }
+
+
+def _pin_cost(client: Any, reps: int) -> dict[str, float]:
+    """What each pinned call adds before it reads: resolving the snapshot (the meta table of
+    the store as it is now), then opening each table checked out at its version."""
+    from openviking.store.snapshots import resolve
+
+    store = client._open()
+    times: dict[str, list[float]] = {"resolve": [], "open pinned": []}
+    for _ in range(reps):
+        started = time.perf_counter()
+        resolve(store, SNAPSHOT)
+        times["resolve"].append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        pinned = store.at(SNAPSHOT)  # resolves, then opens meta and nodes
+        pinned._has_table(pinned.records_table)
+        times["open pinned"].append((time.perf_counter() - started) * 1000)
+    return {f"{name} p50": round(statistics.median(ms), 1) for name, ms in times.items()}
+
+
+def run(
+    work: Path, *, writer_counts: tuple[int, ...] = (1, 2, 4, 8), files: int = 100, only: str | None = None
+) -> dict[str, Any]:
     server = MotoServer()
     try:
+        if only == "pinned":
+            return {"pinned": pinned_reads(work, server)}
         latency = find_latency(work, server)
         embedder = latency.pop("client").embedder()
         requests = request_counts(latency["url"], server, embedder)
+        pinned = pinned_reads(work, server, embedder)
         throughput = writers(work, server, writer_counts, files)
     finally:
         server.stop()
-    return {"find": latency, "requests": requests, "writers": throughput}
+    return {"find": latency, "requests": requests, "pinned": pinned, "writers": throughput}
 
 
 def print_report(report: dict[str, Any]) -> None:
-    print_table(report["find"]["rows"], ["store", "questions", "p50_ms", "p95_ms"], title="find, docs store (warm)")
-    print_table(
-        report["requests"], ["op", "state", "GET", "LIST", "HEAD", "KB read"], title="requests to the bucket per call"
-    )
-    print_table(
-        report["writers"],
-        ["store", "writers", "files", "seconds", "files/s", "slowest writer s"],
-        title="concurrent writers (hash embedder, small files)",
-    )
+    if "find" in report:
+        print_table(report["find"]["rows"], ["store", "questions", "p50_ms", "p95_ms"], title="find, docs store (warm)")
+        print_table(
+            report["requests"],
+            ["op", "state", "GET", "LIST", "HEAD", "KB read"],
+            title="requests to the bucket per call",
+        )
+    if "pinned" in report:
+        pinned = report["pinned"]
+        print_table(
+            pinned["rows"],
+            ["store", "op", "calls", "fresh p50", "fresh p95", "pinned p50", "pinned p95", "pinned/fresh"],
+            title=f"reads now and as_of={pinned['snapshot']!r} (ms, alternating, warm)",
+        )
+        print_table(pinned["cold"], ["store", "op", "first pinned ms"], title="a new client's first pinned call")
+        print_table(pinned["states"], ["store", "ls -r now", "ls -r pinned"], title="entries now and pinned")
+        print_table(
+            pinned["pin_cost"],
+            ["store", "resolve p50", "open pinned p50"],
+            title="each pinned call's own work (ms): resolve; resolve and open meta, nodes, records at their versions",
+        )
+    if "writers" in report:
+        print_table(
+            report["writers"],
+            ["store", "writers", "files", "seconds", "files/s", "slowest writer s"],
+            title="concurrent writers (hash embedder, small files)",
+        )
