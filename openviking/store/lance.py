@@ -12,6 +12,7 @@ in the bucket), because LanceDB's concurrent ``merge_insert`` on the same keys d
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -43,6 +44,7 @@ PENDING_RECORDS_FILE = ".openviking.reindex"
 # process may still be using one (LanceDB warns that 0 breaks concurrent readers).
 CLEANUP_AFTER = timedelta(minutes=10)
 FTS_TOKENIZER = "icu/split"
+PINNED_STORES_KEPT = 8  # states read as_of kept open: a CI job's few snapshots, a server's readers
 # The records' text, and their summaries (a file's title and first sentences, on each of its
 # records): find adds a little of a page's summary match to its best chunk's (retriever.py).
 FTS_COLUMNS = ("text", "abstract")
@@ -64,6 +66,10 @@ class LanceStore(Tables):
         self._counts: dict[tuple[str, str], int] = {}
         self._columns_seen: dict[str, set[str]] = {}  # table: the columns it was last seen with
         self._meta_seen: tuple[tuple[int, int], dict[str, str]] | None = None  # ((handle, version), meta)
+        # The stores ``at()`` made, by where they point: opening tables at a version costs more
+        # than the read that follows (a round trip per table in a bucket), and a pinned state never changes.
+        self._pinned_stores: dict[tuple[str, tuple[tuple[str, int], ...]], LanceStore] = {}
+        self._pinned_lock = threading.Lock()
 
     def _wrote(self) -> None:
         self._counts.clear()
@@ -123,6 +129,10 @@ class LanceStore(Tables):
         from .snapshots import resolve
 
         pin = resolve(self, as_of)
+        key = (pin.label, tuple(sorted(pin.versions.items())))
+        known = self._pinned_stores.get(key)
+        if known is not None:
+            return known
         pinned = type(self)(
             self.path, self._db, location=self.location, consistency=0.0, lease_seconds=self.lease_seconds
         )
@@ -130,7 +140,19 @@ class LanceStore(Tables):
         pinned.records_table = pinned.meta().get("records_table") or schema.RECORDS
         if not pinned._has_table(schema.NODES):
             raise NotFoundError(f"There was no store yet at {as_of}", details={"as_of": as_of})
+        with self._pinned_lock:
+            while len(self._pinned_stores) >= PINNED_STORES_KEPT:
+                self._pinned_stores.pop(next(iter(self._pinned_stores))).close()
+            self._pinned_stores[key] = pinned
         return pinned
+
+    def close(self) -> None:
+        """Forget open table handles, this store's and those of the states read as of."""
+        with self._pinned_lock:
+            for pinned in self._pinned_stores.values():
+                pinned.close()
+            self._pinned_stores.clear()
+        super().close()
 
     @property
     def cache_key(self) -> str:
