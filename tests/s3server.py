@@ -155,7 +155,9 @@ class CountingProxy:
                 for key, value in reply.getheaders():
                     if key.lower() not in ("transfer-encoding", "content-length", "connection", "server", "date"):
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
+                # A HEAD reply has no body but says the object's size, which a reader sizes its range by.
+                size = reply.getheader("Content-Length") if self.command == "HEAD" else None
+                self.send_header("Content-Length", size or str(len(data)))
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)

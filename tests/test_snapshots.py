@@ -262,3 +262,38 @@ def test_the_http_sdk_reads_as_of(served: httpx.Client) -> None:
         with ov.SyncHTTPClient(str(served.base_url), api_key=ALICE_KEY) as as_alice:
             with pytest.raises(PermissionDeniedError):
                 as_alice.delete_snapshot("v1")
+
+
+def test_a_warm_pinned_read_on_object_storage_asks_the_bucket_what_a_read_of_now_does(
+    s3: Any, moto_server: Any, en_tree: Path, tmp_path: Path
+) -> None:
+    from s3server import CountingProxy, s3_config
+
+    from openviking.config import config_from_dict
+
+    proxy = CountingProxy(moto_server.endpoint)
+    try:
+        raw = s3_config(s3.url, proxy.endpoint, read_consistency_seconds=30)
+        with ov.OpenViking(config=config_from_dict(raw)) as client:
+            client.add_resource(en_tree, to=H)
+            client.snapshot_tag("v1")
+            client.add_resource(make_tree(tmp_path / "more", {"ops.md": "# Ops\n\nDeploy with docker swarm.\n"}))
+            ops = {
+                "find": lambda as_of: client.find("docker", as_of=as_of),
+                "grep": lambda as_of: client.grep("viking://resources", "docker", as_of=as_of),
+                "ls": lambda as_of: client.ls(H, as_of=as_of),
+                "read": lambda as_of: client.read(AUTH, as_of=as_of),
+            }
+            counts = {}
+            for name, op in ops.items():
+                for as_of in (None, "v1"):
+                    op(as_of)
+                    with proxy.counting() as warm:
+                        op(as_of)
+                    counts[name, as_of] = dict(warm)
+            assert client.ls("viking://resources", as_of="v1") != client.ls("viking://resources")
+    finally:
+        proxy.stop()
+    for name in ops:
+        now, pinned = counts[name, None], counts[name, "v1"]
+        assert pinned.get("LIST", 0) == 0 and pinned.get("GET", 0) <= now.get("GET", 0) + 1, (name, now, pinned)

@@ -237,6 +237,8 @@ class Tables:
         try:
             table.checkout(self.pinned[name])
         except Exception as exc:
+            if self._version_kept(table, self.pinned[name]):  # kept, so the store could not be read
+                raise _translate(exc, f"Reading {self.pinned_as} failed", self.location) from _cause(exc, self.location)
             raise NotFoundError(
                 f"{self.pinned_as} is no longer kept: version {self.pinned[name]} of table {name} was cleaned up",
                 hint="Old versions are kept only while a snapshot tag points at them; see openviking snapshot list",
@@ -244,6 +246,14 @@ class Tables:
             ) from _cause(exc, self.location)
         self._tables[name] = table
         return True
+
+    @staticmethod
+    def _version_kept(table: Any, version: int) -> bool:
+        """Whether ``table`` still keeps ``version`` (False too when that cannot be told)."""
+        try:
+            return any(int(v["version"]) == version for v in table.list_versions())
+        except Exception:
+            return False
 
     def table_names(self) -> list[str]:
         """The names of the tables the store holds (held, when pinned to a snapshot)."""
