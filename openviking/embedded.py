@@ -64,7 +64,9 @@ Method = TypeVar("Method", bound=Callable[..., Any])
 
 def readable_as_of(method: Method) -> Method:
     """``method`` taking ``as_of``: when one is given, the call runs on a client over the store
-    as it was then (:meth:`Embedded._as_of`), with every other argument as it was passed."""
+    as it was then (:meth:`Embedded._as_of`), with every other argument as it was passed. That
+    store is looked up when the method first opens it, so the method checks its arguments (its
+    URI too: ``target = self._uri(uri)``) before it calls ``_open`` or ``_namespace``."""
     signature = inspect.signature(method)
 
     @functools.wraps(method)
@@ -270,7 +272,8 @@ class OpenViking(Embedded):
         from .store.fs import check_line_range
 
         check_line_range(offset, limit)
-        return self._namespace().read(self._uri(uri), offset, limit)
+        target = self._uri(uri)
+        return self._namespace().read(target, offset, limit)
 
     def download(self, uri: str) -> bytes:
         """A file's bytes as they were added."""
@@ -279,12 +282,14 @@ class OpenViking(Embedded):
     @readable_as_of
     def abstract(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L0 abstract, or a file's summary."""
-        return self._namespace().abstract(self._uri(uri))
+        target = self._uri(uri)
+        return self._namespace().abstract(target)
 
     @readable_as_of
     def overview(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L1 overview; a file falls back to its directory's; a session's lists its messages."""
-        return self._namespace().overview(self._uri(uri))
+        target = self._uri(uri)
+        return self._namespace().overview(target)
 
     @readable_as_of
     def ls(
@@ -305,8 +310,9 @@ class OpenViking(Embedded):
         show_hidden = flag(show_hidden, "show_hidden")
         abs_limit = whole_number(abs_limit, "abs_limit")
         offset = whole_number(offset, "offset")
+        target = self._uri(uri)
         entries = self._namespace().ls(
-            self._uri(uri),
+            target,
             recursive=recursive,
             show_hidden=show_hidden,
             node_limit=node_limit,
@@ -333,8 +339,9 @@ class OpenViking(Embedded):
         )
         offset = whole_number(offset, "offset")
         directories_only = flag(directories_only, "directories_only")
+        target = self._uri(uri)
         return self._namespace().tree(
-            self._uri(uri),
+            target,
             level_limit=level_limit,
             node_limit=node_limit,
             offset=offset,
@@ -344,7 +351,8 @@ class OpenViking(Embedded):
     @readable_as_of
     def stat(self, uri: str, *, as_of: str | None = None) -> Stat:
         """Metadata of one file, directory or session."""
-        return self._namespace().stat(self._uri(uri))
+        target = self._uri(uri)
+        return self._namespace().stat(target)
 
     def relations(self, uri: str) -> list[Relation]:
         """What ``uri`` was linked to, with the reasons."""

@@ -16,7 +16,13 @@ from helpers import EN_FILES, HASH_CONF, Cli, cli_error, cli_unharmed, hash_conf
 from ovserver import ALICE_KEY, body_of, error_of, handbook_store, headers, keyed_config, thread_server
 
 import openviking as ov
-from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError, PermissionDeniedError
+from openviking.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    InvalidURIError,
+    NotFoundError,
+    PermissionDeniedError,
+)
 
 H = "viking://resources/handbook"
 AUTH = f"{H}/auth.md"
@@ -297,3 +303,25 @@ def test_a_warm_pinned_read_on_object_storage_asks_the_bucket_what_a_read_of_now
     for name in ops:
         now, pinned = counts[name, None], counts[name, "v1"]
         assert pinned.get("LIST", 0) == 0 and pinned.get("GET", 0) <= now.get("GET", 0) + 1, (name, now, pinned)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.find("", as_of="nightly"),
+        lambda c: c.search("docker", limit=-1, as_of="nightly"),
+        lambda c: c.grep(None, "docker", as_of="nightly"),
+        lambda c: c.glob("[", as_of="nightly"),
+        lambda c: c.ls(None, as_of="nightly"),
+        lambda c: c.tree(None, as_of="nightly"),
+        lambda c: c.read(None, as_of="nightly"),
+        lambda c: c.stat(None, as_of="nightly"),
+        lambda c: c.abstract(None, as_of="nightly"),
+        lambda c: c.overview(None, as_of="nightly"),
+        lambda c: c.evaluate([{"query": "x"}], as_of="nightly"),
+    ],
+    ids=["find", "search", "grep", "glob", "ls", "tree", "read", "stat", "abstract", "overview", "evaluate"],
+)
+def test_a_bad_argument_is_told_before_an_unknown_snapshot(handbook_client: ov.OpenViking, call: Any) -> None:
+    with pytest.raises((InvalidArgumentError, InvalidURIError)):
+        call(handbook_client)
