@@ -629,17 +629,24 @@ class OpenViking(Embedded):
         budget: int = 2000,
         limit: int = 20,
     ) -> ContextResult:
-        """The best context for ``query`` within ``budget`` tokens (see the interface)."""
-        from .retrieve.context import pack
+        """The best context for ``query`` within ``budget`` tokens (see the interface): the best
+        ``RECORDS_PER_HIT x limit`` records, several of a file; with a session, the hits of its
+        planned search (one a file)."""
+        from .retrieve.context import RECORDS_PER_HIT, pack
+        from .retrieve.request import REQUEST_ARGUMENTS
+        from .retrieve.retriever import record_hits
 
         budget = whole_number(budget, "budget", minimum=1, maximum=1_000_000)
         limit = whole_number(limit, "limit", minimum=1, maximum=200)
-        found = (
-            self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
-            if session_id
-            else self.find(query, target_uri=target_uri, limit=limit)
-        )
-        return pack(self._open(), found, budget)
+        if session_id:
+            found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
+            return pack(self._open(), found, budget, ranked_by="search")
+        arguments: dict[str, Any] = dict.fromkeys(REQUEST_ARGUMENTS)
+        arguments.update(query=query, target_uri=target_uri, limit=limit * RECORDS_PER_HIT)
+        request = self._find_request(arguments)
+        store, embedder = self._retrieval_backend(request)
+        hits = self._said_missing_targets(request, record_hits(store, embedder, request))
+        return pack(store, hits, budget)
 
     def session(self, session_id: str | None = None) -> Session:
         """A :class:`~openviking.interface.Session` handle, created when needed."""

@@ -894,9 +894,10 @@ class Operations(Protocol):
         mcp=Tool(
             "Context for a prompt, within a budget of tokens",
             "The best context for a question that fits in a budget of tokens: memories about the "
-            "user, directory summaries and the chunks of files that answer it, packed breadth "
-            "first (the most relevant pieces briefly, then more of each while tokens are left), "
-            "without repeats, each with its URI and why it was chosen. Use it to fill a prompt; use "
+            "user, directory summaries and the chunks of files that answer it (several of one "
+            "file: each record is ranked, not each file), packed best first, then widened while "
+            "tokens are left, each line once, each with its URI and why it was chosen. Use it to "
+            "fill a prompt; use "
             "find for a list of hits to explore. Result: JSON {entries: [{uri, category, score, "
             "detail, text, tokens, reason}], rendered (markdown), budget, used_tokens, tokenizer}.",
             '{"query": "how do I rotate the API keys", "budget": 1500}',
@@ -908,7 +909,12 @@ class Operations(Protocol):
             "target_uri": Param("Only what is below this URI, or these (default: every scope)."),
             "session_id": Param("A session whose recent messages shape the search (search's planning)."),
             "budget": Param("The most tokens the context may take (upstream's max_tokens).", ge=1, le=1_000_000),
-            "limit": Param("How many hits to choose the pieces from.", ge=1, le=200),
+            "limit": Param(
+                "How many hits to choose the pieces from: the best 10 x limit records (a search's "
+                "limit files with session_id).",
+                ge=1,
+                le=200,
+            ),
         },
     )
     def context(

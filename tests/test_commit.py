@@ -302,7 +302,7 @@ def test_context_packs_the_best_pieces_within_the_budget(guide_store: tuple[Any,
     for packed in (small, large):
         assert packed.used_tokens <= packed.budget
         assert sum(count_tokens(e.text) for e in packed.entries) <= packed.budget
-        assert all(e.uri and e.reason.startswith("find #") for e in packed.entries)
+        assert all(e.uri and e.reason.startswith("record #") for e in packed.entries)
         by_file: dict[str, list[tuple[int, int]]] = {}
         for uri, lines in _pieces_of(packed):
             if lines is not None:
@@ -313,9 +313,93 @@ def test_context_packs_the_best_pieces_within_the_budget(guide_store: tuple[Any,
     assert small.entries and small.entries[0].uri.endswith("05-authentication.md")
     assert large.used_tokens > small.used_tokens
     assert len(large.entries) >= len(small.entries)
-    assert any("widened" in e.reason or "grown" in e.reason for e in large.entries)
+    assert large.used_tokens > 2500  # 200 records' pieces fill it: none is left to widen them
+    # Ten records' pieces leave tokens to widen them to their neighbours.
+    roomy = client.context(question, target_uri="viking://resources/guide", budget=3000, limit=1)
+    assert roomy.stats["candidates"] <= 10 and roomy.used_tokens <= 3000
+    assert any("widened" in e.reason or "grown" in e.reason for e in roomy.entries)
     assert small.rendered.startswith(f"### {small.entries[0].uri}")
     assert large.tokenizer.startswith("e5-small WordPiece")
+
+
+# A long session: what the user says of the two kittens is far apart, between turns of other things.
+_THINGS = [
+    "the cold and windy weekend in the mountains",
+    "repairing the bicycle chain and cleaning its gears",
+    "a big pot of lentil soup for the neighbours",
+    "a laptop battery that died on the train home",
+    "a loud concert downtown with an amazing drummer",
+    "planting tomatoes and basil on the balcony",
+    "a chess tournament at the library on Saturday",
+    "painting the kitchen a pale shade of yellow",
+    "a long delay at the airport because of fog",
+    "learning to bake sourdough bread at home",
+    "a new job offer from a company in the harbour",
+    "the football match that went to penalties",
+    "a broken washing machine that flooded the floor",
+    "a hike to the lighthouse along the cliffs",
+    "a pottery class where every bowl came out lopsided",
+    "the noisy renovation in the flat upstairs",
+    "a jazz record found at the flea market",
+    "a sunburn after a whole day at the beach",
+    "the slow internet connection in the old house",
+    "a birthday dinner at the Thai restaurant",
+]
+_CHATTER = [("user" if n % 2 == 0 else "assistant", f"Let me tell you about {thing}, it took most of the day.")
+            for n, thing in enumerate(_THINGS)]  # fmt: skip
+ANA = "My sister Ana adopted a grey kitten named Pixel from the animal shelter."
+RUI = "My brother Rui adopted a black kitten named Miso from the same animal shelter."
+
+
+def _long_session(client: Any) -> str:
+    """A session of 22 turns with ``ANA`` the 5th and ``RUI`` the 20th, committed: its archive."""
+    turns = [*_CHATTER[:4], ("user", ANA), *_CHATTER[4:18], ("user", RUI), *_CHATTER[18:]]
+    for role, text in turns:
+        client.add_message("s1", role, text, created_at=SAID)
+    archive = client.commit_session("s1").archive_uri
+    assert archive is not None
+    lines = client.read(archive).split("\n")
+    assert lines.index(f"User: {RUI}") - lines.index(f"User: {ANA}") > 10
+    return str(archive)
+
+
+@pytest.mark.slow
+def test_context_packs_two_separate_spans_of_one_long_transcript(local: OpenViking) -> None:
+    archive = _long_session(local)
+    packed = local.context("which kittens did the user's sister and brother adopt from the shelter?",
+                           target_uri="viking://user/default/history", budget=200)  # fmt: skip
+    spans = [e for e in packed.entries if e.uri == archive and e.lines]
+    with_ana = [e for e in spans if ANA in e.text]
+    with_rui = [e for e in spans if RUI in e.text]
+    assert with_ana and with_rui, packed.rendered
+    ana, rui = with_ana[0].lines, with_rui[0].lines
+    assert ana is not None and rui is not None
+    assert ana[1] < rui[0] and rui[0] - ana[1] > 5, (ana, rui)  # two spans, apart, not one widened
+    assert packed.used_tokens <= 200
+    assert all(re.match(r"record #\d+, score \d\.\d{3}", e.reason) for e in packed.entries)
+
+
+@pytest.mark.slow
+def test_context_gives_a_line_two_chunks_share_once(local: OpenViking) -> None:
+    from openviking.models.tokens import count_tokens
+
+    archive = _long_session(local)
+    packed = local.context("Ana adopted a grey kitten named Pixel", target_uri="viking://user/default/history",
+                           budget=2000)  # fmt: skip
+    assert sum(count_tokens(e.text) for e in packed.entries) <= packed.used_tokens <= 2000
+    text = "\n".join(e.text for e in packed.entries if e.uri == archive and e.lines)
+    # ANA's turn ends one two-turn chunk and begins the next: both are packed, it is given once.
+    assert text.count(ANA) == 1, packed.rendered
+    assert _CHATTER[3][1] in text and _CHATTER[4][1] in text  # the turns before and after it
+    spans = sorted(tuple(e.lines) for e in packed.entries if e.uri == archive and e.lines)
+    assert all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False)), spans  # each line once
+    line = local.read(archive).split("\n").index(f"User: {ANA}") + 1
+    records = [(e, re.search(r"lines (\d+)-(\d+)", e.reason)) for e in packed.entries if e.uri == archive and e.lines]
+    holding = [(e, m) for e, m in records if m and int(m.group(1)) <= line <= int(m.group(2))]
+    assert len(holding) >= 2, packed.rendered  # two records hold ANA's line ...
+    assert sum(e.lines[0] <= line <= e.lines[1] for e, _ in holding if e.lines) == 1  # ... one entry gives it
+    assert any("the others given already" in e.reason for e, _ in holding), packed.rendered
+    assert packed.stats["trimmed"] >= 1 and packed.stats["files"] >= 1
 
 
 def test_the_cli_prints_the_context_as_markdown(handbook_ov: Cli) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["count_tokens", "cut_to_tokens", "tokenizer_name"]
+__all__ = ["count_tokens", "cut_to_tokens", "fewest_tokens", "tokenizer_name"]
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _engine: object | None = None
@@ -44,6 +44,14 @@ def count_tokens(text: str) -> int:
         return max(0, int(engine.token_count(text)) - _overhead)  # type: ignore[attr-defined]
     wide = len(_CJK.findall(text))
     return wide + math.ceil((len(text) - wide) / 4)
+
+
+def fewest_tokens(text: str) -> int:
+    """A cheap lower bound of ``count_tokens(text)``, to pass over what cannot fit without
+    counting it: WordPiece gives each word at least one token; the estimate is cheap itself."""
+    if _model() is not None:
+        return len(text.split())
+    return count_tokens(text)
 
 
 def cut_to_tokens(text: str, tokens: int) -> str:

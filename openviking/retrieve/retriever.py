@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
     from .request import FindRequest
 
-__all__ = ["Candidate", "find", "found", "retrieve", "score_candidates"]
+__all__ = ["Candidate", "find", "found", "record_hits", "retrieve", "score_candidates"]
 # Fusion constants, chosen on the bench's five query sets (see bench/README.md).
 VECTOR_WEIGHT = 0.4
 KEYWORD_WEIGHT = 0.6
@@ -133,6 +133,23 @@ def find(store: LanceStore, embedder: Embedder | None, request: FindRequest, *, 
     return found(store, embedder, request, hits, explain=explain)
 
 
+def record_hits(store: LanceStore, embedder: Embedder | None, request: FindRequest) -> FindResult:
+    """The request's best records as hits, best first, several of a file (each scored as find
+    scores a file: ``score_candidates(per_record=True)``): what ``context`` packs."""
+    hits = retrieve(
+        store,
+        embedder,
+        request.query,
+        request.scope,
+        limit=request.limit,
+        threshold=request.threshold,
+        mode=request.mode,
+        translate=request.translate,
+        per_record=True,
+    )
+    return FindResult.from_hits([to_matched(hit) for hit in hits])
+
+
 def found(
     store: LanceStore, embedder: Embedder | None, request: FindRequest, hits: list[Candidate], *, explain: bool
 ) -> FindResult:
@@ -163,17 +180,27 @@ def retrieve(
     query_vector: Any = None,
     translate: bool = True,
     rerank: Callable[[list[Candidate]], None] | None = None,
+    per_record: bool = False,
 ) -> list[Candidate]:
     """Ranked, thresholded, deduplicated candidates (at most ``limit``).
 
     With ``rerank``, the best ``2 x limit`` candidates, their texts fetched, are handed to it
-    to score again in place before the threshold and the cut.
+    to score again in place before the threshold and the cut. With ``per_record``, a candidate
+    is a record, not a file (``score_candidates``): ``limit`` records, several of a file.
     """
     if limit <= 0 or not store.has_records:
         return []
     pool_size = 2 * limit if rerank is not None else limit
     candidates = score_candidates(
-        store, embedder, query, scope, candidate_count(pool_size), mode, query_vector, translate=translate
+        store,
+        embedder,
+        query,
+        scope,
+        candidate_count(pool_size),
+        mode,
+        query_vector,
+        translate=translate,
+        per_record=per_record,
     )
     if rerank is not None:
         candidates = candidates[:pool_size]
@@ -204,13 +231,20 @@ def score_candidates(
     query_vector: Any = None,
     *,
     translate: bool = True,
+    per_record: bool = False,
 ) -> list[Candidate]:
     """Scored candidates of one query, one per record URI, best first, before the threshold.
 
     Each side's list is first reduced to its best record per URI, so that a file's rank
     on a side is its best chunk's, and many chunks of one file do not crowd the others out.
+
+    With ``per_record``, one candidate per record instead (keyed by its id), each side's best
+    records as they come, for what packs several pieces of one file (``context``): every
+    record is scored as a file is, and a summary match adds to every record of its URI.
     """
-    by_uri: dict[str, Candidate] = {}
+    by_uri: dict[str, Candidate] = {}  # by record id with ``per_record``
+    key = "id" if per_record else "uri"
+    best_first = _as_found if per_record else _best_per_uri
     depth = max(NORMALIZE_DEPTH, fetch // 3)
     searches: list[Any] = []
     record_columns = store.record_columns(RECORD_COLUMNS)  # a store an older version wrote may lack some
@@ -251,10 +285,10 @@ def score_candidates(
         ]
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embed_query(embedder, query)
-        rows = _best_per_uri(vector_search(store, vector, scope, fetch, record_columns))[:depth]
+        rows = best_first(vector_search(store, vector, scope, fetch, record_columns))[:depth]
         for rank, row in enumerate(rows, start=1):
             similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
-            item = by_uri.setdefault(row["uri"], Candidate(row))
+            item = by_uri.setdefault(row[key], Candidate(row))
             item.vector_score, item.vector_rank = similarity, rank
     expansion = ""
     if mode in ("keyword", "hybrid"):
@@ -262,12 +296,12 @@ def score_candidates(
         # A file's keyword score is its best chunk's. Adding its other chunks' scores lost on the
         # conversations (a long file mentioning the words outranks a short answer); BM25 over
         # the whole file as a field gained too little for a second index (bench/README.md).
-        rows = _best_per_uri(found)[:depth]
+        rows = best_first(found)[:depth]
         for rank, row in enumerate(rows, start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
-            known = by_uri.get(row["uri"])
+            known = by_uri.get(row[key])
             if known is None:
-                item = by_uri[row["uri"]] = Candidate(row)
+                item = by_uri[row[key]] = Candidate(row)
             elif known.vector_rank is not None and (
                 rank < known.vector_rank or (rank == known.vector_rank and row.get("place"))
             ):
@@ -282,9 +316,11 @@ def score_candidates(
                 item = known
             item.keyword_score, item.keyword_rank = bm25, rank
         # A summary match adds to a URI that either side found; it brings no URI of its own.
+        of_uri: dict[str, list[Candidate]] = {}
+        for item in by_uri.values():
+            of_uri.setdefault(item.uri, []).append(item)
         for rank, row in enumerate(_best_per_uri(summaries), start=1):
-            found_by_a_side = by_uri.get(row["uri"])
-            if found_by_a_side is not None:
+            for found_by_a_side in of_uri.get(row["uri"], ()):
                 found_by_a_side.summary_score, found_by_a_side.summary_rank = _finite(float(row["_score"])), rank
     candidates = list(by_uri.values())
     if mode == "vector":
@@ -310,7 +346,7 @@ def score_candidates(
         for item in candidates:
             item.extra["keyword_translation"] = expansion
     _memory_folders_below_their_memories(candidates)
-    candidates.sort(key=lambda c: (-c.score, c.uri))
+    candidates.sort(key=lambda c: (-c.score, c.uri))  # stable: a URI's records, at a tie, as found
     return candidates
 
 
@@ -398,10 +434,17 @@ def _best_per_uri(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return list(kept.values())
 
 
+def _as_found(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows as a side found them, best first: each record is a candidate of its own."""
+    return rows
+
+
 def finish(store: LanceStore, candidates: list[Candidate], *, limit: int, threshold: float) -> list[Candidate]:
     """Threshold (strict), sort, cut to ``limit``; then fetch the text of the L1 hits (their overview).
 
-    ``candidates`` hold one candidate per URI, as ``score_candidates`` makes them.
+    ``candidates`` hold one candidate per URI, as ``score_candidates`` makes them, or one per
+    record (``per_record``): a URI's records then keep their order at a tie, and each is kept
+    or dropped with its URI's node.
     """
     kept = sorted((item for item in candidates if item.score > threshold), key=lambda c: (-c.score, c.uri))
     # A file's records are written before its node: records whose node is not there are an add
@@ -411,7 +454,7 @@ def finish(store: LanceStore, candidates: list[Candidate], *, limit: int, thresh
     while len(hits) < limit and start < len(kept):
         batch = kept[start : start + limit - len(hits)]
         start += len(batch)
-        stored = store.stored_uris([item.uri for item in batch])
+        stored = store.stored_uris(list(dict.fromkeys(item.uri for item in batch)))
         hits += [item for item in batch if item.uri in stored]
     fill_texts(store, [hit for hit in hits if hit.row.get("level") == 1])
     return hits

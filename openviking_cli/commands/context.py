@@ -24,7 +24,14 @@ def context(
     ] = None,
     budget: Annotated[int, typer.Option("--budget", help="The most tokens the context may take.", min=1)] = 2000,
     limit: Annotated[
-        int, typer.Option("-n", "--limit", help="How many hits to choose the pieces from.", min=1, max=200)
+        int,
+        typer.Option(
+            "-n",
+            "--limit",
+            help="How many hits to choose the pieces from: the best 10 x N records (N files with --session-id).",
+            min=1,
+            max=200,
+        ),
     ] = 20,
 ) -> Output:
     """Print the best memories, summaries and chunks for QUERY that fit in --budget tokens, as
