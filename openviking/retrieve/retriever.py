@@ -120,23 +120,20 @@ def candidate_count(limit: int) -> int:
 def find(store: LanceStore, embedder: Embedder | None, request: FindRequest, *, explain: bool = False) -> FindResult:
     """A find: the request's hits grouped by context type, with their relations; for no
     hits under ``explain``, what removed the candidates."""
-    hits = retrieve(
-        store,
-        embedder,
-        request.query,
-        request.scope,
-        limit=request.limit,
-        threshold=request.threshold,
-        mode=request.mode,
-        translate=request.translate,
-    )
-    return found(store, embedder, request, hits, explain=explain)
+    return found(store, embedder, request, _requested(store, embedder, request), explain=explain)
 
 
 def record_hits(store: LanceStore, embedder: Embedder | None, request: FindRequest) -> FindResult:
     """The request's best records as hits, best first, several of a file (each scored as find
     scores a file: ``score_candidates(per_record=True)``): what ``context`` packs."""
-    hits = retrieve(
+    hits = _requested(store, embedder, request, per_record=True)
+    return FindResult.from_hits([to_matched(hit) for hit in hits])
+
+
+def _requested(
+    store: LanceStore, embedder: Embedder | None, request: FindRequest, *, per_record: bool = False
+) -> list[Candidate]:
+    return retrieve(
         store,
         embedder,
         request.query,
@@ -145,9 +142,8 @@ def record_hits(store: LanceStore, embedder: Embedder | None, request: FindReque
         threshold=request.threshold,
         mode=request.mode,
         translate=request.translate,
-        per_record=True,
+        per_record=per_record,
     )
-    return FindResult.from_hits([to_matched(hit) for hit in hits])
 
 
 def found(
