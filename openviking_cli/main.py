@@ -25,7 +25,10 @@ from .boundary import ExitCode, guard_parser, report_usage
 from .console import OutputFormat
 
 # The command modules in the order their commands appear in the help.
-MODULES = ("add", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve", "mcp")
+MODULES = (
+    "add", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve", "service",
+    "mcp",
+)  # fmt: skip
 # Which module defines each command and group: a run builds only the one it names, since
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
 COMMAND_MODULES = {
@@ -45,6 +48,7 @@ COMMAND_MODULES = {
     "snapshot": "snapshot",
     "serve": "serve",
     "key": "serve",
+    **dict.fromkeys(("start", "stop", "status"), "service"),
     "mcp": "mcp",
 }
 GROUPS = frozenset({"session", "snapshot", "key"})
