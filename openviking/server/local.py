@@ -108,7 +108,8 @@ class LocalGate:
                 message = {**message, "headers": [*message.get("headers", []), (SERVICE_HEADER.encode(), mine)]}
             await send(message)
 
-        self.requests += 1
+        asks_status = scope["path"] == STATUS_PATH
+        self.requests += 0 if asks_status else 1  # status counts the others
         self.in_flight += 1
         try:
             expected = headers.get(EXPECT_HEADER)
@@ -118,13 +119,14 @@ class LocalGate:
                     hint="Stop it (openviking stop) and start it again from this configuration",
                 )
                 await failure(refusal, 409)(scope, receive, named)
-            elif scope["path"] == STATUS_PATH:
+            elif asks_status:
                 await self._status(headers, scope, receive, named)
             else:
                 await self.app(scope, receive, named)
         finally:
             self.in_flight -= 1
-            self.last_request = time.monotonic()
+            if not asks_status:  # status asks keep no service from stopping when idle
+                self.last_request = time.monotonic()
 
     async def _status(self, headers: Headers, scope: Scope, receive: Receive, send: Send) -> None:
         key = presented_key({k.lower(): v for k, v in headers.items()}) or ""
@@ -142,7 +144,7 @@ class LocalGate:
             "store": a.store,
             "config_file": a.config_file,
             "idle_stop": a.idle_stop,
-            "requests": self.requests - 1,  # this one aside
+            "requests": self.requests,
             "idle_seconds": round(time.monotonic() - self.last_request, 1),
             "watching": watched_sources(self.state),
             "vectors_waiting": vectors_waiting(self.state),
