@@ -182,6 +182,23 @@ def test_an_error_through_the_service_is_the_embedded_error(
     assert json.loads(machine.err)["error"]["code"] == code, machine
 
 
+def test_a_batch_through_the_service_prints_what_it_prints_embedded(both: Both, tmp_path: Path) -> None:
+    lines = [
+        {"id": 1, "query": "how do users authenticate", "limit": 3},
+        {"id": "two", "query": "docker", "uri": f"{H}/deploy", "explain": True},
+        {"id": 3, "query": "x", "limit": -1},
+        {"id": 4, "query": "x", "after": "yesterday-ish"},
+        {"id": 5, "query": "x", "uri": "viking://user/bob"},
+        {"id": 6, "query": "x", "as_of": "no-such-snapshot"},
+        {"id": 7, "query": "x", "filter": {"op": "nope"}},
+    ]
+    path = tmp_path / "q.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines) + "not json\n")
+    result = both.same("find", "--batch", path)
+    assert result.code == 2 and len(result.out.splitlines()) == 8, result
+    assert both.same("context", "--batch", path, "--budget", "200").code == 2
+
+
 def test_writes_through_the_service_print_what_they_print_embedded(
     both: Both, stores: tuple[Service, Path], tmp_path: Path
 ) -> None:
