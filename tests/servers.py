@@ -328,3 +328,42 @@ def random_embeddings(dimension: int = 64) -> Handler:
         )
 
     return answer
+
+
+class PacedEmbeddings:
+    """An OpenAI ``/v1/embeddings`` handler that answers after ``latency`` seconds, as
+    :func:`random_embeddings` does, with the first answers scripted (``failures``: a status and
+    its headers each); it records when each request came and the most it had in flight at once."""
+
+    def __init__(
+        self, latency: float = 0.1, failures: list[tuple[int, dict[str, str]]] | None = None, dimension: int = 64
+    ) -> None:
+        self.latency = latency
+        self.failures = list(failures or [])
+        self.answer = random_embeddings(dimension)
+        self.arrivals: list[tuple[float, int]] = []  # (monotonic time, status answered)
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._lock = threading.Lock()
+
+    def answer_vector(self, text: str) -> list[float]:
+        """The vector this stub gives ``text``."""
+        reply = self.answer(Request("POST", "/v1/embeddings", {}, {"input": [text]}))
+        vector: list[float] = reply.body["data"][0]["embedding"]
+        return vector
+
+    def __call__(self, request: Request) -> Reply:
+        with self._lock:
+            failure = self.failures.pop(0) if self.failures else None
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            self.arrivals.append((time.monotonic(), failure[0] if failure else 200))
+        try:
+            if failure is not None:
+                status, headers = failure
+                return Reply(status=status, body={"error": {"message": "slow down", "code": status}}, headers=headers)
+            time.sleep(self.latency)
+            return self.answer(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1

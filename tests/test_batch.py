@@ -136,8 +136,8 @@ def test_what_is_not_a_batch_is_a_usage_error(ov: Cli, tmp_path: Path) -> None:
     path = _batch_file(tmp_path, [{"id": 1, "query": "docker"}])
     for argv, needle in [
         (("find", "q", "--batch", path), "not both"),
-        (("find",), "Give a QUERY, or --batch FILE"),
-        (("context",), "Give a QUERY, or --batch FILE"),
+        (("find",), "Missing argument 'query': give a QUERY, or --batch FILE"),
+        (("context",), "Missing argument 'query': give a QUERY, or --batch FILE"),
         (("find", "--batch", tmp_path / "missing.jsonl"), "Cannot read the batch file"),
         (("find", "--batch", path, "-o", "csv"), "--batch prints JSONL"),
     ]:

@@ -68,11 +68,6 @@ class LocalServiceClient(CommandLineHTTPClient):
         self._fallback: OpenVikingClient | None = None
         self._upstream = False  # our own service: never upstream's
 
-    @property
-    def fell_back(self) -> bool:
-        """Whether the calls now go to the fallback client."""
-        return self._fallback is not None
-
     def _fall_back(self) -> OpenVikingClient:
         if self._fallback is None:
             if self._plain is not None:

@@ -163,7 +163,7 @@ def one_of_query_or_batch(query: str | None, batch: str | None) -> str | None:
     """
     if (query is None) == (batch is None):
         raise InvalidArgumentError(
-            "Give a QUERY, or --batch FILE with one question a line" if query is None else
+            "Missing argument 'query': give a QUERY, or --batch FILE with one question a line" if query is None else
             "Give a QUERY or --batch FILE, not both"
         )  # fmt: skip
     return query
