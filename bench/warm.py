@@ -172,17 +172,33 @@ def run(work: Path, runs: int = 30) -> dict[str, Any]:
     with ov.OpenViking(path=store, config_file=conf, warn=lambda message: None) as client:
         client.add_resource(DOCS / "en", to=DOCS_URI)
     where = ["--store", str(store), "--config", str(conf)]
-    subprocess.run([*_cli(), "start", *where], env=env, check=True, capture_output=True)
+    started = time.perf_counter()
+    done = subprocess.run([*_cli(), "start", *where, "-o", "json"], env=env, check=True, capture_output=True)
+    pid = json.loads(done.stdout)["result"]["pid"]
+    service = {"start_seconds": round(time.perf_counter() - started, 2), "rss_mb_started": _rss_mb(pid)}
     try:
         report: dict[str, Any] = {"per_call": per_call(store, conf, env, work, runs)}
         print_section("per call, whole processes (hyperfine, side by side)", report["per_call"])
         report["batch"] = batch(store, conf, env, work)
         print_section("find --batch of 100 questions against 100 find processes", report["batch"])
+        report["service"] = service | {"rss_mb_after": _rss_mb(pid)}
+        print_section("the local service", report["service"])
     finally:
         subprocess.run([*_cli(), "stop", *where], env=env, check=False, capture_output=True)
     report["remote_embedding"] = remote_embedding(work)
     print_section("remote embedding against a stub answering in 100 ms", report["remote_embedding"])
     return report
+
+
+def _rss_mb(pid: int) -> float | None:
+    """The resident memory of process ``pid`` in MB (Linux), else None."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        return None
+    return None
 
 
 def print_section(title: str, values: dict[str, Any]) -> None:

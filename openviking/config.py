@@ -259,11 +259,12 @@ class Config:
         return self.memory_llm if self.memory_llm.is_configured else self.vlm
 
     def store_path(self, explicit: str | os.PathLike[str] | None = None) -> str:
-        """The store location: the flag, ``OPENVIKING_STORE``, ``storage.workspace``, the default."""
+        """The store location: the flag, ``OPENVIKING_STORE``, ``storage.workspace``, the default;
+        a directory made absolute, so that every process names one store alike."""
         for candidate in (explicit, os.environ.get(STORE_ENV), self.workspace):
             if candidate:
                 text = os.fspath(candidate)
-                return text if "://" in text else str(Path(text).expanduser())
+                return text if "://" in text else os.path.abspath(Path(text).expanduser())
         return str(config_home() / "data")
 
 

@@ -241,6 +241,20 @@ def test_a_relative_path_the_service_cannot_resolve_is_left_to_the_embedded_clie
     both.served("rm", "viking://resources/rel", "-r")
 
 
+def test_a_relative_store_names_the_same_service_and_prints_the_same(
+    both: Both, service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(service.store.parent)
+    relative = ("doctor", "--store", service.store.name, "--config", service.conf, "-o", "json")
+    before = service.requests()
+    there = both.cli(*relative)
+    assert service.requests() == before + 1, there
+    monkeypatch.setenv("OPENVIKING_NO_SERVICE", "1")
+    here = both.cli(*relative)
+    assert (there.code, _timeless(there.out), there.err) == (here.code, _timeless(here.out), here.err)
+    assert json.loads(here.out)["result"]["store"]["path"] == str(service.store)
+
+
 def test_the_service_path_loads_no_store_no_model_and_no_httpx(service: Service) -> None:
     where = f"'--store', {str(service.store)!r}, '--config', {str(service.conf)!r}"
     code = (
@@ -555,3 +569,16 @@ def test_an_idle_service_stops_by_itself(cli: Cli, tmp_path: Path, monkeypatch: 
 def test_start_stop_and_status_refuse_url(cli: Cli) -> None:
     result = cli("status", "--url", "http://127.0.0.1:1", "-o", "json")
     assert result.code == 2 and "--url does not apply" in json.loads(result.err)["error"]["message"], result
+
+
+def test_a_service_that_cannot_start_says_why(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENVIKING_HOME", str(tmp_path / "home"))
+    store = tmp_path / "a-file"
+    store.write_text("not a store")
+    conf = write_config(tmp_path / "ov.conf", HASH_CONF)
+    result = cli("start", "--store", store, "--config", conf, "-o", "json")
+    assert result.code == 1, result
+    error = json.loads(result.err)["error"]
+    assert error["code"] == "UNAVAILABLE" and error["message"].startswith("The local service did not start: ")
+    assert error["message"] != "The local service did not start: it said nothing", error
+    assert read_announcement(str(store)) is None

@@ -173,6 +173,7 @@ class LocalServer(uvicorn.Server):
         await super().startup(sockets)
         if self.started and not self.should_exit:
             self.gate.announcement = dataclasses.replace(self.gate.announcement, since=time.time())
+            self.gate.last_request = time.monotonic()  # idle from now, not from before the model loaded
             write_announcement(self.gate.announcement)
             self.announced = True
             log.info("local service of %s on %s (pid %d)", self.gate.announcement.store,

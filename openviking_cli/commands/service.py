@@ -129,7 +129,8 @@ def _spawn(ctx: CliContext, location: Location, idle_stop: float | None) -> Anno
 
 def _last_line(log: Any) -> str:
     try:
-        lines = [line for line in open(log, encoding="utf-8", errors="replace").read().splitlines() if line.strip()]
+        with open(log, encoding="utf-8", errors="replace") as text:
+            lines = [line for line in text.read().splitlines() if line.strip()]
     except OSError:
         return "its log cannot be read"
     errors = [line for line in lines if line.startswith("Error:")]
