@@ -909,7 +909,8 @@ def test_help_loads_none_of_the_library_but_its_version_and_errors() -> None:
 
 
 def test_the_library_loads_its_result_types_when_first_named() -> None:
-    code = "import openviking as ov\nassert 'openviking.hits' not in sys.modules\nov.FindResult\nfrom openviking import Stat"
+    code = "import openviking as ov\nassert 'openviking.hits' not in sys.modules\nov.FindResult\n"
+    code += "from openviking import Stat"
     loaded = loaded_modules(code)
     assert "openviking.hits" in loaded and "openviking.results" in loaded
     import openviking
