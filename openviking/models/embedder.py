@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from openviking.config import EmbeddingConfig
 from openviking.errors import DeadlineExceededError, FailedPreconditionError, InvalidArgumentError, UnavailableError
 
-from .pacing import Pacer, Transient, retry_after, transient_status
-
 if TYPE_CHECKING:
     import numpy as np
 
@@ -192,6 +190,8 @@ class OpenAIEmbedder:
         self.max_tokens = config.max_input_tokens if config.max_input_tokens is not None else 4096
         self._dimension = config.dimension
         self._client: Any = None
+        from .pacing import Pacer  # threads and backoff only for a server's embedder
+
         self._pacer = Pacer(config.max_concurrent, config.max_retries)
 
     @property
@@ -235,6 +235,8 @@ class OpenAIEmbedder:
     def _call(self, texts: list[str], input_type: str | None) -> np.ndarray:
         """One request's vectors; a failure that may pass raises :class:`~.pacing.Transient`."""
         import openai
+
+        from .pacing import Transient, retry_after, transient_status
 
         kwargs: dict[str, Any] = {"model": self.config.model, "input": texts}
         if self.config.dimension:
