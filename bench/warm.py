@@ -121,20 +121,36 @@ def batch(store: Path, conf: Path, env: dict[str, str], work: Path) -> dict[str,
     return report
 
 
+# The stub in a process of its own, as an embedding server is: it takes no CPU from the client's GIL.
+_STUB = """
+import signal, sys
+sys.path.insert(0, {tests!r})
+from servers import PacedEmbeddings, StubServer
+signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGTERM}})
+stub = PacedEmbeddings(latency={latency!r}, dimension=384)
+with StubServer(stub) as server:
+    print(server.url, flush=True)
+    signal.sigwait({{signal.SIGTERM}})
+    print(stub.most_in_flight, flush=True)
+"""
+
+
 def remote_embedding(work: Path, concurrencies: tuple[int, ...] = (1, 4, 16), latency: float = 0.1) -> dict[str, Any]:
     """Records per second of the OpenAI-compatible embedder against a stub answering in ``latency`` s."""
-    from servers import PacedEmbeddings, StubServer
-
     import openviking as ov
     from openviking.config import config_from_dict
     from openviking.models.embedder import OpenAIEmbedder
 
+    tests = str(Path(__file__).resolve().parents[1] / "tests")
     texts = [f"record {i}: a sentence about topic {i % 97}" for i in range(2048)]
     report: dict[str, Any] = {"latency_s": latency, "batch_size": 32, "texts": len(texts)}
     for concurrency in concurrencies:
-        stub = PacedEmbeddings(latency=latency, dimension=384)
-        with StubServer(stub) as server:
-            dense = {"provider": "openai", "model": "stub", "api_base": server.url + "/v1", "dimension": 384,
+        stub = subprocess.Popen([sys.executable, "-c", _STUB.format(tests=tests, latency=latency)],
+                                stdout=subprocess.PIPE, text=True)  # fmt: skip
+        assert stub.stdout is not None
+        url = stub.stdout.readline().strip()
+        try:
+            dense = {"provider": "openai", "model": "stub", "api_base": url + "/v1", "dimension": 384,
                      "batch_size": 32, "max_concurrent": concurrency}  # fmt: skip
             embedder = OpenAIEmbedder(config_from_dict({"embedding": {"dense": dense}}).embedding)
             started = time.perf_counter()
@@ -148,12 +164,15 @@ def remote_embedding(work: Path, concurrencies: tuple[int, ...] = (1, 4, 16), la
                 started = time.perf_counter()
                 added = client.add_resource(DOCS / "en", to=DOCS_URI)
                 whole = time.perf_counter() - started
+        finally:
+            stub.terminate()
+            most = stub.communicate(timeout=60)[0].strip()
         report[f"in_flight_{concurrency}"] = {
             "embedder_records_per_s": round(len(texts) / alone, 1),
             "add_resource_records_per_s": round(added.records_embedded / whole, 1),
             "add_resource_seconds": round(whole, 2),
             "records": added.records_embedded,
-            "most_in_flight": stub.most_in_flight,
+            "most_in_flight": int(most) if most.isdigit() else None,
         }
     return report
 

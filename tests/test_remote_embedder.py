@@ -130,3 +130,25 @@ def test_an_add_through_a_rate_limited_slow_server_embeds_everything(cli: Cli, t
     statuses = [s for _, s in stub.arrivals]
     assert statuses[:2] == [429, 503] and statuses.count(200) == len(statuses) - 2
     assert json.loads(added.out)["result"]["added"] == 12
+
+
+def test_an_answer_that_is_no_embeddings_list_is_a_clear_error_and_base64_is_read() -> None:
+    from servers import Reply, Request
+
+    def broken(request: Request) -> Reply:
+        return Reply(body={"data": [{"index": 0, "embedding": {"not": "a vector"}}]})
+
+    with StubServer(broken) as server, pytest.raises(UnavailableError) as raised:
+        _embedder(server.url + "/v1").embed_query("question")
+    assert raised.value.message == "The embedding server's answer is not an embeddings list"
+
+    import base64
+
+    packed = base64.b64encode(np.arange(64, dtype="<f4").tobytes()).decode()
+
+    def base64_vectors(request: Request) -> Reply:
+        return Reply(body={"data": [{"index": 0, "embedding": packed}]})
+
+    with StubServer(base64_vectors) as server:
+        vector = _embedder(server.url + "/v1").embed_query("question")
+    assert np.allclose(vector, np.arange(64) / np.linalg.norm(np.arange(64)))
