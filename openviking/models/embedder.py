@@ -214,6 +214,12 @@ class OpenAIEmbedder:
             )
         return self._client
 
+    def close(self) -> None:
+        """Close the connections kept alive for the next request (a request after makes new ones)."""
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
     def embed_query(self, text: str) -> np.ndarray:
         vector: np.ndarray = self._pacer.call(lambda: self._call([text], self.config.query_param))[0]
         return vector
