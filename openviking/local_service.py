@@ -33,13 +33,25 @@ from .config import Config, config_home, load_config
 from .errors import OpenVikingError
 
 __all__ = [
+    "EXPECT_HEADER",
+    "OPT_OUT_ENV",
+    "SERVICE_HEADER",
+    "SOCKET_DIRECTORY_PREFIX",
+    "STATUS_PATH",
     "Announcement",
+    "Found",
     "Location",
     "announcement_path",
     "find_service",
     "fingerprint",
     "located",
+    "log_path",
+    "private_run_directory",
+    "process_gone",
+    "read_announcement",
     "remove_announcement",
+    "remove_leftovers",
+    "runs_a_service",
     "write_announcement",
 ]
 
