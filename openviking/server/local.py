@@ -4,9 +4,10 @@
 fresh ``mkdtemp`` directory (mode 0700) with mode 0600, and every request must carry the
 service's own random key, which only the announcement file (mode 0600) holds: the configured
 ``server`` keys, path roots and body caps do not apply, since its one caller is the user who
-could open the store embedded. :class:`LocalGate`, outermost, refuses a request that expects
-another fingerprint (409 FAILED_PRECONDITION: a command line of another version or
-configuration), names the service's fingerprint on every answer, counts the requests for the
+could open the store embedded. :class:`LocalGate`, outermost, refuses a request without the key
+(401, before anything else: such a caller learns nothing, not even the fingerprint) and one that
+expects another fingerprint (409 FAILED_PRECONDITION: a command line of another version or
+configuration), names the service's fingerprint on every other answer, counts the requests for the
 idle stop, and answers ``/local/status``. The announcement is written once the store is open
 and the model loaded, and removed when the service starts to stop, so a command line never
 finds one that cannot answer.
@@ -34,7 +35,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openviking import __version__
 from openviking.config import Config, config_from_dict
-from openviking.errors import AlreadyExistsError, FailedPreconditionError, OpenVikingError, UnavailableError
+from openviking.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    OpenVikingError,
+    UnauthenticatedError,
+    UnavailableError,
+)
 from openviking.local_service import (
     EXPECT_HEADER,
     SERVICE_HEADER,
@@ -101,6 +108,11 @@ class LocalGate:
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
+        if not self._holds_the_key(headers):  # a caller without the key learns nothing, not even the fingerprint
+            await failure(UnauthenticatedError("Invalid API key"), 401, {"WWW-Authenticate": "Bearer"})(
+                scope, receive, send
+            )
+            return
         mine = self.announcement.fingerprint.encode("ascii")
 
         async def named(message: Message) -> None:
@@ -120,7 +132,7 @@ class LocalGate:
                 )
                 await failure(refusal, 409)(scope, receive, named)
             elif asks_status:
-                await self._status(headers, scope, receive, named)
+                await self._status(named)
             else:
                 await self.app(scope, receive, named)
         finally:
@@ -128,13 +140,11 @@ class LocalGate:
             if not asks_status:  # status asks keep no service from stopping when idle
                 self.last_request = time.monotonic()
 
-    async def _status(self, headers: Headers, scope: Scope, receive: Receive, send: Send) -> None:
+    def _holds_the_key(self, headers: Headers) -> bool:
         key = presented_key({k.lower(): v for k, v in headers.items()}) or ""
-        if not hmac.compare_digest(key.encode("utf-8"), self.announcement.key.encode("utf-8")):
-            from openviking.errors import UnauthenticatedError
+        return hmac.compare_digest(key.encode("utf-8"), self.announcement.key.encode("utf-8"))
 
-            await failure(UnauthenticatedError("Invalid API key"), 401)(scope, receive, send)
-            return
+    async def _status(self, send: Send) -> None:
         a = self.announcement
         result = {
             "pid": a.pid,
