@@ -1,6 +1,8 @@
 """PDF: each page's text (pypdfium2, PDFium's own extraction, which keeps a two-column page in
-reading order), under a marker per page, without the running heads and feet every page repeats;
-the outline's entries become headings on their pages."""
+reading order), under a marker per page, without the page numbers and the furniture every page
+repeats; the outline's entries become headings on their pages. A file PDFium cannot open (a
+damaged cross-reference, a trailer pointing nowhere) is read by pdfminer.six, which rebuilds
+what it can, before it is called damaged."""
 
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ def convert_pdf(path: Path) -> Converted:
         message = str(exc)
         if "password" in message.lower():
             raise ConversionFailed("ENCRYPTED", "protected by a password") from None
-        raise ConversionFailed("CORRUPT", f"damaged or cut short: PDFium cannot read it ({message})") from None
+        pages = _pdfminer_pages(path)
+        if pages is None:
+            raise ConversionFailed("CORRUPT", f"damaged or cut short: PDFium cannot read it ({message})") from None
+        return _second_reading(pages, message)
     try:
         headings = _outline(document)
         parts: list[str] = []
@@ -44,6 +49,30 @@ def convert_pdf(path: Path) -> Converted:
         return Converted("\n".join(parts) + "\n", title=title, places=len(document))
     finally:
         document.close()
+
+
+def _pdfminer_pages(path: Path) -> list[str] | None:
+    """Each page's text as pdfminer.six reads it, or None when it cannot read the file either."""
+    try:
+        from pdfminer.high_level import extract_pages
+        from pdfminer.layout import LTTextContainer
+
+        return [
+            "".join(element.get_text() for element in page if isinstance(element, LTTextContainer))
+            for page in extract_pages(str(path))
+        ]
+    except ImportError:
+        raise
+    except Exception:  # pdfminer raises its own errors, and what its parser meets, on a damaged file
+        return None
+
+
+def _second_reading(pages: list[str], why: str) -> Converted:
+    parts: list[str] = []
+    for index, text in enumerate(without_running_lines(pages)):
+        parts.extend([marker("page", str(index + 1)), text.strip()])
+    warning = f"PDFium cannot open it ({why}); its text was read by pdfminer.six, without its outline"
+    return Converted("\n".join(parts) + "\n", places=len(pages), warnings=[warning])
 
 
 def _page_text(document: Any, index: int) -> str:

@@ -246,12 +246,52 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head and not head.startswith(_UTF16_BOMS)
 
 
-def decode_text(data: bytes) -> str:
-    """UTF-8 (a byte-order mark is an encoding detail, not text: ripgrep and editors drop it
-    too), or UTF-16 when it starts with its byte-order mark; bytes that are neither become U+FFFD."""
+def decode_text(data: bytes) -> tuple[str, str | None]:
+    """The text of ``data`` and the legacy encoding it was read in (None: UTF-8, or UTF-16 with
+    its byte-order mark; a byte-order mark is an encoding detail, not text: ripgrep and editors
+    drop it too). Bytes that are not UTF-8 are read in the encoding charset-normalizer finds
+    (Shift-JIS, cp1252...) when it finds one that reads them all; otherwise the bytes that are
+    not UTF-8 become U+FFFD, and the encoding is None."""
     if data.startswith(_UTF16_BOMS):
-        return data.decode("utf-16", errors="replace")
-    return data.decode("utf-8-sig", errors="replace")
+        return data.decode("utf-16", errors="replace"), None
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    encoding = _legacy_encoding(data[:MAX_SNIFFED_BYTES])
+    if encoding is not None:
+        try:
+            return data.decode(encoding), encoding
+        except (UnicodeDecodeError, LookupError):  # the sample's encoding does not read the rest
+            pass
+    return data.decode("utf-8-sig", errors="replace"), None
+
+
+def _legacy_encoding(sample: bytes) -> str | None:
+    """The encoding charset-normalizer reads ``sample`` in with the least chaos; among several
+    that read it equally well (a short text of accented letters reads alike in most Western
+    code pages), Windows' Western one, the most common."""
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(sample))
+    if not matches:
+        return None
+    least = min(match.chaos for match in matches)
+    alike = [match.encoding for match in matches if match.chaos <= least + 0.01]
+    if "cp1252" in alike or ("latin_1" in alike and _reads(sample, "cp1252")):
+        return "cp1252"
+    return None if alike[0] in ("utf_8", "utf_8_sig") else alike[0]
+
+
+def _reads(sample: bytes, encoding: str) -> bool:
+    try:
+        sample.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+MAX_SNIFFED_BYTES = 256 * 1024  # what charset-normalizer reads of a file to name its encoding
 
 
 def _is_regular(mode: int) -> bool:
