@@ -319,18 +319,58 @@ def test_an_archive_adds_what_is_inside_it(hash_client: Any, tmp_path: Path) -> 
     assert {e["uri"].rsplit("/", 1)[-1] for e in hash_client.ls("viking://resources/notes")} >= {"guide", "report.pdf"}
 
 
-def test_an_archive_in_a_folder_is_named_not_added(hash_client: Any, tmp_path: Path) -> None:
+def test_an_archive_in_a_folder_is_unpacked_in_place_three_deep(hash_client: Any, tmp_path: Path) -> None:
     folder = tmp_path / "mixed"
     folder.mkdir()
     (folder / "parking.md").write_text(NOTE, encoding="utf-8")
-    inner = tmp_path / "inner"
-    inner.mkdir()
-    (inner / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
-    _zip(inner, folder / "bundle.zip")
+    levels = []
+    for depth in range(1, 5):  # level1.zip holds a.md and level2.zip, which holds level3.zip...
+        level = tmp_path / f"level{depth}"
+        level.mkdir()
+        (level / f"note{depth}.md").write_text(f"# Depth {depth}\n\nThe heron nests {depth} deep.\n", encoding="utf-8")
+        levels.append(level)
+    for depth in range(4, 1, -1):
+        _zip(levels[depth - 1], levels[depth - 2] / f"level{depth}.zip")
+    make_documents(levels[0], ["report.pdf"])
+    _zip(levels[0], folder / "bundle.zip")
+
     result = hash_client.add_resource(folder)
-    assert result.added == 1 and result.skipped_files == [
-        {"path": "bundle.zip", "reason": "an archive: add it on its own to add what it holds", "code": "ARCHIVE"}
+    base = "viking://resources/mixed"
+    stored = {f"{base}/{rel}" for rel in ("bundle.zip/note1.md", "bundle.zip/level2.zip/note2.md")}
+    stored.add(f"{base}/bundle.zip/level2.zip/level3.zip/note3.md")
+    for uri in stored:
+        assert hash_client.read(uri).startswith("# Depth"), uri
+    assert hash_client.grep(f"{base}/bundle.zip", "Churn among").matches[0].place == "page 2"
+    assert hash_client.stat(f"{base}/bundle.zip/note1.md").source == f"{folder}/bundle.zip/note1.md"
+    assert result.added == 5, result  # parking.md, three notes and the PDF
+    assert {"path": "bundle.zip/level2.zip/level3.zip/level4.zip", "code": "ARCHIVE",
+            "reason": "an archive nested more than 3 deep"} in result.skipped_files  # fmt: skip
+    assert hash_client.add_resource(folder).unchanged == 5  # the same bytes again: nothing to do
+
+    (levels[0] / "note1.md").unlink()  # an archive that no longer holds a file removes it
+    _zip(levels[0], folder / "bundle.zip")
+    again = hash_client.add_resource(folder)
+    assert again.removed == 1 and again.unchanged == 4, again
+
+
+def test_an_unsafe_archive_in_a_folder_is_skipped_and_the_rest_added(hash_client: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    with zipfile.ZipFile(folder / "evil.zip", "w") as archive:
+        archive.writestr("ok.md", "# fine\n")
+        archive.writestr("../escape.md", "# out\n")
+    result = hash_client.add_resource(folder)
+    assert result.added == 1
+    assert result.skipped_files == [
+        {
+            "path": "evil.zip",
+            "reason": "an archive that cannot be unpacked: The archive evil.zip is refused: "
+            "'../escape.md' leaves the folder (an absolute path or '..')",
+            "code": "ARCHIVE",
+        }
     ]
+    assert not (tmp_path / "escape.md").exists()
 
 
 def test_an_unsafe_or_oversized_archive_is_refused_and_nothing_is_lost(
