@@ -175,7 +175,8 @@ def _epub(path: Path, fact: str, about: str = "") -> None:
         book.writestr(
             "OEBPS/content.opf",
             '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
-            f'<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Employee handbook</dc:title>{about}</metadata>'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Employee handbook</dc:title>'
+            f"{about}</metadata>"
             f"<manifest>{items}</manifest><spine>{spine}</spine></package>",
         )
         for number, (title, text) in enumerate(chapters, start=1):
@@ -325,8 +326,9 @@ def make_faithful_documents(folder: Path) -> Path:
         f"<item><title>Story {n}</title><description>Day {n} of the harbour log.</description></item>"
         for n in range(600)
     )
+    last = "<item><title>The lighthouse keeper retires after forty winters</title></item>"
     (folder / "feed.xml").write_text(
-        f"<rss><channel>{items}<item><title>The lighthouse keeper retires after forty winters</title></item></channel></rss>",
+        f"<rss><channel>{items}{last}</channel></rss>",
         encoding="utf-8",
     )
     (folder / "people.csv").write_bytes("名前,年齢,住所\r\n佐藤太郎,30,東京\r\n髙橋淳,35,名古屋\r\n".encode("cp932"))
