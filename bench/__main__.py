@@ -13,6 +13,7 @@
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
+    python -m bench markitdown --suite PATH --work /tmp/ov-bench   # markitdown's test vectors, beside markitdown
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             "server",
             "documents",
             "sessions",
+            "markitdown",
             "all",
         ],  # fmt: skip
         nargs="?",
@@ -216,6 +218,12 @@ def main(argv: list[str] | None = None) -> int:
         "--local-sizes",
         default="10000",
         help="ingest-scale: sizes also added with the local model (~14 records/s on 2 cores; '' for none)",
+    )
+    parser.add_argument(
+        "--suite",
+        dest="suite_path",
+        type=Path,
+        help="markitdown: its tests folder (packages/markitdown/tests of a checkout)",
     )
     parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
@@ -293,6 +301,13 @@ def main(argv: list[str] | None = None) -> int:
 
         report["sessions"] = sessions.run(work, args.only)
         sessions.print_report(report["sessions"])
+    if args.suite == "markitdown":  # not in `all`: it needs markitdown's test suite, fetched
+        from . import markitdown
+
+        if args.suite_path is None or not (args.suite_path / "test_files").is_dir():
+            parser.error("markitdown needs --suite PATH, the tests folder of markitdown's source")
+        report["markitdown"] = markitdown.run(args.suite_path, work)
+        markitdown.print_report(report["markitdown"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])

@@ -392,7 +392,7 @@ class OpenViking(Embedded):
         with local_source(path, source_name) as local:
             source = local.path
             root = sources.target(source, to, parent, self._existing_store)
-            walked = sources.walk_text(source, include, exclude)
+            walked = sources.walk_text(source, include, exclude, unpack_into=local.scratch)
             store = self._open(create=True)
             with self._writing(store, [root]) as w:
                 new = store.get_node(str(root), columns=["uri"]) is None

@@ -23,7 +23,7 @@ from .arguments import describe
 from .errors import InvalidArgumentError, NotFoundError, OpenVikingError
 from .fetch import Address, fetch, is_url, shown_url
 
-__all__ = ["LocalSource", "existing_path", "local_source"]
+__all__ = ["LocalSource", "existing_path", "local_source", "unpack_cap"]
 
 # An archive added from a path unpacks to at most this much (OPENVIKING_UNPACK_MAX_MB).
 DEFAULT_UNPACKED_MB = 2048
@@ -38,6 +38,7 @@ class LocalSource:
     recorded_as: PurePath | None
     shown: str
     temporary: str | None = None
+    scratch: Path | None = None  # a folder of the add's own, deleted when it ends (archives inside unpack there)
 
 
 @contextmanager
@@ -54,11 +55,11 @@ def local_source(
         OpenVikingError: the URL cannot be fetched, or the archive cannot be unpacked.
     """
     recorded: PurePath | None = _recorded(source_name)
-    if not is_url(path) and not _is_local_archive(path):
-        yield LocalSource(existing_path(path), recorded, str(path))
-        return
     scratch = Path(tempfile.mkdtemp(prefix="openviking-source-"))
     try:
+        if not is_url(path) and not _is_local_archive(path):
+            yield LocalSource(existing_path(path), recorded, str(path), scratch=scratch / "nested")
+            return
         if is_url(path):
             assert isinstance(path, str)
             shown = shown_url(path)
@@ -71,7 +72,7 @@ def local_source(
         if is_archive(local):
             local = _unpacked(local, scratch, shown)
         try:
-            yield LocalSource(local, recorded, shown, temporary=str(local))
+            yield LocalSource(local, recorded, shown, temporary=str(local), scratch=scratch / "nested")
         except OpenVikingError as exc:
             exc.message = exc.message.replace(str(local), shown)
             raise
@@ -119,6 +120,11 @@ def _is_local_archive(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def unpack_cap() -> int:
+    """The bytes an add may unpack from archives, all of them together (OPENVIKING_UNPACK_MAX_MB)."""
+    return int(float(os.environ.get("OPENVIKING_UNPACK_MAX_MB") or DEFAULT_UNPACKED_MB) * 1024 * 1024)
+
+
 def _unpacked(archive: Path, scratch: Path, shown: str) -> Path:
     """The archive unpacked into a folder named after it (``docs.tar.gz``: ``docs``); an archive
     that holds just one folder (``tar -czf docs.tar.gz docs``) is that folder."""
@@ -126,8 +132,7 @@ def _unpacked(archive: Path, scratch: Path, shown: str) -> Path:
     name = archive.name[: -len(suffix)] or "archive"
     folder = scratch / "unpacked" / name
     folder.parent.mkdir()
-    cap = int(float(os.environ.get("OPENVIKING_UNPACK_MAX_MB") or DEFAULT_UNPACKED_MB) * 1024 * 1024)
-    unpack(archive, folder, cap, zipped=suffix == ".zip", what=f"The archive {shown}")
+    unpack(archive, folder, unpack_cap(), zipped=suffix == ".zip", what=f"The archive {shown}")
     inner = os.listdir(folder)
     if inner == [name] and (folder / name).is_dir() and not (folder / name).is_symlink():
         return folder / name

@@ -13,7 +13,7 @@ import json
 import zipfile
 from pathlib import Path
 
-__all__ = ["FACTS", "make_bad_documents", "make_documents"]
+__all__ = ["FACTS", "make_bad_documents", "make_documents", "make_faithful_documents"]
 
 # file -> (the sentence inside it, a question that paraphrases it, the place it is on)
 FACTS: dict[str, tuple[str, str, str]] = {
@@ -160,7 +160,7 @@ def _html(path: Path, fact: str) -> None:
     )
 
 
-def _epub(path: Path, fact: str) -> None:
+def _epub(path: Path, fact: str, about: str = "") -> None:
     chapters = [("Welcome", "Our company builds tools for teams."), ("Your first day", fact)]
     with zipfile.ZipFile(path, "w") as book:
         book.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
@@ -175,7 +175,8 @@ def _epub(path: Path, fact: str) -> None:
         book.writestr(
             "OEBPS/content.opf",
             '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
-            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Employee handbook</dc:title></metadata>'
+            '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>Employee handbook</dc:title>'
+            f"{about}</metadata>"
             f"<manifest>{items}</manifest><spine>{spine}</spine></package>",
         )
         for number, (title, text) in enumerate(chapters, start=1):
@@ -301,3 +302,174 @@ def _zip_bomb(path: Path) -> None:
             block = b"a" * (1024 * 1024)
             for _ in range(300):
                 part.write(block)
+
+
+# ----------------------------------------------------------------------------- what converters must keep
+def make_faithful_documents(folder: Path) -> Path:
+    """Documents whose every part holds text a converter might lose: a statement whose repeated
+    lines carry data, short texts and tables of short cells, Word equations, comments and alt
+    text, a PowerPoint chart, an EPUB's metadata, a page of search results, a PDF PDFium cannot
+    open, a placeholder title, a feed on one line and a Shift-JIS CSV."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _statement(folder / "statement.pdf")
+    _text_pdf(folder / "hello.pdf", ["Hello, World!"])
+    _text_pdf(folder / "keys.pdf", ["The boiler room key hangs by the east door."], title="(anonymous)")
+    _damaged_pdf(folder / "damaged.pdf")
+    _ids_sheet(folder / "ids.xlsx")
+    _price_table(folder / "prices.docx")
+    _word_extras(folder / "physics.docx")
+    _chart_deck(folder / "sales.pptx")
+    about = "<dc:creator>Ada Lovelace</dc:creator><dc:description>How the office runs, for newcomers.</dc:description>"
+    _epub(folder / "handbook.epub", FACTS["handbook.epub"][0], about)
+    _results_page(folder / "results.html")
+    items = "".join(
+        f"<item><title>Story {n}</title><description>Day {n} of the harbour log.</description></item>"
+        for n in range(600)
+    )
+    last = "<item><title>The lighthouse keeper retires after forty winters</title></item>"
+    (folder / "feed.xml").write_text(
+        f"<rss><channel>{items}{last}</channel></rss>",
+        encoding="utf-8",
+    )
+    (folder / "people.csv").write_bytes("名前,年齢,住所\r\n佐藤太郎,30,東京\r\n髙橋淳,35,名古屋\r\n".encode("cp932"))
+    return folder
+
+
+def _statement(path: Path) -> None:
+    """Four pages, each with a header, lines that repeat with the page's own data, and a footer."""
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_auto_page_break(False)
+    pdf.set_font("helvetica", size=11)
+    for page in range(1, 5):
+        pdf.add_page()
+        for line in (
+            "ACME Supplies Ltd",
+            f"Monthly statement {page}",
+            "Invoice date 2024-03-31",
+            f"Items shipped: {page * 7 + 3}",
+            f"Order {1000 + page}: {page * 2} crates of pears",
+        ):
+            pdf.cell(0, 8, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.set_y(-20)
+        pdf.cell(0, 8, f"Page {page} of 4")
+    pdf.output(str(path))
+
+
+def _text_pdf(path: Path, lines: list[str], title: str = "") -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_compression(False)
+    if title:
+        pdf.set_title(title)
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    for line in lines:
+        pdf.cell(0, 10, line, new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+
+
+def _damaged_pdf(path: Path) -> None:
+    """A PDF whose trailer names a catalog that is not there: PDFium refuses it, pdfminer reads it."""
+    import re
+
+    _text_pdf(path, ["The spare projector is in cabinet nine."])
+    path.write_bytes(re.sub(rb"/Root \d+ 0 R", b"/Root 99 0 R", path.read_bytes()))
+
+
+def _ids_sheet(path: Path) -> None:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Stock"
+    sheet.append(["SKU", "Bin", "Qty"])
+    for number in range(1, 6):
+        sheet.append([f"SKU-{8840 + number}", f"A-{number:02d}", number * 3])
+    book.save(str(path))
+
+
+def _price_table(path: Path) -> None:
+    import docx
+
+    document = docx.Document()
+    table = document.add_table(rows=4, cols=2)
+    for row, (item, price) in enumerate([("Item", "Price"), ("Tea", "3"), ("Scone", "4"), ("Jam", "2")]):
+        table.cell(row, 0).text, table.cell(row, 1).text = item, price
+    document.save(str(path))
+
+
+_OMML = (
+    '<m:oMath xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math">'
+    "<m:r><m:t>E</m:t></m:r><m:r><m:t>=</m:t></m:r><m:r><m:t>m</m:t></m:r>"
+    "<m:sSup><m:e><m:r><m:t>c</m:t></m:r></m:e><m:sup><m:r><m:t>2</m:t></m:r></m:sup></m:sSup></m:oMath>"
+)
+_OMML_BLOCK = (
+    '<m:oMathPara xmlns:m="http://schemas.openxmlformats.org/officeDocument/2006/math"><m:oMath>'
+    "<m:f><m:num><m:r><m:t>a</m:t></m:r></m:num><m:den><m:r><m:t>b</m:t></m:r></m:den></m:f>"
+    "</m:oMath></m:oMathPara>"
+)
+
+
+def _word_extras(path: Path) -> None:
+    """A paragraph with an equation in its line, one on its own, a comment, and a described picture."""
+    import docx
+    from docx.oxml import parse_xml
+    from PIL import Image
+
+    document = docx.Document()
+    line = document.add_paragraph("Energy is ")
+    line._p.append(parse_xml(_OMML))
+    line.add_run(" for a body at rest.")
+    document.add_paragraph()._p.append(parse_xml(_OMML_BLOCK))
+    noted = document.add_paragraph("The budget is final.")
+    document.add_comment(noted.runs, text="Check the travel line with finance first.", author="Grace")
+    image = path.with_suffix(".png")
+    Image.new("RGB", (40, 20), "white").save(image)
+    document.add_picture(str(image))
+    image.unlink()
+    document.inline_shapes[0]._inline.docPr.set("descr", "A map of the north parking lot")
+    document.save(str(path))
+
+
+def _chart_deck(path: Path) -> None:
+    from PIL import Image
+    from pptx import Presentation
+    from pptx.chart.data import CategoryChartData
+    from pptx.enum.chart import XL_CHART_TYPE
+    from pptx.util import Inches
+
+    deck = Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Sales by year"
+    data = CategoryChartData()
+    data.categories = ["2022", "2023"]
+    data.add_series("Units", (1250, 1875))
+    chart = slide.shapes.add_chart(
+        XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(2), Inches(6), Inches(4), data
+    ).chart
+    chart.has_title = True
+    chart.chart_title.text_frame.text = "Units sold per year"
+    image = path.with_suffix(".png")
+    Image.new("RGB", (40, 20), "white").save(image)
+    picture = slide.shapes.add_picture(str(image), Inches(1), Inches(1))
+    image.unlink()
+    picture._element.nvPicPr.cNvPr.set("descr", "The sales team at the spring fair")
+    deck.save(str(path))
+
+
+def _results_page(path: Path) -> None:
+    """A page of search results (short items alike) beside a long box of its own."""
+    results = "".join(
+        f"<li class='result'><a href='https://example.org/{n}'>Result {n}: tide tables for pier {n}</a> "
+        f"<a href='https://example.org/{n}/map'>high water {n} minutes after the harbour mouth</a></li>"
+        for n in range(1, 41)
+    )
+    box = " ".join(["The harbour authority publishes these tables every spring for all the piers it keeps."] * 3)
+    path.write_text(
+        "<!doctype html><html><head><title>tide tables - Search</title></head><body>"
+        f"<ol id='results'>{results}</ol><div class='sidebox'><p>{box}</p></div></body></html>",
+        encoding="utf-8",
+    )

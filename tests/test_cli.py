@@ -1044,8 +1044,7 @@ def test_add_resource_prints_skips_and_warnings(cli: Cli, tmp_path: Path, hash_c
     assert sorted(
         result.err.splitlines()
     ) == [  # a file added with a caveat is a warning, on stderr as every warning is
-        "Warning: latin.md: not UTF-8: 2 undecodable byte sequence(s) replaced by U+FFFD "
-        "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+        "Warning: latin.md: not UTF-8: read as cp1252",
         "Warning: what?.md: stored as viking://resources/enc/what_.md: a URI segment cannot hold \\, ? or #, "
         "control characters, or start like a drive (C:)",
     ]

@@ -54,16 +54,65 @@ def convert_docx(path: Path) -> Converted:
                 blocks.append(line)
         elif tag == "tbl":
             blocks.append(markdown_table(_docx_rows(child)))
+    blocks.extend(_docx_comments(document))
     title = document.core_properties.title or None
     return Converted(_joined(blocks), title=title)
+
+
+def _docx_comments(document: Any) -> list[str]:
+    """The document's comments, after its body: each with its author."""
+    try:
+        comments = list(document.comments)
+    except Exception:  # a comments part python-docx cannot read is a document without comments
+        return []
+    lines = []
+    for comment in comments:
+        text = " ".join((comment.text or "").split())
+        if text:
+            author = " ".join((comment.author or "").split())
+            lines.append(f"- {author}: {text}" if author else f"- {text}")
+    return ["## Comments", *lines] if lines else []
 
 
 def _w(name: str) -> str:
     return "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}" + name
 
 
+_MATH = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
+_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+_PICTURE = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"
+
+
 def _docx_text(element: Any) -> str:
-    return "".join(node.text or "" for node in element.iter(_w("t")))
+    """The text of a paragraph or cell in reading order: its runs, its equations as LaTeX
+    (``$...$`` in a line, ``$$...$$`` on their own), its pictures' alt text (``![alt](name)``),
+    text boxes once (not again from their fallback copy)."""
+    parts: list[str] = []
+    _docx_inline(element, parts)
+    return "".join(parts)
+
+
+def _docx_inline(element: Any, parts: list[str]) -> None:
+    for child in element:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag == _w("t"):
+            parts.append(child.text or "")
+        elif tag in (_w("tab"), _w("br"), _w("cr")):
+            parts.append(" ")
+        elif tag == _MATH + "oMathPara":
+            from .omml import latex
+
+            parts.append(" ".join(f"$${latex(math)}$$" for math in child.iter(_MATH + "oMath")))
+        elif tag == _MATH + "oMath":
+            from .omml import latex
+
+            parts.append(f"${latex(child)}$")
+        elif tag == _PICTURE:
+            alt = " ".join((child.get("descr") or child.get("title") or "").split())
+            if alt:
+                parts.append(f" ![{alt}]({child.get('name') or 'picture'}) ")
+        elif tag != _FALLBACK and tag != _w("delText"):
+            _docx_inline(child, parts)
 
 
 def _docx_paragraph(paragraph: Any, styles: dict[str, str]) -> str:
@@ -154,6 +203,11 @@ def _shape_text(shape: Any) -> list[str]:
     if getattr(shape, "has_table", False) and shape.has_table:
         rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
         return [markdown_table(rows)]
+    if getattr(shape, "has_chart", False) and shape.has_chart:
+        return _chart(shape.chart)
+    alt = _alt_text(shape)
+    if alt is not None:
+        return [alt]
     if not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
         return []
     lines = []
@@ -162,6 +216,54 @@ def _shape_text(shape: Any) -> list[str]:
         if text:
             lines.append("  " * paragraph.level + "- " + text)
     return lines
+
+
+def _alt_text(shape: Any) -> str | None:
+    """A picture's alt text as markdown's image (``![alt](Picture4.jpg)``), or None for a shape
+    that is no picture or a picture nobody described."""
+    if "PICTURE" not in str(shape.shape_type or ""):
+        return None
+    found = shape._element.xpath("./*[1]/p:cNvPr")
+    described = " ".join((found[0].get("descr") or found[0].get("title") or "").split()) if found else ""
+    if not described:
+        return None
+    try:
+        extension = shape.image.ext
+    except Exception:  # a linked or damaged picture: its name is enough
+        extension = "jpg"
+    name = re.sub(r"\W", "", shape.name) or "picture"
+    return f"![{described}]({name}.{extension})"
+
+
+def _chart(chart: Any) -> list[str]:
+    """A chart as its title and a table of its values: a row per category, a column per series."""
+    lines = []
+    if chart.has_title and chart.chart_title.has_text_frame:
+        title = " ".join(chart.chart_title.text_frame.text.split())
+        if title:
+            lines.append(f"### Chart: {title}")
+    try:
+        plot = chart.plots[0]
+        categories = [str(c) for c in plot.categories]
+        series = list(plot.series)
+    except (IndexError, KeyError, ValueError, AttributeError):  # a chart without a plot still has its title
+        return lines
+    header = ["Category", *[s.name or f"Series {n}" for n, s in enumerate(series, start=1)]]
+    columns = [list(s.values) for s in series]
+    rows = [
+        [category, *[_number(column[n]) if n < len(column) else "" for column in columns]]
+        for n, category in enumerate(categories)
+    ]
+    table = markdown_table([header, *rows])
+    return [*lines, table] if table else lines
+
+
+def _number(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 # ----------------------------------------------------------------------------- OpenDocument

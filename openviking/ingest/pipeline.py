@@ -369,7 +369,7 @@ def _renames(root: VikingURI, new: list[tuple[SourceFile, VikingURI]]) -> list[d
     otherwise (``a#b.md`` is ``a_b.md``): once for a folder, not for each file in it."""
     said: dict[str, dict[str, str]] = {}
     for item, uri in new:
-        local = item.path.parts[-(item.rel.count("/") + 1) :]
+        local = item.shown.parts[-(item.rel.count("/") + 1) :]  # an archive's file: its name inside
         segments = uri.segments[-len(local) :]
         for depth, (name, segment) in enumerate(zip(local, segments, strict=True), start=1):
             if has_undecodable(name):
