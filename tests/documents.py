@@ -13,7 +13,7 @@ import json
 import zipfile
 from pathlib import Path
 
-__all__ = ["FACTS", "make_bad_documents", "make_documents", "make_faithful_documents"]
+__all__ = ["ARABIC_LINES", "FACTS", "make_bad_documents", "make_documents", "make_faithful_documents"]
 
 # file -> (the sentence inside it, a question that paraphrases it, the place it is on)
 FACTS: dict[str, tuple[str, str, str]] = {
@@ -309,9 +309,11 @@ def make_faithful_documents(folder: Path) -> Path:
     """Documents whose every part holds text a converter might lose: a statement whose repeated
     lines carry data, short texts and tables of short cells, Word equations, comments and alt
     text, a PowerPoint chart, an EPUB's metadata, a page of search results, a PDF PDFium cannot
-    open, a placeholder title, a feed on one line and a Shift-JIS CSV."""
+    open, an Arabic PDF laid out as a shaper lays it, a placeholder title, a feed on one line and
+    a Shift-JIS CSV."""
     folder.mkdir(parents=True, exist_ok=True)
     _statement(folder / "statement.pdf")
+    _arabic_pdf(folder / "arabic.pdf")
     _text_pdf(folder / "hello.pdf", ["Hello, World!"])
     _text_pdf(folder / "keys.pdf", ["The boiler room key hangs by the east door."], title="(anonymous)")
     _damaged_pdf(folder / "damaged.pdf")
@@ -369,6 +371,63 @@ def _text_pdf(path: Path, lines: list[str], title: str = "") -> None:
     for line in lines:
         pdf.cell(0, 10, line, new_x="LMARGIN", new_y="NEXT")
     pdf.output(str(path))
+
+
+# An Arabic page as a text shaper lays it out (HarfBuzz, in WeasyPrint, Chrome, LibreOffice): its
+# glyphs from left to right, each mapped by the font's ToUnicode to the characters it shows, in
+# their logical order. A lam-alef ligature is one glyph for two letters; a cluster's text may sit
+# on one glyph while the cluster's other glyphs map to nothing.
+ARABIC_LINES = (
+    ("السلام عليكم", ["م", "ك", "ي", "ل", "ع", " ", "م", "لا", "س", "ل", "ا"]),
+    ("habibi حَبيبي", ["h", "a", "b", "i", "b", "i", " ", "", "", "", "", "", "حَبيبي"]),
+    ("فاتورة رقم 2024", ["2024", " ", "م", "ق", "ر", " ", "ة", "ر", "و", "ت", "ا", "ف"]),
+)
+
+
+def _arabic_pdf(path: Path) -> None:
+    """A page of ``ARABIC_LINES`` written by hand (no font file: text extraction needs only the
+    ToUnicode map and the glyphs' places)."""
+    mapped, shown = [], []
+    code = 0x100
+    for number, (_, glyphs) in enumerate(ARABIC_LINES):
+        codes = []
+        for text in glyphs:
+            mapped.append(f"<{code:04x}> <{''.join(f'{ord(c):04x}' for c in text)}>")
+            codes.append(f"{code:04x}")
+            code += 1
+        shown.append(f"BT /F1 16 Tf 72 {720 - 30 * number} Td <{''.join(codes)}> Tj ET")
+    content = "\n".join(shown).encode()
+    to_unicode = (
+        "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /Adobe-Identity-UCS def "
+        "/CMapType 2 def 1 begincodespacerange <0000> <ffff> endcodespacerange "
+        f"{len(mapped)} beginbfchar\n" + "\n".join(mapped) + "\nendbfchar endcmap "
+        "CMapName currentdict /CMap defineresource pop end end"
+    ).encode()
+    font = "/BaseFont /ArabicSans"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 5 0 R >> >> "
+        b"/Contents 4 0 R >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        f"<< /Type /Font /Subtype /Type0 {font} /Encoding /Identity-H /DescendantFonts [6 0 R] "
+        "/ToUnicode 7 0 R >>".encode(),
+        f"<< /Type /Font /Subtype /CIDFontType2 {font} /CIDSystemInfo << /Registry (Adobe) /Ordering "
+        "(Identity) /Supplement 0 >> /FontDescriptor 8 0 R /DW 500 /CIDToGIDMap /Identity >>".encode(),
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(to_unicode), to_unicode),
+        f"<< /Type /FontDescriptor /FontName /ArabicSans /Flags 32 /FontBBox [0 -200 1000 800] "
+        "/ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>".encode(),
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    start = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, start)
+    path.write_bytes(bytes(out))
 
 
 def _damaged_pdf(path: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from documents import FACTS, make_bad_documents, make_documents, make_faithful_documents
+from documents import ARABIC_LINES, FACTS, make_bad_documents, make_documents, make_faithful_documents
 from helpers import CONVERTERS, Cli, cli_error, hash_config, loaded_modules, snapshot, unharmed, write_hash_config
 from ovserver import ALICE_KEY, ROOT_KEY, body_of, error_of, headers, keyed_config, thread_server
 from servers import Reply, Request, StubServer
@@ -327,6 +327,13 @@ def test_a_statements_repeated_lines_keep_their_data_on_every_page(faithful: Any
         assert f"Order {1000 + number}: {number * 2} crates of pears" in page
         assert "of 4" not in page  # the page numbers go
     assert [("ACME Supplies Ltd" in page) for page in pages] == [True, False, False, False]  # said once
+
+
+def test_arabic_in_a_pdf_reads_in_its_own_order_without_stray_glyphs(faithful: Any) -> None:
+    """PDFium alone gives "السالم" (the lam-alef ligature's letters reversed with the line), the
+    cluster "حَيبيب" and "ĒēĔĕĖ" for the cluster's glyphs that map to no character."""
+    text = faithful[0].read(f"{FAITHFUL}/arabic.pdf")
+    assert text == "<!-- page 1 -->\n" + "".join(f"{line}\n" for line, _ in ARABIC_LINES)
 
 
 def test_word_keeps_equations_comments_and_alt_text(faithful: Any) -> None:
