@@ -344,6 +344,46 @@ def test_word_keeps_equations_comments_and_alt_text(faithful: Any) -> None:
     assert "## Comments\n\n- Grace: Check the travel line with finance first." in text
 
 
+def test_word_keeps_its_notes_headers_footers_and_charts(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/lease.docx")
+    assert "The tenant pays the rent monthly.[^1] Repairs are shared.[^e1]" in text
+    assert "[^1]: Rent is due on the first working day.\n\n[^e1]: Roof repairs fall to the landlord." in text
+    assert "**Header:** Harbour Street lease, confidential\n\n**Footer:** Drafted by the estates office" in text
+    assert "### Chart: Rent by year\n\n| Category | Rent |\n|---|---|\n| 2024 | 1200 |\n| 2025 | 1260 |" in text
+
+
+def test_powerpoint_keeps_smartart_and_slide_comments(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/process.pptx")
+    assert "- Pick the crates\n- Weigh them\n- Book the courier" in text
+    assert "Comments:\n\n- Ask the warehouse about Saturday pickups." in text
+
+
+def test_a_workbook_keeps_its_cell_comments_and_charts(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/stock.xlsx")
+    sheet = text.split("<!-- sheet Harvest A1:B3 -->")[1]
+    assert "### Chart: Crates by fruit\n\nData: 'Harvest'!B1, 'Harvest'!$A$2:$A$3, 'Harvest'!$B$2:$B$3" in sheet
+    assert "Comments:\n\n- B2: Ines: Counted twice, both times forty." in sheet
+    ods = faithful[0].read(f"{FAITHFUL}/tolls.ods")
+    assert "| Truck | 9 |\n\nComments:\n\n- B3: Raised in March" in ods
+
+
+def test_opendocument_text_keeps_notes_comments_alt_text_and_names_its_objects(faithful: Any) -> None:
+    client, result = faithful
+    text = client.read(f"{FAITHFUL}/survey.odt")
+    assert "The bridge needs new railings.[^1]\n\n![Rust along the north pier](pier)" in text
+    assert "[^1]: Measured in May by two inspectors.\n\n## Comments\n\n- Ruth: Check the east side too." in text
+    assert "**Header:** Quarry road survey, draft\n\n**Footer:** Prepared by the county office" in text
+    said = [w["warning"] for w in result.warnings if w["path"] == "survey.odt"]
+    assert said == ["1 embedded object(s) (a chart, a formula) not kept"]
+
+
+def test_pictures_alt_text_is_kept_in_books_and_pages(faithful: Any) -> None:
+    client, _ = faithful
+    assert "![The front desk on the ground floor](desk.png)" in client.read(f"{FAITHFUL}/handbook.epub")
+    assert "![Rust on the north pier railing](pier.jpg)" in client.read(f"{FAITHFUL}/pier.html")
+    assert "![A map of the north parking lot](" in client.read(f"{FAITHFUL}/physics.docx")
+
+
 def test_powerpoint_keeps_its_charts_values_and_alt_text(faithful: Any) -> None:
     text = faithful[0].read(f"{FAITHFUL}/sales.pptx")
     assert "### Chart: Units sold per year\n\n| Category | Units |\n|---|---|\n| 2022 | 1250 |\n| 2023 | 1875 |" in text
