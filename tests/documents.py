@@ -311,7 +311,7 @@ def make_faithful_documents(folder: Path) -> Path:
     text, a PowerPoint chart, an EPUB's metadata, a page of search results, a PDF PDFium cannot
     open, an Arabic PDF laid out as a shaper lays it, Word's notes, headers, footers and charts,
     SmartArt and slide comments, cell comments and charts in Excel and OpenDocument, pictures'
-    alt text, a placeholder title, a feed on one line and a Shift-JIS CSV."""
+    alt text, a placeholder title, an RSS feed, a log on one line and a Shift-JIS CSV."""
     folder.mkdir(parents=True, exist_ok=True)
     _statement(folder / "statement.pdf")
     _arabic_pdf(folder / "arabic.pdf")
@@ -339,14 +339,18 @@ def make_faithful_documents(folder: Path) -> Path:
         encoding="utf-8",
     )
     items = "".join(
-        f"<item><title>Story {n}</title><description>Day {n} of the harbour log.</description></item>"
+        f"<item><title>Story {n}</title><description>Day {n} of the &lt;b&gt;harbour&lt;/b&gt; log."
+        "</description></item>"
         for n in range(600)
     )
     last = "<item><title>The lighthouse keeper retires after forty winters</title></item>"
     (folder / "feed.xml").write_text(
-        f"<rss><channel>{items}{last}</channel></rss>",
+        f'<?xml version="1.0"?><rss version="2.0"><channel><title>Harbour news</title>{items}{last}</channel></rss>',
         encoding="utf-8",
     )
+    entries = " ".join(f"Day {n}: the tide came in at {n % 12 + 1} o'clock." for n in range(600))
+    last_entry = "Day 600: the lighthouse keeper retires after forty winters."
+    (folder / "harbour.log").write_text(f"{entries} {last_entry}", encoding="utf-8")
     (folder / "people.csv").write_bytes("名前,年齢,住所\r\n佐藤太郎,30,東京\r\n髙橋淳,35,名古屋\r\n".encode("cp932"))
     return folder
 

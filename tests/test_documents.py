@@ -419,10 +419,23 @@ def test_a_placeholder_title_is_no_title(faithful: Any) -> None:
 
 def test_a_text_on_one_line_is_cut_into_records_and_its_end_is_found(faithful: Any) -> None:
     client, _ = faithful
+    hits = client.find("lighthouse keeper retires after forty winters", target_uri=f"{FAITHFUL}/harbour.log", limit=3)
+    assert hits.resources[0].uri == f"{FAITHFUL}/harbour.log"
+    records = client._open().records_by_uri([f"{FAITHFUL}/harbour.log"], ["text"])
+    bodies = [r["text"].split("\n", 1)[-1] for r in records]  # each after the line naming its file
+    assert len(records) > 10 and all(len(body) <= 1800 for body in bodies)
     hits = client.find("lighthouse keeper retires after forty winters", target_uri=FAITHFUL, limit=3)
-    assert hits.resources[0].uri == f"{FAITHFUL}/feed.xml"
-    records = client._open().records_by_uri([f"{FAITHFUL}/feed.xml"], ["text"])
-    assert len(records) > 10 and all(len(r["text"]) <= 1800 for r in records)
+    assert {hit.uri for hit in hits.resources[:2]} == {f"{FAITHFUL}/harbour.log", f"{FAITHFUL}/feed.xml"}
+
+
+def test_a_feed_is_read_item_by_item(faithful: Any) -> None:
+    client, result = faithful
+    text = client.read(f"{FAITHFUL}/feed.xml")
+    assert text.startswith("# Harbour news\n\n<!-- item 1 -->\n\n## Story 0\n\nDay 0 of the **harbour** log.\n")
+    assert "<!-- item 601 -->\n\n## The lighthouse keeper retires after forty winters\n" in text
+    assert "<rss" not in text and "<item>" not in text
+    assert [m.place for m in client.grep(f"{FAITHFUL}/feed.xml", "lighthouse keeper").matches] == ["item 601"]
+    assert client.download(f"{FAITHFUL}/feed.xml").startswith(b'<?xml version="1.0"?><rss')
 
 
 def test_a_csv_in_a_legacy_encoding_is_read_in_it(faithful: Any) -> None:
