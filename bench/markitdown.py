@@ -39,7 +39,7 @@ CLAIMED = {
     ".ods": "ods",
     ".csv": "csv (text)",
     ".json": "json (text)",
-    ".xml": "xml (text)",
+    ".xml": "xml (a feed, or text)",
     ".zip": "zip (archive)",
 }
 # Vectors that need an option of markitdown's own (images as data: URIs) test that option, not
