@@ -39,7 +39,7 @@ CLAIMED = {
     ".ods": "ods",
     ".csv": "csv (text)",
     ".json": "json (text)",
-    ".xml": "xml (text)",
+    ".xml": "xml (a feed, or text)",
     ".zip": "zip (archive)",
 }
 # Vectors that need an option of markitdown's own (images as data: URIs) test that option, not
@@ -69,11 +69,13 @@ class Outcome:
 
 @dataclass
 class FileRun:
-    """A file's text as a converter gave it, and the seconds it took (None: it failed)."""
+    """A file's text as a converter gave it, and the seconds it took (openviking: the whole add in
+    ``seconds``, the worker's conversion alone in ``converting``)."""
 
     text: str = ""
     seconds: float = 0.0
     failure: str = ""
+    converting: float = 0.0
     outcomes: list[Outcome] = field(default_factory=list)
 
 
@@ -247,6 +249,52 @@ def openviking_texts(files: list[Path], work: Path) -> dict[str, FileRun]:
     return runs
 
 
+def openviking_conversions(files: list[Path], work: Path) -> tuple[dict[str, float], float]:
+    """The seconds of each file's conversion as an add runs it, and no more: a document in the
+    conversion worker (one worker for all, started and warmed on the first file before the clock
+    runs, as markitdown is imported and built once), a text file decoded, an archive unpacked and
+    its members converted. Also the worker's start, apart."""
+    from openviking.archives import unpack
+    from openviking.documents.converter import DocumentConverter
+    from openviking.documents.kinds import kind_of
+    from openviking.ingest.walk import decode_text
+
+    converter = DocumentConverter()
+    started = time.perf_counter()
+    first = next((path for path in files if kind_of(path) == "pdf"), None)
+    if first is not None:
+        converter.convert(first, "pdf")
+    warm = time.perf_counter() - started
+
+    def convert(path: Path) -> None:
+        kind = kind_of(path)
+        if kind is not None:
+            try:
+                converter.convert(path, kind)
+            except Exception:  # a skipped file took its time too
+                pass
+        else:
+            decode_text(path.read_bytes())
+
+    seconds: dict[str, float] = {}
+    try:
+        for path in files:
+            started = time.perf_counter()
+            if path.suffix.lower() == ".zip":
+                into = work / "unpacked" / path.stem
+                shutil.rmtree(into, ignore_errors=True)
+                into.parent.mkdir(parents=True, exist_ok=True)
+                unpack(path, into, 1 << 30, zipped=True)
+                for member in sorted(p for p in into.rglob("*") if p.is_file()):
+                    convert(member)
+            else:
+                convert(path)
+            seconds[path.name] = time.perf_counter() - started
+    finally:
+        converter.close()
+    return seconds, warm
+
+
 def markitdown_texts(files: list[Path]) -> dict[str, FileRun] | None:
     """Each file through markitdown's ``convert`` in this process; None when it is not installed."""
     try:
@@ -265,6 +313,109 @@ def markitdown_texts(files: list[Path]) -> dict[str, FileRun] | None:
     return runs
 
 
+# ----------------------------------------------------------------------------- other libraries
+def _pdfium_text(path: Path) -> tuple[str, int]:
+    from openviking.documents.pdf import convert_pdf
+
+    converted = convert_pdf(path)
+    return converted.text, converted.places
+
+
+def _pdfminer_text(path: Path) -> tuple[str, int]:
+    from pdfminer.high_level import extract_text
+    from pdfminer.pdfpage import PDFPage
+
+    with path.open("rb") as handle:
+        pages = sum(1 for _ in PDFPage.get_pages(handle))
+    return extract_text(str(path)), pages
+
+
+def _pdfplumber_text(path: Path) -> tuple[str, int]:
+    """Each page's text, then its tables (ruled or aligned, pdfplumber's finder) as markdown."""
+    import pdfplumber
+
+    from openviking.documents.office import markdown_table
+
+    parts = []
+    with pdfplumber.open(str(path)) as pdf:
+        for page in pdf.pages:
+            parts.append(page.extract_text() or "")
+            parts.extend(markdown_table([[c or "" for c in row] for row in t]) for t in page.extract_tables())
+            page.close()
+        return "\n\n".join(parts), len(pdf.pages)
+
+
+def _docx_text(path: Path) -> tuple[str, int]:
+    from openviking.documents.office import convert_docx
+
+    return convert_docx(path).text, 1
+
+
+def _mammoth_text(path: Path) -> tuple[str, int]:
+    """mammoth's HTML of the document as markdown (markdownify), as markitdown does."""
+    import mammoth
+    from markdownify import markdownify
+
+    with path.open("rb") as handle:
+        html = mammoth.convert_to_html(handle).value
+    return markdownify(html, heading_style="ATX"), 1
+
+
+# format -> (library, its module, the function that converts a file: (text, pages))
+LIBRARIES = {
+    "pdf": [
+        ("pypdfium2 (openviking)", "pypdfium2", _pdfium_text),
+        ("pdfminer.six", "pdfminer.high_level", _pdfminer_text),
+        ("pdfplumber", "pdfplumber", _pdfplumber_text),
+    ],
+    "docx": [("python-docx (openviking)", "docx", _docx_text), ("mammoth", "mammoth", _mammoth_text)],
+}
+
+
+def import_seconds(module: str) -> float | None:
+    """The median of three cold imports of ``module`` in a new interpreter (None: not installed)."""
+    import statistics
+    import subprocess
+    import sys
+
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    runs = []
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+        if done.returncode:
+            return None
+        runs.append(float(done.stdout))
+    return statistics.median(runs)
+
+
+def library_comparison(files: list[Path], vectors: list[Vector]) -> list[dict[str, Any]]:
+    """Each library of ``LIBRARIES`` on the files of its format, in this process: the vectors it
+    finds, its seconds (pages per second), its import time; a library not installed is left out."""
+    rows = []
+    for kind, libraries in LIBRARIES.items():
+        mine = [path for path in files if path.suffix.lower() == f".{kind}"]
+        for name, module, convert in libraries:
+            imported = import_seconds(module)
+            if imported is None or not mine:
+                continue
+            counts = {"exact": 0, "formatted": 0, "missing": 0, "present": 0}
+            seconds, pages = 0.0, 0
+            for path in mine:
+                started = time.perf_counter()
+                try:
+                    text, count = convert(path)
+                except Exception as exc:  # a library's failure on one file is a result
+                    text, count = f"failed: {type(exc).__name__}", 0
+                seconds += time.perf_counter() - started
+                pages += count
+                for outcome in judged([v for v in vectors if v.file == path.name], text):
+                    if outcome.verdict != "absent":
+                        counts[outcome.verdict] += 1
+            rows.append({"format": kind, "library": name, "files": len(mine), "pages": pages,
+                         "seconds": round(seconds, 3), "import_seconds": round(imported, 3), **counts})  # fmt: skip
+    return rows
+
+
 # ----------------------------------------------------------------------------- the run
 def run(suite: Path, work: Path) -> dict[str, Any]:
     """Both converters on every claimed file of ``suite``, each vector judged; the JSON report."""
@@ -276,8 +427,13 @@ def run(suite: Path, work: Path) -> dict[str, Any]:
     copies.mkdir(parents=True)
     files = [Path(shutil.copy(suite / "test_files" / name, copies / name)) for name in names]
     ours = openviking_texts(files, work)
+    converting, warm = openviking_conversions(files, work)
+    for name, seconds in converting.items():
+        ours[name].converting = seconds
     theirs = markitdown_texts(files)
     report: dict[str, Any] = {"suite": str(suite), "vectors": len(claimed), "files": {}, "formats": {}}
+    report["worker_start_seconds"] = round(warm, 3)
+    report["libraries"] = library_comparison(files, claimed)
     for name in names:
         mine = [v for v in claimed if v.file == name]
         entry: dict[str, Any] = {"format": CLAIMED[Path(name).suffix.lower()]}
@@ -288,6 +444,7 @@ def run(suite: Path, work: Path) -> dict[str, Any]:
             file_run.outcomes = judged(mine, file_run.text)
             entry[label] = {
                 "seconds": round(file_run.seconds, 3),
+                "converting": round(file_run.converting, 3),
                 "failure": file_run.failure,
                 "chars": len(file_run.text),
                 "outcomes": [
@@ -307,8 +464,11 @@ def _by_format(files: dict[str, Any]) -> dict[str, Any]:
         for label in ("openviking", "markitdown"):
             if label not in entry:
                 continue
-            counts = row.setdefault(label, {"exact": 0, "formatted": 0, "missing": 0, "present": 0, "seconds": 0.0})
+            counts = row.setdefault(
+                label, {"exact": 0, "formatted": 0, "missing": 0, "present": 0, "seconds": 0.0, "converting": 0.0}
+            )
             counts["seconds"] = round(counts["seconds"] + entry[label]["seconds"], 3)
+            counts["converting"] = round(counts["converting"] + entry[label]["converting"], 3)
             for outcome in entry[label]["outcomes"]:
                 if outcome["verdict"] != "absent":
                     counts[outcome["verdict"]] += 1
@@ -317,30 +477,35 @@ def _by_format(files: dict[str, Any]) -> dict[str, Any]:
 
 def print_report(report: dict[str, Any]) -> None:
     print(f"\nmarkitdown's suite: {report['vectors']} vectors on {len(report['files'])} files ({report['suite']})")
-    header = f"{'format':<14} {'files':>5}  {'openviking exact/fmt/miss/must-not':>36} {'s':>7}"
-    header += f"  {'markitdown exact/fmt/miss/must-not':>36} {'s':>7}"
+    print(f"(openviking's conversion worker started and warmed apart: {report['worker_start_seconds']:.2f} s)")
+    header = f"{'format':<14} {'files':>5}  {'openviking exact/fmt/miss/must-not':>36} {'add s':>7} {'conv s':>7}"
+    header += f"  {'markitdown exact/fmt/miss/must-not':>36} {'conv s':>7}"
     print(header)
+    keys = ("exact", "formatted", "missing", "present", "seconds", "converting")
     totals: dict[str, dict[str, float]] = {}
-    for name, row in sorted(report["formats"].items()):
-        cells = [f"{name:<14} {row['files']:>5}"]
+    for name, row in [*sorted(report["formats"].items()), ("all", None)]:
+        cells = [f"{name:<14} {row['files'] if row else len(report['files']):>5}"]
         for label in ("openviking", "markitdown"):
-            counts = row.get(label)
+            counts = row.get(label) if row else totals.get(label)
             if counts is None:
-                cells.append(f"{'(not installed)':>36} {'':>7}")
+                cells.append(f"{'(not installed)':>36}")
                 continue
-            total = totals.setdefault(label, {"exact": 0, "formatted": 0, "missing": 0, "present": 0, "seconds": 0})
-            for key in total:
-                total[key] += counts[key]
-            shown = f"{counts['exact']}/{counts['formatted']}/{counts['missing']}/{counts['present']}"
-            cells.append(f"{shown:>36} {counts['seconds']:>7.2f}")
+            if row:
+                total = totals.setdefault(label, dict.fromkeys(keys, 0.0))
+                for key in keys:
+                    total[key] += counts[key]
+            shown = f"{counts['exact']:.0f}/{counts['formatted']:.0f}/{counts['missing']:.0f}/{counts['present']:.0f}"
+            if label == "openviking":
+                cells.append(f"{shown:>36} {counts['seconds']:>7.2f} {counts['converting']:>7.2f}")
+            else:
+                cells.append(f"{shown:>36} {counts['seconds']:>7.2f}")
         print("  ".join(cells))
-    cells = [f"{'all':<14} {len(report['files']):>5}"]
-    for label in ("openviking", "markitdown"):
-        if label in totals:
-            t = totals[label]
-            shown = f"{t['exact']:.0f}/{t['formatted']:.0f}/{t['missing']:.0f}/{t['present']:.0f}"
-            cells.append(f"{shown:>36} {t['seconds']:>7.2f}")
-    print("  ".join(cells))
+    print("\nlibraries, each on the files of its format (exact/fmt/miss/must-not, pages, s, pages/s, import s):")
+    for row in report.get("libraries", []):
+        rate = row["pages"] / row["seconds"] if row["seconds"] else 0.0
+        shown = f"{row['exact']}/{row['formatted']}/{row['missing']}/{row['present']}"
+        print(f"  {row['format']:<5} {row['library']:<26} {shown:>12} {row['pages']:>5} {row['seconds']:>7.2f}"
+              f" {rate:>8.1f} {row['import_seconds']:>6.2f}")  # fmt: skip
     print("\nmissing (openviking | markitdown):")
     for name, entry in sorted(report["files"].items()):
         ours = {o["text"]: o["verdict"] for o in entry.get("openviking", {}).get("outcomes", [])}

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from documents import FACTS, make_bad_documents, make_documents, make_faithful_documents
+from documents import ARABIC_LINES, FACTS, make_bad_documents, make_documents, make_faithful_documents
 from helpers import CONVERTERS, Cli, cli_error, hash_config, loaded_modules, snapshot, unharmed, write_hash_config
 from ovserver import ALICE_KEY, ROOT_KEY, body_of, error_of, headers, keyed_config, thread_server
 from servers import Reply, Request, StubServer
@@ -329,12 +329,59 @@ def test_a_statements_repeated_lines_keep_their_data_on_every_page(faithful: Any
     assert [("ACME Supplies Ltd" in page) for page in pages] == [True, False, False, False]  # said once
 
 
+def test_arabic_in_a_pdf_reads_in_its_own_order_without_stray_glyphs(faithful: Any) -> None:
+    """PDFium alone gives "السالم" (the lam-alef ligature's letters reversed with the line), the
+    cluster "حَيبيب" and "ĒēĔĕĖ" for the cluster's glyphs that map to no character."""
+    text = faithful[0].read(f"{FAITHFUL}/arabic.pdf")
+    assert text == "<!-- page 1 -->\n" + "".join(f"{line}\n" for line, _ in ARABIC_LINES)
+
+
 def test_word_keeps_equations_comments_and_alt_text(faithful: Any) -> None:
     text = faithful[0].read(f"{FAITHFUL}/physics.docx")
     assert "Energy is $E=mc^{2}$ for a body at rest." in text
     assert "$$\\frac{a}{b}$$" in text
     assert "![A map of the north parking lot](" in text
     assert "## Comments\n\n- Grace: Check the travel line with finance first." in text
+
+
+def test_word_keeps_its_notes_headers_footers_and_charts(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/lease.docx")
+    assert "The tenant pays the rent monthly.[^1] Repairs are shared.[^e1]" in text
+    assert "[^1]: Rent is due on the first working day.\n\n[^e1]: Roof repairs fall to the landlord." in text
+    assert "**Header:** Harbour Street lease, confidential\n\n**Footer:** Drafted by the estates office" in text
+    assert "### Chart: Rent by year\n\n| Category | Rent |\n|---|---|\n| 2024 | 1200 |\n| 2025 | 1260 |" in text
+
+
+def test_powerpoint_keeps_smartart_and_slide_comments(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/process.pptx")
+    assert "- Pick the crates\n- Weigh them\n- Book the courier" in text
+    assert "Comments:\n\n- Ask the warehouse about Saturday pickups." in text
+
+
+def test_a_workbook_keeps_its_cell_comments_and_charts(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/stock.xlsx")
+    sheet = text.split("<!-- sheet Harvest A1:B3 -->")[1]
+    assert "### Chart: Crates by fruit\n\nData: 'Harvest'!B1, 'Harvest'!$A$2:$A$3, 'Harvest'!$B$2:$B$3" in sheet
+    assert "Comments:\n\n- B2: Ines: Counted twice, both times forty." in sheet
+    ods = faithful[0].read(f"{FAITHFUL}/tolls.ods")
+    assert "| Truck | 9 |\n\nComments:\n\n- B3: Raised in March" in ods
+
+
+def test_opendocument_text_keeps_notes_comments_alt_text_and_names_its_objects(faithful: Any) -> None:
+    client, result = faithful
+    text = client.read(f"{FAITHFUL}/survey.odt")
+    assert "The bridge needs new railings.[^1]\n\n![Rust along the north pier](pier)" in text
+    assert "[^1]: Measured in May by two inspectors.\n\n## Comments\n\n- Ruth: Check the east side too." in text
+    assert "**Header:** Quarry road survey, draft\n\n**Footer:** Prepared by the county office" in text
+    said = [w["warning"] for w in result.warnings if w["path"] == "survey.odt"]
+    assert said == ["1 embedded object(s) (a chart, a formula) not kept"]
+
+
+def test_pictures_alt_text_is_kept_in_books_and_pages(faithful: Any) -> None:
+    client, _ = faithful
+    assert "![The front desk on the ground floor](desk.png)" in client.read(f"{FAITHFUL}/handbook.epub")
+    assert "![Rust on the north pier railing](pier.jpg)" in client.read(f"{FAITHFUL}/pier.html")
+    assert "![A map of the north parking lot](" in client.read(f"{FAITHFUL}/physics.docx")
 
 
 def test_powerpoint_keeps_its_charts_values_and_alt_text(faithful: Any) -> None:
@@ -372,10 +419,23 @@ def test_a_placeholder_title_is_no_title(faithful: Any) -> None:
 
 def test_a_text_on_one_line_is_cut_into_records_and_its_end_is_found(faithful: Any) -> None:
     client, _ = faithful
+    hits = client.find("lighthouse keeper retires after forty winters", target_uri=f"{FAITHFUL}/harbour.log", limit=3)
+    assert hits.resources[0].uri == f"{FAITHFUL}/harbour.log"
+    records = client._open().records_by_uri([f"{FAITHFUL}/harbour.log"], ["text"])
+    bodies = [r["text"].split("\n", 1)[-1] for r in records]  # each after the line naming its file
+    assert len(records) > 10 and all(len(body) <= 1800 for body in bodies)
     hits = client.find("lighthouse keeper retires after forty winters", target_uri=FAITHFUL, limit=3)
-    assert hits.resources[0].uri == f"{FAITHFUL}/feed.xml"
-    records = client._open().records_by_uri([f"{FAITHFUL}/feed.xml"], ["text"])
-    assert len(records) > 10 and all(len(r["text"]) <= 1800 for r in records)
+    assert {hit.uri for hit in hits.resources[:2]} == {f"{FAITHFUL}/harbour.log", f"{FAITHFUL}/feed.xml"}
+
+
+def test_a_feed_is_read_item_by_item(faithful: Any) -> None:
+    client, result = faithful
+    text = client.read(f"{FAITHFUL}/feed.xml")
+    assert text.startswith("# Harbour news\n\n<!-- item 1 -->\n\n## Story 0\n\nDay 0 of the **harbour** log.\n")
+    assert "<!-- item 601 -->\n\n## The lighthouse keeper retires after forty winters\n" in text
+    assert "<rss" not in text and "<item>" not in text
+    assert [m.place for m in client.grep(f"{FAITHFUL}/feed.xml", "lighthouse keeper").matches] == ["item 601"]
+    assert client.download(f"{FAITHFUL}/feed.xml").startswith(b'<?xml version="1.0"?><rss')
 
 
 def test_a_csv_in_a_legacy_encoding_is_read_in_it(faithful: Any) -> None:

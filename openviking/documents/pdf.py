@@ -79,10 +79,76 @@ def _page_text(document: Any, index: int) -> str:
     page = document[index]
     textpage = page.get_textpage()
     try:
-        return str(textpage.get_text_bounded()).replace("\r\n", "\n").replace("\r", "\n")
+        text = str(textpage.get_text_bounded())
+        if _RIGHT_TO_LEFT.search(text):
+            text = _right_to_left_text(textpage, turned=page.get_rotation() == 180)
+        return text.replace("\r\n", "\n").replace("\r", "\n")
     finally:
         textpage.close()
         page.close()
+
+
+# Hebrew, Arabic, Syriac, Thaana, N'Ko and their presentation forms.
+_RIGHT_TO_LEFT = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]")
+
+
+def _right_to_left_text(textpage: Any, turned: bool) -> str:
+    """A page holding right-to-left script, character by character, mended where PDFium's own
+    ordering goes wrong: a glyph the PDF maps to no character (a shaper's extra glyph, a mark
+    whose text went to its cluster's first glyph) shows as PDFium's stand-in for its code, and
+    is dropped; a glyph that maps to several characters (a lam-alef ligature, a whole cluster)
+    has them reversed with the line, and they are put back in the order the PDF gives. A page
+    ``turned`` upside down is read from its other edge."""
+    import pypdfium2.raw as raw
+
+    lines: list[list[tuple[str, tuple[float, ...]]]] = [[]]
+    for index in range(textpage.count_chars()):
+        code = raw.FPDFText_GetUnicode(textpage, index)
+        if code == 10 and raw.FPDFText_IsGenerated(textpage, index):
+            lines.append([])
+        elif code == 2:  # PDFium's mark for a hyphen that ends a line
+            lines[-1].append(("-", ()))
+        elif code >= 32 and code not in (0xFFFE, 0xFFFF) and not raw.FPDFText_HasUnicodeMapError(textpage, index):
+            lines[-1].append((chr(code), tuple(textpage.get_charbox(index))))
+    return "\r\n".join(_mended_line(line, turned) for line in lines)
+
+
+def _mended_line(chars: list[tuple[str, tuple[float, ...]]], turned: bool) -> str:
+    """A line's characters, each glyph's own (the characters one box holds) in the PDF's order:
+    PDFium reverses a right-to-left line's runs, and a glyph's characters with them."""
+    glyphs: list[list[str]] = []
+    boxes: list[tuple[float, ...]] = []
+    for char, box in chars:
+        if glyphs and box and box == boxes[-1]:
+            glyphs[-1].append(char)
+        else:
+            glyphs.append([char])
+            boxes.append(box)
+    placed = [box for box in boxes if box]
+    backwards = len(placed) > 1 and (placed[0][0] > placed[-1][0]) != turned  # the line was read right to left
+    return "".join(_glyph_text(glyph, backwards) if len(glyph) > 1 else glyph[0] for glyph in glyphs)
+
+
+def _glyph_text(chars: list[str], backwards: bool) -> str:
+    """One glyph's characters as the PDF maps them: PDFium reversed the whole glyph on a line read
+    right to left (its left-to-right runs kept), and only its right-to-left runs on a line read
+    left to right."""
+    runs: list[list[str]] = []
+    for char in chars:
+        if runs and _direction(char) == _direction(runs[-1][0]):
+            runs[-1].append(char)
+        else:
+            runs.append([char])
+    if backwards:
+        return "".join("".join(run if _direction(run[0]) == "ltr" else reversed(run)) for run in reversed(runs))
+    return "".join("".join(reversed(run) if _direction(run[0]) == "rtl" else run) for run in runs)
+
+
+def _direction(char: str) -> str:
+    import unicodedata
+
+    direction = unicodedata.bidirectional(char)
+    return "rtl" if direction in ("R", "AL") else "ltr" if direction in ("L", "EN", "AN") else "neutral"
 
 
 def without_running_lines(pages: list[str]) -> list[str]:

@@ -41,6 +41,10 @@ def convert(kind: str, path: Path) -> Converted:
         from .markup import convert_epub, convert_html
 
         return convert_html(path) if kind == "html" else convert_epub(path)
+    if kind == "feed":
+        from .feeds import convert_feed
+
+        return convert_feed(path)
     if kind in ("ipynb", "rtf"):
         from .notebooks import convert_notebook, convert_rtf
 

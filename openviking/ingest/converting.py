@@ -34,6 +34,7 @@ _NAMED = {
     "rtf": "RTF document",
     "ipynb": "Jupyter notebook",
     "html": "web page",
+    "feed": "RSS or Atom feed",
 }
 # Names that promise a zip package of one kind: a zip of anything else under them is no document.
 _PACKAGE_SUFFIXES = (".docx", ".pptx", ".xlsx", ".odt", ".ods", ".epub")
