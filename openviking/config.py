@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, ConfigFileNotFoundError
+from .errors import ConfigError, ConfigFileNotFoundError, InvalidArgumentError
 
 __all__ = [
     "RETRIEVAL_MODES",
@@ -26,6 +26,7 @@ __all__ = [
     "ServerConfig",
     "StorageConfig",
     "config_home",
+    "env_number",
     "is_secret",
     "load_config",
     "redacted",
@@ -65,6 +66,25 @@ def config_home() -> Path:
     """``$OPENVIKING_HOME``, else ``~/.openviking``."""
     home = os.environ.get(HOME_ENV)
     return Path(home).expanduser() if home else Path.home() / ".openviking"
+
+
+def env_number(name: str, default: float, unit: str) -> float:
+    """The number above 0 that the environment variable ``name`` holds (a count of ``unit``,
+    named in the error), or ``default`` when it is unset or empty.
+
+    Raises:
+        InvalidArgumentError: it holds anything else (a word, 0, a negative number, nan, inf).
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1e9:
+        raise InvalidArgumentError(f"{name} must be a number of {unit} above 0 (got {text!r})", details={name: text})
+    return value
 
 
 # A key close to one this tool reads (`treshold`, `provder`) that is no upstream key is a typo:

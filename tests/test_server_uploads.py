@@ -323,3 +323,47 @@ def test_zips_are_capped(http: httpx.Client, tmp_path: Path) -> None:
     error = error_of(response, 400, "INVALID_ARGUMENT")
     assert error["message"].startswith("The uploaded archive cannot be unpacked: "), error
     assert snapshot(tmp_path / "store") == before
+
+
+def test_a_user_keys_source_name_names_its_upload_never_a_file_of_the_server(tmp_path: Path) -> None:
+    with thread_server(keyed_config(), tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        data = b"# Not the server's\n\nalice's own notes\n"
+
+        def stat_of(uri: str, key: str) -> Any:
+            return body_of(http.get("/api/v1/fs/stat", params={"uri": uri}, headers=headers(key)))
+
+        uri = "viking://user/alice/resources/passwd.md"
+        body = {"source_name": "/etc/passwd", "to": uri}
+        result = added(http, {**body, "temp_file_id": upload(http, "passwd", data, key=ALICE_KEY)}, key=ALICE_KEY)
+        assert result["added"] == 1 and stat_of(uri, ALICE_KEY)["source"] == "upload://alice/etc/passwd"
+        again = added(http, {**body, "temp_file_id": upload(http, "passwd", data, key=ALICE_KEY)}, key=ALICE_KEY)
+        assert again["unchanged"] == 1  # the same source, as uploading the same file again should be
+        # A folder: its files are recorded below it, and a file gone from it goes from the store too.
+        folder = make_tree(tmp_path / "etc", {"hosts.md": "# Hosts\n", "motd.md": "# Motd\n"})
+        tree = {"source_name": "/etc", "to": "viking://user/alice/resources/etc"}
+        added(http, {**tree, "temp_file_id": upload(http, "etc.tgz", tar_of(folder), key=ALICE_KEY)}, key=ALICE_KEY)
+        hosts = stat_of("viking://user/alice/resources/etc/hosts.md", ALICE_KEY)
+        assert hosts["source"] == "upload://alice/etc/hosts.md"
+        (folder / "motd.md").unlink()
+        fewer = added(
+            http, {**tree, "temp_file_id": upload(http, "etc.tgz", tar_of(folder), key=ALICE_KEY)}, key=ALICE_KEY
+        )
+        assert (fewer["unchanged"], fewer["removed"]) == (1, 1)
+        # A bare name names no place, and the root key's word is the server's own.
+        bare = {"source_name": "passwd", "to": "viking://user/alice/resources/bare.md"}
+        added(http, {**bare, "temp_file_id": upload(http, "passwd", data, key=ALICE_KEY)}, key=ALICE_KEY)
+        assert stat_of("viking://user/alice/resources/bare.md", ALICE_KEY)["source"] == "passwd"
+        root = {"source_name": "/etc/passwd", "to": "viking://resources/passwd.md"}
+        added(http, {**root, "temp_file_id": upload(http, "passwd", data)})
+        assert stat_of("viking://resources/passwd.md", ROOT_KEY)["source"] == "/etc/passwd"
+
+
+def test_an_error_to_a_user_key_names_no_path_of_the_server(tmp_path: Path) -> None:
+    with thread_server(keyed_config(), tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        long_name = _archive(_member("n" * 300 + ".md"))  # no file system takes a name this long
+        response = http.post(
+            "/api/v1/resources/temp_upload", files={"file": ("long.tar.gz", long_name)}, headers=headers(ALICE_KEY)
+        )
+        error = error_of(response, 400, "INVALID_ARGUMENT")
+        assert error["message"] == "The uploaded archive cannot be unpacked: File name too long", error
+        assert "openviking-uploads" not in response.text and "/tmp" not in response.text

@@ -1,5 +1,6 @@
 """What the app holds between requests (the root client over the one open store, the keys,
-the uploads), and which client answers a request: the dependency every route takes.
+the uploads, the fetches under way), and which client answers a request: the dependency every
+route takes.
 
 One :class:`~openviking.embedded.OpenViking` opens the store and loads the model at start-up;
 each caller gets a client over that same store and model (``as_user``): the root key or no
@@ -24,6 +25,7 @@ from openviking.errors import ConfigError, InvalidArgumentError, UnavailableErro
 
 from .auth import NOBODY, Caller, Keys
 from .envelope import said
+from .fetching import Fetches
 from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
@@ -44,6 +46,7 @@ class ServerState:
         self._store = store
         self.root: OpenViking | None = None
         self.uploads: Uploads | None = None
+        self.fetches = Fetches()
         self.not_ready = "starting"
         self.failed: BaseException | None = None  # why open() failed, for the process to say
 

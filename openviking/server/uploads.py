@@ -28,7 +28,9 @@ from typing import Any, BinaryIO
 from openviking.archives import archive_suffix, unpack
 from openviking.errors import InvalidArgumentError, NotFoundError, UnimplementedError
 
-__all__ = ["Uploads", "local_name", "replaced", "skill_text"]
+__all__ = ["UPLOADED", "Uploads", "local_name", "replaced", "skill_text"]
+
+UPLOADED = "upload://"  # what a user key's uploads are recorded below, with its user's name
 
 UNUSED_SECONDS = 3600
 _CHUNK = 1024 * 1024
