@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -57,7 +56,13 @@ class ServerState:
         embedder = root.embedder()
         if embedder.identity.startswith("local:"):
             embedder.embed_query("openviking")  # the bundled model loads on its first use: not in a request
-        self.uploads = Uploads(Path(tempfile.mkdtemp(prefix="openviking-uploads-")), self.server.max_upload_bytes)
+        self.uploads = Uploads(
+            Path(tempfile.mkdtemp(prefix="openviking-uploads-")),
+            self.server.max_upload_bytes,
+            quota=self.server.upload_quota_bytes,
+            unused_seconds=self.server.upload_unused_seconds,
+        )
+        self.uploads.sweep()
         self.root = root
         self.not_ready = ""
         where = root.store_path if "://" in root.store_path else os.path.abspath(root.store_path)
@@ -67,7 +72,7 @@ class ServerState:
         """Stop answering, release the store and delete what uploads are left."""
         self.not_ready = "stopping"
         if self.uploads is not None:
-            shutil.rmtree(self.uploads.root, ignore_errors=True)
+            self.uploads.close()
         if self.root is not None:
             self.root.close()
 
