@@ -56,6 +56,7 @@ _SUFFIXES = {
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
 }
 _HTML_SUFFIXES = (".html", ".htm", ".xhtml")
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # an IPv4 address in its last 32 bits
 
 
 class Address(PurePosixPath):
@@ -200,7 +201,13 @@ class _Watch:
         self.public_only = public_only
         self.expired = False
         self._direct = True  # the connection being made goes to the host asked for, not to a proxy
-        self._proxies = {urlsplit(value).hostname for key, value in urllib.request.getproxies().items() if key != "no"}
+        # The proxies' hosts, read as httpx reads them (a value without a scheme is http://).
+        proxies = urllib.request.getproxies()
+        self._proxies = {
+            urlsplit(value if "://" in value else f"http://{value}").hostname
+            for scheme, value in proxies.items()
+            if scheme in ("http", "https", "all") and value
+        }
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
@@ -272,8 +279,7 @@ def _refuse_unless_public(host: str) -> None:
             ) from None
         addresses = {ipaddress.ip_address(address) for address in found}
     for address in addresses:
-        mapped = address.ipv4_mapped if isinstance(address, ipaddress.IPv6Address) else None
-        if not address.is_global or (mapped is not None and not mapped.is_global):
+        if not _public(address):
             raise PermissionDeniedError(
                 f"{host} is not a public address, and this server fetches only public ones",
                 hint="Fetch it on your side and upload it",
@@ -289,6 +295,19 @@ def _check_status(response: Any, shown: str) -> None:
             f"Cannot fetch {shown}: HTTP {response.status_code} {response.reason_phrase}",
             details={"path": shown, "http_status": response.status_code},
         )
+
+
+def _public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """True for an address of the internet at large: neither private, loopback, link-local,
+    shared, reserved nor multicast, nor an IPv6 address that carries such an IPv4 one."""
+    if not address.is_global or address.is_multicast:
+        return False
+    if isinstance(address, ipaddress.IPv4Address):
+        return True
+    carried = [address.ipv4_mapped, address.sixtofour, address.teredo[1] if address.teredo else None]
+    if address in _NAT64:
+        carried.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+    return all(inner is None or _public(inner) for inner in carried)
 
 
 def _file_name(response: Any, path: str) -> str:

@@ -306,3 +306,18 @@ def test_an_address_that_does_not_parse_is_a_bad_argument(
             f"Not a web address: {shown}",
         )
         assert "hunter2" not in str(failed)
+
+
+NOT_PUBLIC = ["127.0.0.1", "169.254.169.254", "10.1.2.3", "100.64.0.1", "224.0.0.1", "0.0.0.0", "[::1]",
+              "[::ffff:127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "[fd00::1]"]  # fmt: skip
+
+
+def test_a_user_key_reaches_no_address_that_is_not_public(tmp_path: Path) -> None:
+    with thread_server(keyed_config(), tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        for host in NOT_PUBLIC:
+            response = http.post("/api/v1/resources", json={"path": f"http://{host}/x"}, headers=headers(ALICE_KEY))
+            error = error_of(response, 403, "PERMISSION_DENIED")
+            assert (
+                error["message"]
+                == f"{host.strip('[]')} is not a public address, and this server fetches only public ones"
+            )
