@@ -13,7 +13,6 @@ import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .access import no_summary_names
@@ -432,7 +431,7 @@ class OpenViking(Embedded):
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources
-        from .origins import existing_path
+        from .origins import existing_path, recorded_source
 
         source = existing_path(path)
         name = optional_text(name, "name")
@@ -445,7 +444,7 @@ class OpenViking(Embedded):
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
         with self._writing(store, [root]) as w:
-            recorded = Path(source_name) if source_name else None
+            recorded = recorded_source(source_name)
             sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
                 store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,

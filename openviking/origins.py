@@ -11,6 +11,7 @@ again updates what it added, and removes what it no longer holds.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,13 +21,15 @@ from pathlib import Path, PurePath
 
 from .archives import archive_suffix, is_archive, unpack
 from .arguments import describe
+from .config import env_number
 from .errors import InvalidArgumentError, NotFoundError, OpenVikingError
 from .fetch import Address, fetch, is_url, shown_url
 
-__all__ = ["LocalSource", "existing_path", "local_source", "unpack_cap"]
+__all__ = ["LocalSource", "existing_path", "local_source", "recorded_source", "unpack_cap"]
 
 # An archive added from a path unpacks to at most this much (OPENVIKING_UNPACK_MAX_MB).
 DEFAULT_UNPACKED_MB = 2048
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +57,7 @@ def local_source(
         NotFoundError: ``path`` is no URL and does not exist.
         OpenVikingError: the URL cannot be fetched, or the archive cannot be unpacked.
     """
-    recorded: PurePath | None = _recorded(source_name)
+    recorded: PurePath | None = recorded_source(source_name)
     scratch = Path(tempfile.mkdtemp(prefix="openviking-source-"))
     try:
         if not is_url(path) and not _is_local_archive(path):
@@ -107,10 +110,14 @@ def existing_path(path: str | os.PathLike[str]) -> Path:
     return source.absolute()
 
 
-def _recorded(source_name: str | None) -> PurePath | None:
+def recorded_source(source_name: str | None) -> PurePath | None:
+    """What the nodes record as their source for ``source_name``: a URL (without credentials),
+    an address of another scheme (a server's ``upload://<user>/...``) or a path; None for none."""
     if not source_name:
         return None
-    return Address(shown_url(source_name)) if is_url(source_name) else Path(source_name)
+    if is_url(source_name):
+        return Address(shown_url(source_name))
+    return Address(source_name) if _SCHEME.match(source_name) else Path(source_name)
 
 
 def _is_local_archive(path: str | os.PathLike[str]) -> bool:
@@ -122,7 +129,7 @@ def _is_local_archive(path: str | os.PathLike[str]) -> bool:
 
 def unpack_cap() -> int:
     """The bytes an add may unpack from archives, all of them together (OPENVIKING_UNPACK_MAX_MB)."""
-    return int(float(os.environ.get("OPENVIKING_UNPACK_MAX_MB") or DEFAULT_UNPACKED_MB) * 1024 * 1024)
+    return int(env_number("OPENVIKING_UNPACK_MAX_MB", DEFAULT_UNPACKED_MB, "MiB") * 1024 * 1024)
 
 
 def _unpacked(archive: Path, scratch: Path, shown: str) -> Path:

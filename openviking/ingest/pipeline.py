@@ -65,6 +65,7 @@ def ingest_tree(
     since an unrelated upload may share it, so such an add only adds and updates.
     """
     started = time.monotonic()
+    documents = Documents()  # before anything is written: it checks the conversion's settings
     if walked is None:
         walked = walk(source, include, exclude)
     origin: PurePath = source
@@ -91,7 +92,6 @@ def ingest_tree(
     dropped: list[str] = []
     if not single_file:
         result.warnings.extend(_renames(root, [(item, uri) for item, uri, node in changed if node is None]))
-    documents = Documents()
     try:
         # Documents convert in a worker process while this one embeds what came before them.
         documents.prefetch((item, node.get("content_hash") if node else None) for item, _, node in changed)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from openviking.access import Access
@@ -166,7 +166,7 @@ class Sources:
         return VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
 
     @staticmethod
-    def not_another_skill(store: LanceStore, folder: VikingURI, source: Path) -> None:
+    def not_another_skill(store: LanceStore, folder: VikingURI, source: PurePath) -> None:
         """A skill's name is taken by the skill added under it from another place: adding this
         one there would mix the two skills' files (re-adding the same source updates it, and so
         does an upload named only by a bare name, or a skill given as text).

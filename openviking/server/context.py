@@ -1,5 +1,6 @@
 """What the app holds between requests (the root client over the one open store, the keys,
-the uploads), and which client answers a request: the dependency every route takes.
+the uploads, the fetches under way), and which client answers a request: the dependency every
+route takes.
 
 One :class:`~openviking.embedded.OpenViking` opens the store and loads the model at start-up;
 each caller gets a client over that same store and model (``as_user``): the root key or no
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -24,6 +24,7 @@ from openviking.errors import ConfigError, InvalidArgumentError, UnavailableErro
 
 from .auth import NOBODY, Caller, Keys
 from .envelope import said
+from .fetching import Fetches
 from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
@@ -44,6 +45,7 @@ class ServerState:
         self._store = store
         self.root: OpenViking | None = None
         self.uploads: Uploads | None = None
+        self.fetches = Fetches()
         self.not_ready = "starting"
         self.failed: BaseException | None = None  # why open() failed, for the process to say
 
@@ -54,7 +56,13 @@ class ServerState:
         embedder = root.embedder()
         if embedder.identity.startswith("local:"):
             embedder.embed_query("openviking")  # the bundled model loads on its first use: not in a request
-        self.uploads = Uploads(Path(tempfile.mkdtemp(prefix="openviking-uploads-")), self.server.max_upload_bytes)
+        self.uploads = Uploads(
+            Path(tempfile.mkdtemp(prefix="openviking-uploads-")),
+            self.server.max_upload_bytes,
+            quota=self.server.upload_quota_bytes,
+            unused_seconds=self.server.upload_unused_seconds,
+        )
+        self.uploads.sweep()
         self.root = root
         self.not_ready = ""
         where = root.store_path if "://" in root.store_path else os.path.abspath(root.store_path)
@@ -64,7 +72,7 @@ class ServerState:
         """Stop answering, release the store and delete what uploads are left."""
         self.not_ready = "stopping"
         if self.uploads is not None:
-            shutil.rmtree(self.uploads.root, ignore_errors=True)
+            self.uploads.close()
         if self.root is not None:
             self.root.close()
 
