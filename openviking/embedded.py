@@ -49,13 +49,14 @@ from .results import (
     WatchDeleted,
     WatchInfo,
     WatchList,
+    WatchReport,
     WriteResult,
 )
 from .tags import normalize_tags
 from .uri import VikingURI, shell_word, sidecar_owner
 
 if TYPE_CHECKING:
-    from .ingest.watching import Synced, WatchReport
+    from .ingest.watching import Synced
     from .interface import Session
     from .models.embedder import Embedder
     from .retrieve.request import FindRequest

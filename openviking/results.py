@@ -46,6 +46,7 @@ __all__ = [
     "WatchDeleted",
     "WatchInfo",
     "WatchList",
+    "WatchReport",
     "WriteResult",
     "fields_schema",
     "schema_of",
@@ -466,6 +467,23 @@ class WatchDeleted(Record):
     task_id: str
     to_uri: str
     deleted: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WatchReport:
+    """What a watcher tells as it goes (``keep_watching``'s report): ``kind`` is watching, waiting,
+    synced (with the sync's counts in ``result``), error or stopped."""
+
+    uri: str
+    kind: str
+    message: str
+    result: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"uri": self.uri, "event": self.kind, "message": self.message}
+        if self.result is not None:
+            data["result"] = self.result
+        return data
 
 
 @dataclass(slots=True, eq=False)

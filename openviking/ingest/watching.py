@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.errors import FailedPreconditionError, NotFoundError, OpenVikingError
 from openviking.ostext import utf8_text
-from openviking.results import AddResult
+from openviking.results import AddResult, WatchReport
 from openviking.store.schema import NODE_ALL_COLUMNS
 from openviking.timefilter import format_iso8601
 from openviking.uri import VikingURI, parse
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
     from openviking.store.lance import LanceStore
 
-__all__ = ["DEFAULT_POLL_MINUTES", "Synced", "WatchReport", "Watcher", "new_watch", "outcome", "sync_source"]
+__all__ = ["DEFAULT_POLL_MINUTES", "Synced", "Watcher", "new_watch", "outcome", "sync_source"]
 
 log = logging.getLogger("openviking.watch")
 
@@ -297,22 +297,6 @@ def _digest(path: Path) -> str | None:
 # ----------------------------------------------------------------------------- the watchers
 
 
-@dataclass(frozen=True, slots=True)
-class WatchReport:
-    """What a watcher tells as it goes: ``kind`` is watching, waiting, synced, error or stopped."""
-
-    uri: str
-    kind: str
-    message: str
-    result: dict[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"uri": self.uri, "event": self.kind, "message": self.message}
-        if self.result is not None:
-            data["result"] = self.result
-        return data
-
-
 Sync = Callable[[Mapping[str, Any], "Collection[Path] | None"], Synced]
 Report = Callable[[WatchReport], None]
 
@@ -437,7 +421,7 @@ class _SourceWatch(threading.Thread):
         if state is None:
             return True
         self.state = state
-        return state.get("watch_interval") != interval
+        return bool(state.get("watch_interval") != interval)
 
     @property
     def active(self) -> bool:
