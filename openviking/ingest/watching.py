@@ -401,7 +401,6 @@ class _SourceWatch(threading.Thread):
                 interval = self.state.get("watch_interval")
                 mode = f"checked every {_every(interval)}" if interval else "file events"
                 w.report(WatchReport(self.uri, "watching", f"watching {self.state['path']} ({mode})"))
-                self._sync(None)  # catch up with what changed while nobody watched
                 if interval:
                     self._poll(float(interval) * 60, interval)
                 elif not self._events():
@@ -435,6 +434,7 @@ class _SourceWatch(threading.Thread):
         w = self.watcher
         source = Path(self.state["path"])
         watched = source if source.is_dir() else source.parent  # a file replaced by a rename is a new inode
+        caught_up = False
         try:
             for changes in watchfiles.watch(
                 watched,
@@ -449,7 +449,11 @@ class _SourceWatch(threading.Thread):
             ):
                 if self._restart(None):
                     return True
-                if not self.active:
+                if not caught_up:
+                    # The OS watches from before this sync on: nothing changed meanwhile is missed.
+                    caught_up = True
+                    self._catch_up()  # what changed while nobody watched, and this batch too
+                elif not self.active:
                     self.missed = self.missed or bool(changes)
                 elif self.missed or self._retry_due():
                     self.missed = False
@@ -464,6 +468,7 @@ class _SourceWatch(threading.Thread):
     def _poll(self, seconds: float, interval: Any) -> None:
         """Sync the whole source every ``seconds`` (and at resume, and after a failure)."""
         w = self.watcher
+        self._catch_up()
         due = time.monotonic() + seconds
         while not w.stop.wait(min(STATE_SECONDS, max(0.0, due - time.monotonic()))):
             if self._restart(interval):
@@ -474,6 +479,13 @@ class _SourceWatch(threading.Thread):
                 self.missed = False
                 self._sync(None)
                 due = time.monotonic() + seconds
+
+    def _catch_up(self) -> None:
+        """Sync in full what changed while nobody watched (at resume, when paused now)."""
+        if self.active:
+            self._sync(None)
+        else:
+            self.missed = True
 
     def _retry_due(self) -> bool:
         return self.retry_at is not None and time.monotonic() >= self.retry_at
