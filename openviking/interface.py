@@ -134,7 +134,6 @@ PROGRESS = Param("Called with (bytes done, bytes total) while the write embeds."
 WATCH_INTERVAL = Param(
     "Check the whole source every this many minutes (upstream's unit; 0.05 is 3 s) instead of "
     "following file events: for network filesystems, which send none (default: file events).",
-    ge=0,
 )
 # Fields upstream's clients send that change nothing here, and why.
 FIND_UPSTREAM = {
@@ -713,8 +712,7 @@ class Operations(Protocol):
         params={
             "to_uri": Param("The watched URI."),
             "watch_interval": Param(
-                "Check the whole source every this many minutes; 0 follows file events again; none leaves it as it is.",
-                ge=0,
+                "Check the whole source every this many minutes; 0 follows file events again; none leaves it as it is."
             ),
             "is_active": Param("false pauses the watch, true resumes it (catching up with what changed)."),
         },

@@ -36,7 +36,7 @@ class WatchBody(Body):
     include: list[str] = Field(default_factory=list, description="Only files matching one of these globs.")
     exclude: list[str] = Field(default_factory=list, description="Leave out what matches these globs.")
     watch_interval: float | None = Field(
-        None, ge=0, description="Check the whole source every this many minutes instead of following file events."
+        None, description="Check the whole source every this many minutes instead of following file events."
     )
 
 
@@ -48,7 +48,7 @@ class UpdateWatchBody(Body):
     """PATCH /api/v1/watches: upstream's partial update (fields left out stay as they are)."""
 
     watch_interval: float | None = Field(
-        None, ge=0, description="Check the whole source every this many minutes; 0 follows file events again."
+        None, description="Check the whole source every this many minutes; 0 follows file events again."
     )
     is_active: bool | None = Field(None, description="false pauses the watch, true resumes it.")
 
