@@ -13,6 +13,7 @@
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
+    python -m bench watch --work /tmp/ov-bench --embedders hash,local [--only one|checkout]   # save -> find
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -192,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
             "server",
             "documents",
             "sessions",
+            "watch",
             "all",
         ],  # fmt: skip
         nargs="?",
@@ -218,10 +220,12 @@ def main(argv: list[str] | None = None) -> int:
         help="ingest-scale: sizes also added with the local model (~14 records/s on 2 cores; '' for none)",
     )
     parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
+    parser.add_argument("--embedders", default="local", help="watch: the embedders to measure with (hash,local)")
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
     pinned_only = args.suite == "storage" and args.only == "pinned"
-    if args.only and args.suite != "sessions" and not pinned_only and args.only not in QUALITY_SETS:
+    watch_only = args.suite == "watch" and args.only in ("one", "checkout")
+    if args.only and args.suite != "sessions" and not pinned_only and not watch_only and args.only not in QUALITY_SETS:
         parser.error(f"argument --only: invalid choice: {args.only!r} (choose from {', '.join(QUALITY_SETS)})")
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
@@ -293,6 +297,11 @@ def main(argv: list[str] | None = None) -> int:
 
         report["sessions"] = sessions.run(work, args.only)
         sessions.print_report(report["sessions"])
+    if args.suite == "watch":  # not in `all`: a thousand files re-embedded per checkout with the local model
+        from . import watch
+
+        report["watch"] = watch.run(work, args.embedders.split(","), args.only)
+        watch.print_report(report["watch"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])
