@@ -198,6 +198,20 @@ def test_a_checkout_that_changes_a_thousand_files_converges_like_a_clean_add(tmp
             assert time.monotonic() - started < 300
 
 
+def test_files_deleted_while_they_are_indexed_leave_no_trace(tmp_path: Path) -> None:
+    tree, store = notes(tmp_path), tmp_path / "store"
+    with client_at(store) as client:
+        client.watch(tree, to=ROOT)
+        with watching(store) as reports:
+            make_tree(tree, {f"wave/page{i}.md": f"# Page {i}\n\nA wave of pages, page {i}.\n" for i in range(400)})
+            until(lambda: any("/wave/" in e.uri for e in client.ls(ROOT, recursive=True)), what="the wave indexed")
+            for i in range(0, 400, 2):  # half of them go while the sync reads them
+                (tree / "wave" / f"page{i}.md").unlink()
+            clean = clean_add(tree, tmp_path / "clean")
+            until_same(store, clean)
+            assert not [r for r in reports if r.kind == "error"], reports
+
+
 def test_polling_finds_changes_where_events_are_not_used(tmp_path: Path) -> None:
     tree, store = notes(tmp_path), tmp_path / "store"
     with client_at(store) as client:
