@@ -477,7 +477,7 @@ class OpenViking(Embedded):
     ) -> WatchInfo:
         """Add a local folder or file and keep it in step with its files (see the interface)."""
         from .ingest.sources import Sources
-        from .ingest.watching import new_watch, outcome
+        from .ingest.watching import Synced, new_watch, outcome
         from .origins import watchable_path
         from .store.watches import save_watch, watch_state, watch_states
 
@@ -498,10 +498,7 @@ class OpenViking(Embedded):
             root, source, include=include, exclude=exclude, tags=tag_list, interval=interval,
             previous=watch_state(store, str(root)),
         )  # fmt: skip
-        state.update(outcome(None))
-        state["last_result"] = {"added": result.added, "updated": result.updated, "removed": result.removed,
-                                "moved": 0, "unchanged": result.unchanged, "skipped": result.skipped,
-                                "seconds": round(result.seconds, 3)}  # fmt: skip
+        state.update(outcome(Synced(result)))
         save_watch(store, state)
         return self._watch_info(state)
 

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.errors import FailedPreconditionError, NotFoundError, OpenVikingError
+from openviking.errors import NotFoundError, OpenVikingError
 from openviking.ostext import utf8_text
 from openviking.results import AddResult, WatchReport
 from openviking.store.schema import NODE_ALL_COLUMNS
@@ -229,7 +229,7 @@ def _move_renamed(
     for old, new, old_path, new_path in moves[:MAX_MOVES]:
         try:
             move(store, embedder, old, new, limits=limits)
-        except (NotFoundError, FailedPreconditionError, OpenVikingError) as exc:
+        except OpenVikingError as exc:  # what moved meanwhile, or a target taken: added again instead
             log.info("rename of %s to %s is added again instead: %s", old, new, exc.message)
             continue
         _moved_sources(store, new, old_path, new_path)
