@@ -153,6 +153,21 @@ def test_a_saved_file_is_found_by_its_new_text_and_a_deleted_one_is_gone(tmp_pat
     assert view(store) == clean_add(tree, tmp_path / "clean")
 
 
+def test_a_watched_file_follows_its_atomic_saves(tmp_path: Path) -> None:
+    tree, store = notes(tmp_path), tmp_path / "store"
+    solo = f"{ROOT}-alpha.md"
+    with client_at(store) as client:
+        client.watch(tree / "alpha.md", to=solo)
+        with watching(store):
+            atomic_save(tree / "alpha.md", "# Alpha\n\nA pangolin curls up.\n")  # a new inode at the path
+            assert until(lambda: found(client, "pangolin", solo)) == [solo]
+            atomic_save(tree / "alpha.md", "# Alpha\n\nAn ocelot stalks.\n")
+            assert until(lambda: found(client, "ocelot", solo)) == [solo]
+            (tree / "beta.md").write_text("# Beta\n\nA pangolin beside it.\n", encoding="utf-8")
+            time.sleep(2)
+        assert [e.uri for e in client.ls("viking://resources")] == [solo]  # the files beside it stay out
+
+
 def test_a_rename_is_a_move_and_a_renamed_folder_one_move(tmp_path: Path) -> None:
     tree, store = notes(tmp_path), tmp_path / "store"
     with client_at(store) as client:

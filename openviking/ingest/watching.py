@@ -446,6 +446,7 @@ class _SourceWatch(threading.Thread):
                 yield_on_timeout=True,
                 raise_interrupt=False,
                 ignore_permission_denied=True,
+                recursive=watched == source,  # a file's folder: only the file, not the tree beside it
             ):
                 if self._restart(None):
                     return True
