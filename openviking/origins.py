@@ -25,7 +25,7 @@ from .config import env_number
 from .errors import InvalidArgumentError, NotFoundError, OpenVikingError
 from .fetch import Address, fetch, is_url, shown_url
 
-__all__ = ["LocalSource", "existing_path", "local_source", "recorded_source", "unpack_cap"]
+__all__ = ["LocalSource", "existing_path", "local_source", "recorded_source", "unpack_cap", "watchable_path"]
 
 # An archive added from a path unpacks to at most this much (OPENVIKING_UNPACK_MAX_MB).
 DEFAULT_UNPACKED_MB = 2048
@@ -81,6 +81,23 @@ def local_source(
             raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def watchable_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute, when it is a local folder or file that can be watched.
+
+    Raises:
+        InvalidArgumentError: a URL or an archive (a copy is added, which does not change), or an
+            empty path.
+        NotFoundError: nothing is there.
+    """
+    if isinstance(path, str | os.PathLike) and (is_url(path) or _is_local_archive(path)):
+        raise InvalidArgumentError(
+            f"Only a local folder or file can be watched, not {'a URL' if is_url(path) else 'an archive'}: {path}",
+            hint="Add it with add-resource, and again when it changes",
+            details={"path": str(path)},
+        )
+    return existing_path(path)
 
 
 def existing_path(path: str | os.PathLike[str]) -> Path:

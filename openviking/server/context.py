@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -21,6 +22,7 @@ from fastapi.security import APIKeyHeader, HTTPBearer
 from openviking.config import Config
 from openviking.embedded import OpenViking
 from openviking.errors import ConfigError, InvalidArgumentError, UnavailableError
+from openviking.results import WatchReport
 
 from .auth import NOBODY, Caller, Keys
 from .envelope import said
@@ -38,7 +40,7 @@ class ServerState:
     """The root client and what every request shares; :meth:`open` and :meth:`close` are the
     app's lifespan."""
 
-    def __init__(self, config: Config, store: str | os.PathLike[str] | None) -> None:
+    def __init__(self, config: Config, store: str | os.PathLike[str] | None, *, watch: bool = False) -> None:
         self.config = config
         self.server = config.server
         self.keys = Keys(self.server)
@@ -48,6 +50,9 @@ class ServerState:
         self.fetches = Fetches()
         self.not_ready = "starting"
         self.failed: BaseException | None = None  # why open() failed, for the process to say
+        self.watching: threading.Thread | None = None  # the watched sources' watcher (serve --watch)
+        self._watch = watch
+        self._stop_watching = threading.Event()
 
     def open(self) -> None:
         """Open the store and load the model, once, before the first request."""
@@ -65,12 +70,23 @@ class ServerState:
         self.uploads.sweep()
         self.root = root
         self.not_ready = ""
+        if self._watch:
+            self.watching = threading.Thread(
+                target=root.keep_watching,
+                kwargs={"stop": self._stop_watching, "report": _log_report},
+                name="openviking-watching",
+                daemon=True,
+            )
+            self.watching.start()
         where = root.store_path if "://" in root.store_path else os.path.abspath(root.store_path)
         log.info("store %s open, embedder %s", where, embedder.identity)
 
     def close(self) -> None:
         """Stop answering, release the store and delete what uploads are left."""
         self.not_ready = "stopping"
+        self._stop_watching.set()
+        if self.watching is not None:
+            self.watching.join()  # a sync under way finishes: what it wrote stays whole
         if self.uploads is not None:
             self.uploads.close()
         if self.root is not None:
@@ -97,6 +113,10 @@ class ServerState:
                 hint="Use letters, digits and _ . @ -",
                 details={"user": user},
             ) from exc
+
+
+def _log_report(report: WatchReport) -> None:
+    log.log(logging.WARNING if report.kind == "error" else logging.INFO, "watch %s: %s", report.uri, report.message)
 
 
 def _log_warning(message: str) -> None:

@@ -78,8 +78,10 @@ def serve(
     *,
     store: str | os.PathLike[str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    watch: bool = False,
 ) -> None:
-    """Serve the store until SIGTERM (then return) or Ctrl-C (then KeyboardInterrupt).
+    """Serve the store until SIGTERM (then return) or Ctrl-C (then KeyboardInterrupt); with
+    ``watch``, keep every watched source of the store in step meanwhile.
 
     Raises:
         ConfigError: the config is invalid.
@@ -95,7 +97,7 @@ def serve(
     port = server.port if port is None else port
     check_bind(host, server.has_keys)
     logging.config.dictConfig(LOG_CONFIG)
-    runner, sock, url = prepared(config, store=store, host=host, port=port)
+    runner, sock, url = prepared(config, store=store, host=host, port=port, watch=watch)
     if server.has_keys:
         log.info("OpenViking HTTP server on %s (API keys required)", url)
     else:
@@ -112,11 +114,16 @@ def serve(
 
 
 def prepared(
-    config: Config, *, store: str | os.PathLike[str] | None = None, host: str = "127.0.0.1", port: int = 0
+    config: Config,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    watch: bool = False,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
     """The uvicorn server of the app for ``config``, the socket it is to serve (already
     bound, so a port in use fails here), and its URL. Logging is left as it is."""
-    app = create_app(config=config, store=store, host=host)
+    app = create_app(config=config, store=store, host=host, watch=watch)
     sock = _listen(host, port)
     try:
         settings = uvicorn.Config(

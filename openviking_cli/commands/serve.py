@@ -31,12 +31,17 @@ def serve(
             "--port", help="The port (default: server.port, else 1933).", min=0, max=65535, show_default=False
         ),
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Also keep every watched source of the store in step (see openviking watch)."),
+    ] = False,
 ) -> Output:
     """Serve the store over HTTP, with upstream's API, until SIGTERM or Ctrl-C.
 
     Requests need an API key when server.root_api_key or server.users is set in ov.conf;
     without one the server listens on this machine only, and every request acts as
-    default_user. SIGTERM lets the requests in flight finish, then exits 0.
+    default_user. SIGTERM lets the requests in flight finish, then exits 0. With --watch, the
+    server also keeps the store's watched sources in step, in the background.
 
     Example: openviking serve --port 1933
     """
@@ -44,7 +49,7 @@ def serve(
     from openviking.server.run import serve as run
 
     try:
-        run(host, port, store=ctx.store, config_file=ctx.config)
+        run(host, port, store=ctx.store, config_file=ctx.config, watch=watch)
     except UnsafeBindError as exc:  # a start-up refusal: one line, no hint about --help
         if ctx.machine:
             report_error(exc, ctx.output, ctx.command)

@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, UploadFile
 
-from openviking.errors import OpenVikingError, PermissionDeniedError, UnavailableError
+from openviking.errors import InvalidArgumentError, OpenVikingError, PermissionDeniedError, UnavailableError
 from openviking.fetch import is_url
 from openviking.origins import local_source
 from openviking.server.auth import Caller
@@ -47,11 +47,22 @@ def temp_upload(
 def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
     """Mirror a file or folder under a viking:// URI and index it: an AddResult."""
     body.say_ignored()
+    watching = body.watch_interval is not None and body.watch_interval > 0
+    if watching and (body.path is None or is_url(body.path)):
+        raise InvalidArgumentError(
+            "watch_interval > 0 is not supported for an upload or a URL: only a local folder or file is watched",
+            hint="Watch a path of the server's machine (root key), or add it again when it changes",
+        )
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
         include, exclude = body.globs()
         result = client.add_resource(
             path, body.to, body.parent, tags=body.tags, include=include, exclude=exclude, source_name=name
         )
+        if watching:  # upstream's way to watch: the source is recorded as watched at what it was added as
+            client.watch(
+                path, result.root_uri, tags=body.tags, include=include, exclude=exclude,
+                watch_interval=body.watch_interval,
+            )  # fmt: skip
         return ok(shown(result))
 
 
@@ -88,12 +99,7 @@ def _source(
             yield str(fetched.path), _recorded(name, caller) if source_name else name, shown
         return
     if path is not None:
-        if caller.isolated:
-            raise PermissionDeniedError(
-                "A user key cannot add a path on the server's machine",
-                hint="Upload it with POST /api/v1/resources/temp_upload, then add its temp_file_id",
-            )
-        _within_roots(path, state.server.path_roots)
+        check_local_path(path, caller, state)
         yield path, source_name, _plain
         return
     assert upload_id is not None  # the body has one or the other
@@ -108,6 +114,17 @@ def _recorded(name: str, caller: Caller) -> str:
     if not caller.isolated or name == local_name(name):
         return name  # the root key's word is the server's; a bare name names no place
     return f"{UPLOADED}{caller.user}/{name.lstrip('/')}"
+
+
+def check_local_path(path: str, caller: Caller, state: ServerState) -> None:
+    """Refuse a path of the server's machine to a user key (it would read any file the server
+    can), or one outside ``server.path_roots``."""
+    if caller.isolated:
+        raise PermissionDeniedError(
+            "A user key cannot add a path on the server's machine",
+            hint="Upload it with POST /api/v1/resources/temp_upload, then add its temp_file_id",
+        )
+    _within_roots(path, state.server.path_roots)
 
 
 @contextmanager
