@@ -13,6 +13,7 @@
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
+    python -m bench session-growth --before REF --work /tmp/ov-bench-growth   # one long session, two versions
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -176,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import reliability
 
         return reliability.main(given[1:])
+    if given[:1] == ["session-growth"]:
+        from . import session_growth
+
+        return session_growth.main(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
