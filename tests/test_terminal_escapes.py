@@ -17,8 +17,10 @@ import re
 import tarfile
 from pathlib import Path
 
+import httpx
 import pytest
-from helpers import REPO, Cli, CliResult, make_tree, with_store
+from helpers import HASH_CONF, REPO, Cli, CliResult, make_tree, with_store
+from ovserver import handbook_store, process_server
 
 # OSC 0 (the window's title) ended by BEL, "clear the screen", a C1 CSI (U+009B) setting red, DEL,
 # and a carriage return that would hide what comes before it on the line.
@@ -147,3 +149,19 @@ def test_only_the_console_writes_to_stdout_and_stderr() -> None:
             if name == "print" or to_std or name.startswith("traceback.print"):
                 writers.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
     assert writers == []
+
+
+def test_the_servers_log_shows_control_characters_spelled_out(tmp_path: Path) -> None:
+    # A request's path and the warnings of what it sent go to the terminal of whoever runs serve.
+    with process_server(HASH_CONF, handbook_store(tmp_path), tmp_path) as running:
+        assert httpx.get(running.url + "/api/v1/%1b]0;pwned%07%1b[2J").status_code == 404
+        # a URI may hold a C1 control: the warning that it names nothing is logged
+        target = "viking://resources/gone\x9b31m"
+        found = httpx.post(running.url + "/api/v1/search/find", json={"query": "x", "target_uri": target})
+        assert found.json()["warnings"] == [
+            f"{target} does not exist, so nothing was searched there (see openviking ls viking://resources)"
+        ]
+        assert running.stop() == 0
+    log = running.log()
+    assert "/api/v1/\\x1b]0;pwned\\x07\\x1b[2J" in log and "gone\\x9b31m does not exist" in log, log
+    assert not RAW.findall(log), log
