@@ -646,7 +646,7 @@ class OpenViking(Embedded):
 
         budget = whole_number(budget, "budget", minimum=1, maximum=1_000_000)
         limit = whole_number(limit, "limit", minimum=1, maximum=200)
-        if session_id:
+        if optional_text(session_id, "session_id"):
             found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
             return pack(self._open(), found, budget, ranked_by="search")
         arguments: dict[str, Any] = dict.fromkeys(REQUEST_ARGUMENTS)
