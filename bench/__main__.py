@@ -15,6 +15,7 @@
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
     python -m bench markitdown --suite PATH --work /tmp/ov-bench   # markitdown's test vectors, beside markitdown
     python -m bench watch --work /tmp/ov-bench --embedders hash,local [--only one|checkout]   # save -> find
+    python -m bench session-growth --before REF --work /tmp/ov-bench-growth   # one long session, two versions
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -178,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import reliability
 
         return reliability.main(given[1:])
+    if given[:1] == ["session-growth"]:
+        from . import session_growth
+
+        return session_growth.main(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

@@ -204,10 +204,18 @@ class OpenViking(Embedded):
 
     def _said_missing_targets(self, request: FindRequest, result: FindResult) -> FindResult:
         """``result``, once a target that names nothing stored got its warning, as "no results"
-        alone would not say why (a target with a hit in it exists, and is not looked up)."""
+        alone would not say why (a target with a hit in it exists, and is not looked up), and
+        with no relation to a place this user may not see."""
         for message in self._namespace().missing_targets(request.scope.targets, [hit.uri for hit in result]):
             self._warn(message)
+        for hit in result:
+            hit.relations = self._visible(hit.relations)
         return result
+
+    def _visible(self, relations: list[Relation]) -> list[Relation]:
+        """``relations`` less those to another user's space, for a user who may not see it: a
+        link from a shared file to a private one would name it to everyone."""
+        return [relation for relation in relations if not self._access.hides(relation.uri)]
 
     @readable_as_of
     def grep(
@@ -366,7 +374,7 @@ class OpenViking(Embedded):
 
         source = sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
         self._namespace().stat(source)  # NOT_FOUND for nothing there; a session has no links
-        return links_from(self._open(), str(source))
+        return self._visible(links_from(self._open(), str(source)))
 
     # ------------------------------------------------------------------ writing
     def add_resource(
@@ -818,7 +826,7 @@ class OpenViking(Embedded):
 
         budget = whole_number(budget, "budget", minimum=1, maximum=1_000_000)
         limit = whole_number(limit, "limit", minimum=1, maximum=200)
-        if session_id:
+        if optional_text(session_id, "session_id"):
             found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
             return pack(self._open(), found, budget, ranked_by="search")
         arguments: dict[str, Any] = dict.fromkeys(REQUEST_ARGUMENTS)
@@ -857,8 +865,11 @@ class OpenViking(Embedded):
         k = whole_number(k, "k", minimum=1, maximum=1000)
         search, progress = flag(search, "search"), callback(progress, "progress")
         checked = check_queries(queries, k)
-        for query in checked:
-            query["relevant"] = {str(parse(uri, user=self.user)): grade for uri, grade in query["relevant"].items()}
+        for index, query in enumerate(checked):
+            # Another user's URI is refused whether it exists or not (a user key's golden file
+            # would otherwise learn which of its guesses are stored).
+            field = f"queries[{index}].relevant"
+            query["relevant"] = {str(self._uri(uri, field)): grade for uri, grade in query["relevant"].items()}
         with_search = search or session_id is not None
         store = self._open()
 
@@ -890,7 +901,11 @@ class OpenViking(Embedded):
         """Every snapshot of the store, oldest first."""
         from .store.snapshots import list_snapshots
 
-        return [Snapshot.from_dict(item) for item in list_snapshots(self._open())]
+        snapshots = [Snapshot.from_dict(item) for item in list_snapshots(self._open())]
+        if self._isolated:  # each table's version counts every user's writes: the root key's to know
+            for snapshot in snapshots:
+                snapshot.tables = {}
+        return snapshots
 
     def delete_snapshot(self, name: str) -> Snapshot:
         """Forget a snapshot (see the interface)."""

@@ -1371,7 +1371,9 @@ def test_control_sequences_in_content_never_reach_the_terminal_through_a_table(
     listing = ov("ls", "viking://resources/esc").out
     assert "\x1b" not in listing and "made by hand" in listing
     # what an older store or an LLM may hold is shown inert in a table, not sent to the terminal
-    from openviking_cli.render import printable
+    from openviking.ostext import printable
 
     assert printable("a \x1b[2J b\rc\x7f") == "a \\x1b[2J b\\x0dc\\x7f"
-    assert ov("read", "viking://resources/esc/esc.txt").out == "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"  # as cat does
+    assert ov("read", "viking://resources/esc/esc.txt").out == "intro \\x1b[2J\\x1b[31mRED\\x1b[0m text\n"
+    exact = ov("read", "viking://resources/esc/esc.txt", "-o", "json").json()["result"]
+    assert exact == "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"

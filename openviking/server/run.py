@@ -25,6 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from openviking.config import Config, load_config
 from openviking.errors import InvalidArgumentError, OpenVikingError, UnavailableError
+from openviking.ostext import printable
 
 from .app import create_app
 
@@ -32,10 +33,19 @@ __all__ = ["UnsafeBindError", "check_bind", "is_loopback", "prepared", "serve"]
 
 log = logging.getLogger("openviking.server")
 
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters shown (``ostext.printable``): a request's path,
+    an uploaded file's name or a warning may hold escape sequences meant for the terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
 LOG_CONFIG: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {"plain": {"()": PrintableFormatter, "fmt": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"}},
     "loggers": {
         "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},

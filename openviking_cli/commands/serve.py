@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from openviking.errors import InvalidArgumentError
 from openviking_cli.boundary import ExitCode, report_error
+from openviking_cli.console import say
 from openviking_cli.runtime import CliContext, Output, command, command_group
 
 app = typer.Typer()
@@ -54,7 +54,7 @@ def serve(
         if ctx.machine:
             report_error(exc, ctx.output, ctx.command)
         else:
-            sys.stderr.write(f"Error: {exc.message}\n")
+            say(f"Error: {exc.message}\n", stderr=True)
         raise typer.Exit(ExitCode.USAGE) from None
     return Output({"stopped": True})
 
@@ -82,6 +82,6 @@ def new_key(
 
 
 def _print_key(key: str, line: str) -> Any:
-    sys.stdout.write(f"{key}\n{line}\n")
-    sys.stderr.write("Give the key (first line) to its user; it is not shown again. Add the second line to "
-                     "\"server\": {\"users\": {...}} in ov.conf.\n")  # fmt: skip
+    say(f"{key}\n{line}\n")
+    say("Give the key (first line) to its user; it is not shown again. Add the second line to "
+        "\"server\": {\"users\": {...}} in ov.conf.\n", stderr=True)  # fmt: skip
