@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from openviking.errors import InvalidArgumentError
+from openviking_cli.console import say
 from openviking_cli.render import note
 from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, OutputFormat, command, progress_bar
 
@@ -133,7 +134,7 @@ def watch_path(
             path, to=to, parent=parent, tags=tags or [], include=include or [], exclude=exclude or [],
             watch_interval=watch_interval, progress=update,
         )  # fmt: skip
-    sys.stderr.write(f"Added {info['path']} -> {info['to_uri']}: {_counts(info['last_result'])}\n")
+    say(f"Added {info['path']} -> {info['to_uri']}: {_counts(info['last_result'])}\n", stderr=True)
     if not follows or ctx.url:
         where = "the server watches it when started with serve --watch" if ctx.url else "openviking watch follows it"
         return Output(info, table=_line(f"Watching {info['to_uri']} is recorded: {where}"), items=[info])
@@ -165,14 +166,14 @@ def follow(ctx: CliContext, uris: Sequence[str]) -> Output:
     client = ctx.client()
     assert isinstance(client, OpenViking)  # over --url the server watches
     which = ", ".join(uris) if uris else "every watched source of the store"
-    sys.stderr.write(f"Watching {which}; Ctrl-C stops.\n")
+    say(f"Watching {which}; Ctrl-C stops.\n", stderr=True)
     sys.stderr.flush()
     try:
         client.keep_watching(uris, report=lambda report: _say(ctx, report))
     except KeyboardInterrupt:
         pass  # Ctrl-C is how a watch ends: what it synced is stored
     watched = client.list_watches()
-    sys.stderr.write("Stopped watching.\n")
+    say("Stopped watching.\n", stderr=True)
     return Output(watched, table=lambda console: None, items=[])
 
 
@@ -182,11 +183,11 @@ def _say(ctx: CliContext, report: WatchReport) -> None:
     if ctx.output is OutputFormat.jsonl:
         from openviking_cli.console import json_text
 
-        sys.stdout.write(json_text({"time": _now(), **report.to_dict()}, compact=True) + "\n")
+        say(json_text({"time": _now(), **report.to_dict()}, compact=True) + "\n")
     elif report.kind in ("synced", "error"):
-        sys.stdout.write(f"{_now()[11:19]} {report.uri}: {report.message}\n")
+        say(f"{_now()[11:19]} {report.uri}: {report.message}\n")
     else:
-        sys.stderr.write(f"{report.uri}: {report.message}\n")
+        say(f"{report.uri}: {report.message}\n", stderr=True)
     sys.stdout.flush()
 
 
@@ -205,7 +206,7 @@ def _counts(result: Mapping[str, Any] | None) -> str:
 
 def _line(text: str) -> Any:
     def render(_console: Any) -> None:
-        sys.stdout.write(text + "\n")
+        say(text + "\n")
 
     return render
 
