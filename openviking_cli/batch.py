@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 from openviking.errors import InvalidArgumentError, OpenVikingError
 
 from .boundary import ExitCode, is_usage_error
-from .console import OutputFormat, json_text
+from .console import OutputFormat, json_text, say
 from .hints import cli_hint
 from .runtime import CliContext, Output
 
@@ -119,7 +119,7 @@ def run_batch(
                 exc.details = {**exc.details, "line": number}
                 out = {"id": ident, "error": exc.to_dict()}
                 worst = max(worst, ExitCode.USAGE if is_usage_error(exc) else ExitCode.FAILURE)
-            sys.stdout.write(json_text(out, compact=True) + "\n")
+            say(json_text(out, compact=True) + "\n")
             sys.stdout.flush()  # an agent reading the other end gets each answer as it comes
     return Output(None, items=(), exit_code=worst)
 

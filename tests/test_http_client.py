@@ -317,7 +317,8 @@ def test_a_user_key_acts_as_its_user_and_uploads_what_it_adds(keyed: Any) -> Non
     first = alice.add_resource(notes, to="viking://user/alice/resources/notes")  # loopback, refused as a path: uploaded
     assert (first.added, first.root_uri) == (1, "viking://user/alice/resources/notes")
     assert alice.add_resource(notes, to="viking://user/alice/resources/notes").unchanged == 1
-    assert alice.stat("viking://user/alice/resources/notes")["source"] == str(notes)
+    # A user key's word names no file of the server's machine: its path is recorded as its upload.
+    assert alice.stat("viking://user/alice/resources/notes")["source"] == f"upload://alice{notes}"
     root = ov.SyncHTTPClient(url, api_key=ROOT_KEY, user="alice")
     assert root.user == "alice" and root.read("viking://user/alice/resources/notes/todo.md").startswith("# Todo")
 

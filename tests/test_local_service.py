@@ -527,6 +527,47 @@ def test_start_status_and_stop(cli: Cli, tmp_path: Path, monkeypatch: pytest.Mon
     assert cli("stop", *where, "-o", "json").json()["result"] == {"store": str(store), "stopped": False}
 
 
+def test_status_lists_the_watched_sources_and_start_watch_keeps_them(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENVIKING_HOME", str(tmp_path / "home"))
+    store, conf = tmp_path / "store", write_config(tmp_path / "ov.conf", HASH_CONF)
+    where = ("--store", store, "--config", conf)
+    notes, uri = make_tree(tmp_path / "notes", {"a.md": "# A\n\nThe heron waits.\n"}), "viking://resources/notes"
+    assert cli("watch", notes, "--to", uri, "--no-follow", *where).code == 0
+    # Without --watch the service lists the watched source and says that nobody follows it.
+    cli("start", *where)
+    try:
+        shown = cli("status", *where, "-o", "json").json()["result"]
+        assert shown["follows_watches"] is False
+        assert [(w["to_uri"], w["path"], w["is_active"], w["watcher"]) for w in shown["watching"]] == [
+            (uri, str(notes), True, None)
+        ]
+        table = cli("status", *where).out
+        assert "keeps watches    no (openviking start --watch keeps them)" in table, table
+        assert f"    {uri} <- {notes} (active, followed by no process)" in table, table
+    finally:
+        cli("stop", *where)
+    # With --watch it follows the source: a saved file is found by its new text through it.
+    pid = cli("start", "--watch", *where, "-o", "json").json()["result"]["pid"]
+    try:
+        deadline = time.monotonic() + 90
+        # The claim is taken, then its holder written: "another process" for a moment between.
+        while not str(
+            (shown := cli("status", *where, "-o", "json").json()["result"])["watching"][0]["watcher"]
+        ).startswith("pid "):
+            assert time.monotonic() < deadline, shown
+            time.sleep(0.2)
+        assert shown["follows_watches"] is True and shown["watching"][0]["watcher"].startswith(f"pid {pid} on ")
+        (notes / "b.md").write_text("# B\n\nA pelican glides.\n", encoding="utf-8")
+        while not cli("grep", uri, "pelican", *where, "-o", "json").json()["result"]["matches"]:
+            assert time.monotonic() < deadline, "the service did not follow the save"
+            time.sleep(0.2)
+        assert f"followed by pid {pid} on " in cli("status", *where).out
+    finally:
+        cli("stop", *where)
+
+
 def test_a_killed_service_is_not_used_and_stop_clears_what_it_left(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

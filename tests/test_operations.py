@@ -26,8 +26,16 @@ CLIENT_MEMBERS = {"user", "initialize", "close", "session"}
 # Commands that run no operation of the interface: they serve it, make a key for it, or start,
 # stop and report the local service that serves it.
 NOT_OPERATIONS = {"serve", "key new", "mcp", "start", "stop", "status"}
-# Routes written by hand that no operation declares: an upload, and doctor's write.
-UNDECLARED_ROUTES = {("POST", "/api/v1/resources/temp_upload"), ("POST", "/api/v1/doctor/repair")}
+# Routes written by hand that no operation declares: an upload, doctor's write, and upstream's
+# routes that name a watch by its task_id (each calls the operation of its URI).
+UNDECLARED_ROUTES = {
+    ("POST", "/api/v1/resources/temp_upload"),
+    ("POST", "/api/v1/doctor/repair"),
+    ("GET", "/api/v1/watches/{task_id}"),
+    ("PATCH", "/api/v1/watches/{task_id}"),
+    ("DELETE", "/api/v1/watches/{task_id}"),
+    ("POST", "/api/v1/watches/{task_id}/trigger"),
+}
 
 
 def _parameters(signature: inspect.Signature) -> list[tuple[str, object, object]]:

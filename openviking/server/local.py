@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -70,15 +71,25 @@ log = logging.getLogger("openviking.server")
 UNCAPPED = 1 << 62
 
 
-def watched_sources(state: ServerState) -> list[dict[str, Any]]:
-    """What the service keeps in step with its files (``status`` shows it). Hook: the watched
-    sources fill it in; without them a service watches nothing."""
-    return []
+def watched_sources(state: ServerState) -> list[dict[str, Any]] | None:
+    """The store's watched sources (``status`` shows them): each one's URI, folder, whether it
+    is paused, its last sync and error, and which process keeps it in step (this service when it
+    was started with ``--watch``); none before the store is open, None when they cannot be read."""
+    root = state.root
+    if root is None or state.not_ready:
+        return []
+    keys = ("to_uri", "path", "is_active", "watch_interval", "last_execution_time", "last_error", "watcher")
+    try:
+        tasks = root.list_watches()["tasks"]
+    except OpenVikingError as exc:  # status still answers: the rest of it is known
+        log.warning("status: the watched sources cannot be read: %s", exc.message)
+        return None
+    return [{key: task[key] for key in keys} for task in tasks]
 
 
 def vectors_waiting(state: ServerState) -> int | None:
-    """How many records of the store wait for their vectors (``status`` shows it). Hook: the
-    two-phase index fills it in; None says it is not known."""
+    """How many records of the store wait for their vectors (``status`` shows it): None, not
+    known, until the client interface can say it."""
     return None
 
 
@@ -156,7 +167,8 @@ class LocalGate:
             "idle_stop": a.idle_stop,
             "requests": self.requests,
             "idle_seconds": round(time.monotonic() - self.last_request, 1),
-            "watching": watched_sources(self.state),
+            "follows_watches": self.state.watching is not None and self.state.watching.is_alive(),
+            "watching": await run_in_threadpool(watched_sources, self.state),  # a read of the store
             "vectors_waiting": vectors_waiting(self.state),
         }
         body = json.dumps({"status": "ok", "result": result, "time": 0.0}).encode("utf-8")
@@ -241,9 +253,11 @@ def serve_local(
     config_file: str | os.PathLike[str] | None = None,
     *,
     idle_stop: float | None = None,
+    watch: bool = False,
 ) -> None:
     """Serve the store to this user over a unix socket until SIGTERM (then return), Ctrl-C
-    (then KeyboardInterrupt) or ``idle_stop`` seconds without a request.
+    (then KeyboardInterrupt) or ``idle_stop`` seconds without a request; with ``watch``, keep
+    the store's watched sources in step meanwhile.
 
     Raises:
         ConfigError: the config is invalid.
@@ -267,7 +281,7 @@ def serve_local(
         key=key,
     )
     logging.config.dictConfig(LOG_CONFIG)
-    app = create_app(config=local_config(location.config, key), store=location.store, host="localhost")
+    app = create_app(config=local_config(location.config, key), store=location.store, host="localhost", watch=watch)
     state: ServerState = app.state.openviking
     gate = LocalGate(app, announcement, state)
     settings = uvicorn.Config(

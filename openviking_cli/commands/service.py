@@ -8,11 +8,12 @@ import signal
 import sys
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, UnavailableError
+from openviking_cli.console import say
 from openviking_cli.runtime import CliContext, IdleStopOption, Output, command, idle_seconds
 
 if TYPE_CHECKING:
@@ -38,7 +39,7 @@ def _location(ctx: CliContext) -> Location:
 
 def _line(text: str) -> Any:
     def render(_console: Any) -> None:
-        sys.stdout.write(text + "\n")
+        say(text + "\n")
 
     return render
 
@@ -47,10 +48,15 @@ def _line(text: str) -> Any:
 def start(
     ctx: CliContext,
     idle_stop: IdleStopOption = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Also keep every watched source of the store in step (see openviking watch)."),
+    ] = False,
 ) -> Output:
     """Start the store's local service in the background: a process that keeps the store open
     and the model loaded, so that every openviking command on this store, by this user and with
     this configuration, answers through it without paying the start-up (no flag needed).
+    With --watch it also keeps the store's watched sources in step, as serve --watch does.
 
     It listens on a unix socket only this user can open, and asks for a key kept in a file only
     this user can read. A command that finds no such service, or one of another version or
@@ -72,7 +78,7 @@ def start(
                 details={"pid": running.pid},
             )
         return _started(running, already=True)
-    announcement = _spawn(ctx, location, seconds)
+    announcement = _spawn(ctx, location, seconds, watch)
     return _started(announcement, already=False)
 
 
@@ -84,7 +90,7 @@ def _started(announcement: Announcement, *, already: bool) -> Output:
     return Output(data, table=_line(text))
 
 
-def _spawn(ctx: CliContext, location: Location, idle_stop: float | None) -> Announcement:
+def _spawn(ctx: CliContext, location: Location, idle_stop: float | None, watch: bool) -> Announcement:
     """Start ``openviking serve --local`` in a session of its own, and wait until it answers."""
     from openviking.local_service import log_path, private_run_directory, process_gone, read_announcement
 
@@ -95,6 +101,8 @@ def _spawn(ctx: CliContext, location: Location, idle_stop: float | None) -> Anno
         argv += ["--config", os.path.abspath(ctx.config)]
     if idle_stop is not None:
         argv += ["--idle-stop", f"{idle_stop:g}s"]
+    if watch:
+        argv.append("--watch")
     descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         # posix_spawn leaves no Popen object behind to warn that its child outlives it.
@@ -174,8 +182,9 @@ def stop(ctx: CliContext) -> Output:
 @command(app, "status")
 def status(ctx: CliContext) -> Output:
     """Say whether the store's local service runs, and if so its pid, socket, start time and
-    version, whether this command line uses it, what it watches and how many records wait for
-    their vectors.
+    version, whether this command line uses it, whether it keeps the watched sources in step
+    (start --watch), the store's watched sources with the process following each, and how many
+    records wait for their vectors.
 
     Example: openviking status -o json
     """
@@ -195,7 +204,8 @@ def status(ctx: CliContext) -> Output:
         running=True,
         used=used,
         requests=live.get("requests"),
-        watching=live.get("watching") or [],
+        follows_watches=bool(live.get("follows_watches")),
+        watching=live.get("watching"),
         vectors_waiting=live.get("vectors_waiting"),
     )
     return Output(data, table=_line("\n".join(_status_lines(data))))
@@ -218,10 +228,9 @@ def _iso(seconds: float) -> str:
 
 
 def _status_lines(data: dict[str, Any]) -> list[str]:
-    watching = data["watching"]
     waiting = data["vectors_waiting"]
     idle = data["idle_stop"]
-    return [
+    lines = [
         f"Local service of {data['store']}: running",
         f"  pid              {data['pid']}",
         f"  socket           {data['socket']}",
@@ -231,6 +240,22 @@ def _status_lines(data: dict[str, Any]) -> list[str]:
         f"  used here        {'yes' if data['used'] else 'no: it runs another version or configuration'}",
         f"  requests         {data['requests']}",
         f"  idle stop        {'never' if idle is None else f'after {idle:g} s without a request'}",
-        f"  watching         {', '.join(str(w.get('path', w)) for w in watching) if watching else 'nothing'}",
+        f"  keeps watches    {'yes' if data['follows_watches'] else 'no (openviking start --watch keeps them)'}",
         f"  vectors waiting  {'unknown' if waiting is None else waiting}",
     ]
+    return lines + _watch_lines(data["watching"])
+
+
+def _watch_lines(watching: list[dict[str, Any]] | None) -> list[str]:
+    """One line per watched source of the store: its URI, folder, state and who follows it."""
+    if watching is None:
+        return ["  watched sources  unknown (they could not be read: the service's log says why)"]
+    if not watching:
+        return ["  watched sources  none"]
+    lines = [f"  watched sources  {len(watching)}"]
+    for source in watching:
+        state = "active" if source.get("is_active") else "paused"
+        who = source.get("watcher") or "no process"
+        error = f"; last error: {source['last_error']}" if source.get("last_error") else ""
+        lines.append(f"    {source.get('to_uri')} <- {source.get('path')} ({state}, followed by {who}{error})")
+    return lines
