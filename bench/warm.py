@@ -196,17 +196,23 @@ def run(work: Path, runs: int = 30) -> dict[str, Any]:
     pid = json.loads(done.stdout)["result"]["pid"]
     service = {"start_seconds": round(time.perf_counter() - started, 2), "rss_mb_started": _rss_mb(pid)}
     try:
-        report: dict[str, Any] = {"per_call": per_call(store, conf, env, work, runs)}
+        report: dict[str, Any] = {"load_before": _load()}
+        report["per_call"] = per_call(store, conf, env, work, runs) | {"load_after": _load()}
         print_section("per call, whole processes (hyperfine, side by side)", report["per_call"])
-        report["batch"] = batch(store, conf, env, work)
+        report["batch"] = batch(store, conf, env, work) | {"load_after": _load()}
         print_section("find --batch of 100 questions against 100 find processes", report["batch"])
         report["service"] = service | {"rss_mb_after": _rss_mb(pid)}
         print_section("the local service", report["service"])
     finally:
         subprocess.run([*_cli(), "stop", *where], env=env, check=False, capture_output=True)
-    report["remote_embedding"] = remote_embedding(work)
+    report["remote_embedding"] = remote_embedding(work) | {"load_after": _load()}
     print_section("remote embedding against a stub answering in 100 ms", report["remote_embedding"])
     return report
+
+
+def _load() -> list[float]:
+    """The machine's load averages (1, 5, 15 minutes), said beside each figure: it is shared."""
+    return [round(value, 2) for value in os.getloadavg()]
 
 
 def _rss_mb(pid: int) -> float | None:
