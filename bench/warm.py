@@ -23,22 +23,13 @@ from typing import Any
 
 from .procs import compile_bytecode
 from .quality import DOCS, docs_queries
+from .server import _cli, _env
 from .startup import hyperfine, write_typer_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 DOCS_URI = "viking://resources/docs"
 QUESTION = "how do I authenticate users"
-
-
-def _cli() -> list[str]:
-    exe = shutil.which("openviking")
-    return [exe] if exe else [sys.executable, "-m", "openviking_cli"]
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENVIKING_")}
-    return {**env, "HOME": str(home), "OPENVIKING_HOME": str(home / ".openviking"), "NO_COLOR": "1"}
 
 
 def _without_times(text: str) -> Any:
