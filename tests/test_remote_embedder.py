@@ -66,14 +66,20 @@ def test_a_429_holds_back_every_request_until_its_retry_after() -> None:
 
 
 def test_a_5xx_is_tried_again_with_backoff_and_an_http_date_retry_after_is_read() -> None:
-    date = formatdate(time.time() + 4, usegmt=True)
-    stub = PacedEmbeddings(latency=0.0, failures=[(503, {}), (502, {}), (500, {"Retry-After": date})])
+    # An HTTP date has whole seconds: the retry is due at the start of the sixth second from now,
+    # at least 3.5 s after the 500 comes, where the embedder's own backoff would be 2 s at most.
+    due = int(time.time()) + 6
+    wall_minus_monotonic = time.time() - time.monotonic()
+    stub = PacedEmbeddings(
+        latency=0.0, failures=[(503, {}), (502, {}), (500, {"Retry-After": formatdate(due, usegmt=True)})]
+    )
     with StubServer(stub) as server:
         vector = _embedder(server.url + "/v1", max_retries=3).embed_query("question")
     assert vector.shape == (64,) and [s for _, s in stub.arrivals] == [503, 502, 500, 200]
     gaps = [b - a for (a, _), (b, _) in zip(stub.arrivals, stub.arrivals[1:], strict=False)]
     assert gaps[0] >= 0.24 and gaps[1] >= 0.49, gaps  # 0.5 s then 1 s, jittered down to half at most
-    assert gaps[2] >= 1.5, gaps  # the date, 4 s ahead of the first request (to the second)
+    retried = stub.arrivals[3][0] + wall_minus_monotonic
+    assert retried >= due - 0.05, (retried - due, gaps)  # not before the date the server named
 
 
 def test_the_tries_run_out_with_the_servers_status_and_no_key() -> None:
