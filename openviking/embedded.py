@@ -963,7 +963,7 @@ def _minutes(value: object, name: str) -> float | None:
 def _not_watched(uri: str) -> NotFoundError:
     return NotFoundError(
         f"Watch not found: {uri}",
-        hint="List the watched sources with: openviking watch --list",
+        hint="List the watched sources with list_watches()",
         details={"resource": uri, "type": "watch_task"},
     )
 
@@ -978,7 +978,7 @@ def _refuse_another_watch(states: list[dict[str, Any]], uri: str, path: str) -> 
         if state["to_uri"] == uri and state.get("path") != path:
             raise AlreadyExistsError(
                 f"{uri} is watched from {state.get('path')}",
-                hint=f"Stop that watch first: openviking watch --stop {uri}",
+                hint=f"Stop that watch first: delete_watch('{uri}')",
                 details={"resource": uri, "type": "watch_task", "path": state.get("path")},
             )
 
