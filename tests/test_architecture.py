@@ -272,3 +272,34 @@ def test_mypy_strict_passes() -> None:
         env=dict(os.environ),
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def _modules_the_guide_names() -> set[str]:
+    """The modules ARCHITECTURE.md's tables name: a cell's first path gives the folder of the
+    bare names after it (`store/fs.py`, `relations.py`), relative to the package unless it
+    names another top folder."""
+    named: set[str] = set()
+    for line in (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("| `"):
+            continue
+        folder = ""
+        for name in re.findall(r"`([^`]+)`", line.split("|")[1]):
+            if "/" in name:
+                folder = name.rsplit("/", 1)[0] + "/"
+                path = name
+            else:
+                path = folder + name
+            if path.endswith(".py"):
+                named.add(path if path.startswith(("openviking_cli/", "bench/", "tests/")) else "openviking/" + path)
+    return named
+
+
+def test_the_guide_names_every_module_and_no_module_that_is_not_there() -> None:
+    named = _modules_the_guide_names()
+    modules = {
+        str(path.relative_to(REPO))
+        for path in python_files(LIBRARY, CLI)
+        if path.name != "__init__.py" and "__pycache__" not in path.parts
+    }
+    assert sorted(named - modules) == [], "named in ARCHITECTURE.md, not in the tree"
+    assert sorted(modules - named) == [], "in the tree, not named in ARCHITECTURE.md"
