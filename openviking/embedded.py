@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from .ingest.watching import Synced
     from .interface import Session
     from .models.embedder import Embedder
-    from .retrieve.request import FindRequest
+    from .retrieve.request import FindArguments, FindRequest
     from .store.lance import LanceStore
 
 __all__ = ["OpenViking"]
@@ -130,12 +130,28 @@ class OpenViking(Embedded):
         as_of: str | None = None,
     ) -> FindResult:
         """Search by meaning, without session context (see the interface)."""
-        from .retrieve.request import Telemetry
+        from .retrieve.request import FindArguments, Telemetry
         from .retrieve.retriever import find
 
         extras = Telemetry(telemetry, include_provenance, "search.find")
         explain = flag(explain, "explain")
-        request = self._find_request(locals())
+        request = self._find_request(
+            FindArguments(
+                query=query,
+                target_uri=target_uri,
+                limit=limit,
+                node_limit=node_limit,
+                score_threshold=score_threshold,
+                filter=filter,
+                since=since,
+                until=until,
+                time_field=time_field,
+                level=level,
+                context_type=context_type,
+                tags=tags,
+                mode=mode,
+            )
+        )
         store, embedder = self._retrieval_backend(request)
         return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
@@ -165,11 +181,27 @@ class OpenViking(Embedded):
     ) -> FindResult:
         """Search with a session's context and LLM intent analysis (see the interface)."""
         from .retrieve.planned import search
-        from .retrieve.request import Telemetry, session_id_of
+        from .retrieve.request import FindArguments, Telemetry, session_id_of
 
         extras = Telemetry(telemetry, include_provenance, "search.search")
         explain = flag(explain, "explain")
-        request = self._find_request(locals())
+        request = self._find_request(
+            FindArguments(
+                query=query,
+                target_uri=target_uri,
+                limit=limit,
+                node_limit=node_limit,
+                score_threshold=score_threshold,
+                filter=filter,
+                since=since,
+                until=until,
+                time_field=time_field,
+                level=level,
+                context_type=context_type,
+                tags=tags,
+                mode=mode,
+            )
+        )
         chosen = session_id_of(session, session_id)
         store, embedder = self._retrieval_backend(request)
         result = search(
@@ -177,18 +209,18 @@ class OpenViking(Embedded):
         )
         return extras.attach(self._said_missing_targets(request, result))
 
-    def _find_request(self, arguments: Mapping[str, Any]) -> FindRequest:
-        """The checked request of a find's or search's arguments (their ``locals()``): each
-        argument ``retrieve.request.find_request`` takes, by name."""
-        from .retrieve.request import REQUEST_ARGUMENTS, find_request
+    def _find_request(self, arguments: FindArguments) -> FindRequest:
+        """The checked request of a find's, search's or context's arguments, with the config's
+        defaults."""
+        from .retrieve.request import find_request
 
         config = self.config
         return find_request(
+            arguments,
             user=self.user,
             default_threshold=config.rerank.threshold,
             default_mode=config.retrieval.mode,
             translate=config.retrieval.translate_queries,
-            **{name: arguments[name] for name in REQUEST_ARGUMENTS},
         )
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
@@ -821,7 +853,7 @@ class OpenViking(Embedded):
         ``RECORDS_PER_HIT x limit`` records, several of a file; with a session, the hits of its
         planned search (one a file)."""
         from .retrieve.context import RECORDS_PER_HIT, pack
-        from .retrieve.request import REQUEST_ARGUMENTS
+        from .retrieve.request import query_arguments
         from .retrieve.retriever import record_hits
 
         budget = whole_number(budget, "budget", minimum=1, maximum=1_000_000)
@@ -829,9 +861,7 @@ class OpenViking(Embedded):
         if optional_text(session_id, "session_id"):
             found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
             return pack(self._open(), found, budget, ranked_by="search")
-        arguments: dict[str, Any] = dict.fromkeys(REQUEST_ARGUMENTS)
-        arguments.update(query=query, target_uri=target_uri, limit=limit * RECORDS_PER_HIT)
-        request = self._find_request(arguments)
+        request = self._find_request(query_arguments(query, target_uri, limit * RECORDS_PER_HIT))
         store, embedder = self._retrieval_backend(request)
         hits = self._said_missing_targets(request, record_hits(store, embedder, request))
         return pack(store, hits, budget)
@@ -963,7 +993,7 @@ def _minutes(value: object, name: str) -> float | None:
 def _not_watched(uri: str) -> NotFoundError:
     return NotFoundError(
         f"Watch not found: {uri}",
-        hint="List the watched sources with: openviking watch --list",
+        hint="List the watched sources with list_watches()",
         details={"resource": uri, "type": "watch_task"},
     )
 
@@ -978,7 +1008,7 @@ def _refuse_another_watch(states: list[dict[str, Any]], uri: str, path: str) -> 
         if state["to_uri"] == uri and state.get("path") != path:
             raise AlreadyExistsError(
                 f"{uri} is watched from {state.get('path')}",
-                hint=f"Stop that watch first: openviking watch --stop {uri}",
+                hint=f"Stop that watch first: delete_watch('{uri}')",
                 details={"resource": uri, "type": "watch_task", "path": state.get("path")},
             )
 

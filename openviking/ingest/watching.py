@@ -112,7 +112,7 @@ def sync_source(
     if not source.exists():
         raise NotFoundError(
             f"The watched source {source} is not there: nothing was removed from {root}",
-            hint="Mount or restore it, or stop watching it with: openviking watch --stop " + str(root),
+            hint=f"Mount or restore it, or stop watching it with delete_watch('{root}')",
             details={"path": str(source), "uri": str(root)},
         )
     if source.is_file():
