@@ -23,7 +23,7 @@ from typing import Any
 
 from .procs import compile_bytecode
 from .quality import DOCS, docs_queries
-from .server import _cli, _env
+from .server import _cli, _env, print_section
 from .startup import hyperfine, write_typer_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -215,10 +215,3 @@ def _rss_mb(pid: int) -> float | None:
     except OSError:
         return None
     return None
-
-
-def print_section(title: str, values: dict[str, Any]) -> None:
-    print(f"\n{title}")
-    for key, value in values.items():
-        print(f"  {key:<24} {json.dumps(value, ensure_ascii=False)}")
-    sys.stdout.flush()
