@@ -223,8 +223,9 @@ def commit_session(
     result.summary = summary
     if not dry_run:
         _write(store, vectors.embedder, found, changed, sessions.uri(session_id), limits)
-        for uri in [item.uri for item in changed if item.action == "superseded"] + _left_behind(store, found):
-            remove(store, vectors.embedder, parse(uri), limits=limits)
+        gone = [item.uri for item in changed if item.action == "superseded"] + _left_behind(store, found)
+        for old in gone:
+            remove(store, vectors.embedder, parse(old), limits=limits)
         sessions.set_summary(session_id, summary)
         state.extracted_seq, state.extraction_error = max(last_read, state.extracted_seq), ""
         sessions.save_commit_state(session_id, state)
