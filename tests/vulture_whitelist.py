@@ -57,7 +57,6 @@ wait_processed  # unused function (openviking/server/routes/upstream.py)
 content_reindex  # unused function (openviking/server/routes/upstream.py)
 written_bytes  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
 content_updated  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
-_.set_summary  # unused method (openviking/session/sessions.py)
 _.contains  # unused method (openviking/timefilter.py)
 new_key  # unused function (openviking_cli/commands/serve.py)
 _.on_broken_pipe  # unused method (openviking_cli/console.py)

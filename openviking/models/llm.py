@@ -209,29 +209,36 @@ def _balanced_spans(text: str, opener: str, closer: str) -> list[str]:
     spans: list[str] = []
     start = text.find(opener)
     while start != -1 and len(spans) < 20:
-        depth = 0
-        in_string = False
-        escaped = False
-        for index in range(start, len(text)):
-            ch = text[index]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == opener:
-                depth += 1
-            elif ch == closer:
-                depth -= 1
-                if depth == 0:
-                    spans.append(text[start : index + 1])
-                    break
+        end = _balanced_end(text, start, opener, closer)
+        if end is not None:
+            spans.append(text[start:end])
         start = text.find(opener, start + 1)
     return spans
+
+
+def _balanced_end(text: str, start: int, openers: str, closers: str) -> int | None:
+    """The index after the bracket that closes the one at ``start`` (brackets inside strings do
+    not count), or None when the text ends first."""
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        ch = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in openers:
+            depth += 1
+        elif ch in closers:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
 
 
 @dataclass(slots=True)
@@ -308,29 +315,9 @@ def _unfenced(text: str) -> str:
 
 
 def _item_end(text: str, start: int) -> int | None:
-    """Where the JSON value starting at ``start`` ends (brackets balanced, strings respected):
-    the index after it, or None when the text ends first."""
-    opener = text[start]
-    if opener not in "{[":
+    """Where the JSON value starting at ``start`` ends: the index after it, or None when the
+    text ends first."""
+    if text[start] not in "{[":
         match = re.compile(r"[^,\]]*").match(text, start)
         return match.end() if match and match.end() < len(text) else None
-    depth = 0
-    in_string = escaped = False
-    for index in range(start, len(text)):
-        ch = text[index]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return index + 1
-    return None
+    return _balanced_end(text, start, "{[", "}]")
