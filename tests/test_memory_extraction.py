@@ -135,6 +135,7 @@ def test_a_memory_says_when_it_was_said_and_the_day_it_tells_of() -> None:
         ("I bought a new coffee grinder.", "I drink three cups of coffee a day.", False),
         ("We left Utrecht for a weekend in the Ardennes.", "I keep bees on my roof in Utrecht.", False),
         ("I don't eat fish anymore.", "I love spicy food.", False),
+        ("I won't quit on my dreams.", "I keep chasing my dreams.", False),  # a quit denied ends nothing
     ],
 )
 def test_what_a_statement_says_is_no_longer_so(new: str, old: str, supersedes: bool) -> None:

@@ -155,6 +155,7 @@ _NOT_ANYMORE = re.compile(
     re.I,
 )
 _CLAUSE_END = re.compile(r"\s+(?:and|but|because|so|since|as|after|when|while|to|for|in|on|at)\b.*$", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|won't|don't|doesn't|didn't|can't|cannot|wouldn't)\s+(?:\w+\s+)?$", re.I)
 _BROKE_UP = re.compile(r"\b(?P<what>\w+) and the user (?:broke up|split up|separated|divorced)\b", re.I)
 _NOW = re.compile(r"\bnow\b(?![^.;]*\balso\b)|\bthese days\b", re.I)
 _TEMPORARY = re.compile(
@@ -221,6 +222,8 @@ def change(statement: str) -> Change | None:
     stems: set[str] = set()
     for pattern in (_FROM, _ENDED, _NOT_ANYMORE, _BROKE_UP):
         for found in pattern.finditer(statement):
+            if pattern is _ENDED and _NEGATED.search(statement[: found.start()]):
+                continue  # "won't quit on their dreams" ends nothing
             stems |= content_stems(_CLAUSE_END.sub("", found.group("what")))
     if stems:
         return Change(frozenset(stems))
