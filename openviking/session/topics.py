@@ -23,7 +23,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,7 +131,7 @@ def topic_classifier(model_identity: str) -> TopicClassifier | None:
         return _loaded[model_identity]
 
 
-def _build(path: Path = WEIGHTS) -> Any:
+def _build(path: Path = WEIGHTS) -> None:
     """Train on ``topics.txt`` with the bundled model and write the weights to ``path``."""
     import numpy as np
 
@@ -149,9 +149,7 @@ def _build(path: Path = WEIGHTS) -> Any:
             model=np.array(model.identity),
             digest=np.array(digest(model.identity, data)),
         )
-    return classifier
 
 
 if __name__ == "__main__":
-    built = _build()
-    print(f"trained on {len(training_data())} statements, {len(built.names)} topics: {WEIGHTS}")
+    _build()
