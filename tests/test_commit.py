@@ -220,6 +220,23 @@ def test_offline_a_memory_that_is_no_longer_so_is_superseded_and_kept_as_history
     assert local.add_memory(old[berlin.uri].previous or "", "profile").uri == berlin.uri
 
 
+def test_the_cli_says_what_a_commit_superseded_and_where_its_text_is_kept(cli: Cli, tmp_path: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", write_config(tmp_path / "c" / "ov.conf", HASH_CONF))
+    ov("session", "add-message", "s1", "--role", "user", "--content", "We live in Berlin with our kids.")
+    old = ov("session", "commit", "s1", "-o", "json").json()["result"]["memories"][0]
+    ov("session", "add-message", "s2", "--role", "user", "--content", "We moved from Berlin to Lisbon with our kids.")
+    printed = ov("session", "commit", "s2")
+    assert printed.code == 0 and "Memories (extractive): 1 new, 0 merged, 0 known, 1 superseded" in printed.out
+    lines = printed.out.splitlines()
+    created = next(line for line in lines if line.strip().startswith("created"))
+    superseded = " ".join(line.strip() for line in lines[lines.index(created) + 1 :])
+    assert superseded.startswith("superseded profile") or superseded.startswith("superseded entities"), printed.out
+    assert "(kept as history in viking://user/default/memories/" in superseded
+    assert old["uri"] not in ov("ls", "viking://user/memories", "-r").out
+    kept = ov("find", "Berlin", "-u", "viking://user/memories", "-o", "json").json()["result"]["memories"][0]
+    assert f"(was {old['uri']})" in ov("read", kept["uri"]).out
+
+
 def test_a_plan_whose_days_have_passed_ages_at_the_next_commit(hash_client: OpenViking) -> None:
     hash_client.add_message("s1", "user", "Next month I'm flying to Tokyo for a conference.", created_at=SAID)
     plan = hash_client.commit_session("s1").memories[0]
