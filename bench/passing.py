@@ -58,7 +58,7 @@ def run_set(work: Path, name: str) -> dict[str, Any]:
                 "kept": bool(holding),
                 "fitting": bool(holding) and holding[0].category in item["category"],
                 "category": holding[0].category if holding else "",
-                "topic": holding[0].topic if holding else "",
+                "topic": getattr(holding[0], "topic", "") if holding else "",  # a baseline without topics
                 "memory": holding[0].text.split("\n")[0] if holding else "",
                 "memories": [m.text.split("\n")[0] for m in kept],
                 "questions": [],

@@ -447,6 +447,50 @@ def test_upstreams_client_commits_and_then_finds_the_memories(tmp_path: Path) ->
             assert ours["used_tokens"] <= 80 and ours["tokenizer"]
 
 
+def test_over_http_a_commit_says_what_it_superseded_and_get_session_returns_its_summary(tmp_path: Path) -> None:
+    from openviking_sdk import SyncHTTPClient as UpstreamClient
+
+    with thread_server(HASH_CONF, tmp_path / "store") as url:
+        upstream = UpstreamClient(url=url)
+        upstream.initialize()
+        try:
+            upstream.add_message("s1", "user", "We live in Berlin with our kids.")
+            (old,) = upstream.commit_session("s1")["memories"]
+            upstream.add_message("s2", "user", "We moved from Berlin to Lisbon with our kids.")
+            committed = upstream.commit_session("s2")
+            assert committed["memories_extracted"]["superseded"] == 1
+            by_action = {m["action"]: m for m in committed["memories"]}
+            gone, lisbon = by_action["superseded"], by_action["created"]
+            assert (gone["uri"], gone["superseded_by"], gone["previous"]) == (old["uri"], lisbon["uri"], old["text"])
+            assert gone["reason"].startswith("no longer so: ")
+            assert upstream.get_session("s2")["summary"] == committed["summary"]
+            assert "Lisbon" in committed["summary"]
+            assert f"(was {old['uri']})" in upstream.read(lisbon["uri"])
+        finally:
+            upstream.close()
+
+
+def test_a_mcp_agent_sees_what_a_commit_superseded(hash_client: OpenViking) -> None:
+    import anyio
+    from mcp import Client
+
+    from openviking.server.mcp import mcp_server
+
+    hash_client.add_message("s1", "user", "We live in Berlin with our kids.")
+    (old,) = hash_client.commit_session("s1").memories
+    hash_client.add_message("s2", "user", "We moved from Berlin to Lisbon with our kids.")
+
+    async def run() -> Any:
+        async with Client(mcp_server(lambda: hash_client, max_concurrent_calls=1)) as session:
+            return await session.call_tool("commit_session", {"session_id": "s2"})
+
+    committed = json.loads(anyio.run(run).content[0].text)
+    by_action = {m["action"]: m for m in committed["memories"]}
+    assert by_action["superseded"]["uri"] == old.uri and by_action["superseded"]["previous"] == old.text
+    assert by_action["superseded"]["superseded_by"] == by_action["created"]["uri"]
+    assert committed["summary"] == hash_client.get_session("s2").summary
+
+
 # ----------------------------------------------------------------------------- context within a budget
 def _pieces_of(result: Any) -> list[tuple[str, tuple[int, int] | None]]:
     return [(e.uri, tuple(e.lines) if e.lines else None) for e in result.entries]
