@@ -58,6 +58,12 @@ KEYWORD_WEIGHT = 0.6
 # (plain BM25 over whole sessions: 0.455); at 0.6-0.8 every category beats BM25 (bench/README.md).
 DIALOGUE_VECTOR_WEIGHT = 0.65
 DIALOGUE_KEYWORD_WEIGHT = 0.35
+# So does a memory's: a sentence or two, where one shared word ("jobs" for "what is the user's
+# job") decides BM25 between memories. Facts told in passing, asked in other words: the first
+# memory holds the fact for 0.626 -> 0.677 of the questions, the first hit of all 0.495 -> 0.626
+# (bench/README.md, "Facts told in passing").
+MEMORY_VECTOR_WEIGHT = 0.65
+MEMORY_KEYWORD_WEIGHT = 0.35
 NORMALIZE_DEPTH = 100
 VECTOR_MIN_SPREAD = 0.1
 VECTOR_FLOOR = 0.05
@@ -381,9 +387,12 @@ def _memory_folders_below_their_memories(candidates: list[Candidate]) -> None:
 
 
 def _fusion_weights(row: dict[str, Any]) -> tuple[float, float]:
-    """The vector and keyword sides' shares of a hybrid score, by the form of the hit's file."""
+    """The vector and keyword sides' shares of a hybrid score, by the form of the hit's file (a
+    memory's own, not its folder's summary)."""
     if row.get("form") == FORM_DIALOGUE:
         return DIALOGUE_VECTOR_WEIGHT, DIALOGUE_KEYWORD_WEIGHT
+    if row.get("context_type") == "memory" and row.get("level", 2) == 2:
+        return MEMORY_VECTOR_WEIGHT, MEMORY_KEYWORD_WEIGHT
     return VECTOR_WEIGHT, KEYWORD_WEIGHT
 
 
