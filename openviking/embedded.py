@@ -51,6 +51,7 @@ from .tags import normalize_tags
 from .uri import VikingURI, shell_word, sidecar_owner
 
 if TYPE_CHECKING:
+    from .ingest.transaction import Vectors, Write
     from .interface import Session
     from .models.embedder import Embedder
     from .retrieve.request import FindRequest
@@ -374,6 +375,7 @@ class OpenViking(Embedded):
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Mirror a file or folder (a URL, an archive) under a ``viking://`` URI and index it
         (see the interface)."""
@@ -388,18 +390,20 @@ class OpenViking(Embedded):
         include, exclude = strings(include, "include"), strings(exclude, "exclude")
         progress = callback(progress, "progress")
         source_name = optional_text(source_name, "source_name")
+        vectors = _vectors(flag(wait, "wait"))
         sources = Sources(self.user, self.store_path)
         with local_source(path, source_name) as local:
             source = local.path
             root = sources.target(source, to, parent, self._existing_store)
             walked = sources.walk_text(source, include, exclude)
             store = self._open(create=True)
-            with self._writing(store, [root]) as w:
+            with self._writing(store, [root], vectors=vectors, progress=progress) as w:
                 new = store.get_node(str(root), columns=["uri"]) is None
                 result = ingest_tree(
                     store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
                     walked=walked, recorded_as=local.recorded_as,
                 )  # fmt: skip
+            _embedded(store, root, result, w)
             renamed = new and (result.added or result.directories) and local.temporary is None
             warning = sources.renamed_warning(source, to, root) if renamed else None
             if warning is not None:
@@ -428,6 +432,7 @@ class OpenViking(Embedded):
         tags: Iterable[str] | str | None = None,
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
@@ -438,19 +443,21 @@ class OpenViking(Embedded):
         name = optional_text(name, "name")
         source_name = optional_text(source_name, "source_name")
         progress = callback(progress, "progress")
+        vectors = _vectors(flag(wait, "wait"))
         tag_list = normalize_tags(tags)
         sources = Sources(self.user, self.store_path)
         folder = sources.skill_folder(source, name)
         walked = sources.walk_text(source, (), ())
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
-        with self._writing(store, [root]) as w:
+        with self._writing(store, [root], vectors=vectors, progress=progress) as w:
             recorded = Path(source_name) if source_name else None
             sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
                 store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
                 walked=walked, recorded_as=recorded,
             )  # fmt: skip
+        _embedded(store, root, result, w)
         warning = sources.renamed_skill_warning(folder, name) if result.added else None
         if warning is not None:
             result.warnings.insert(0, warning)
@@ -748,3 +755,19 @@ class OpenViking(Embedded):
             files = self._open().count_nodes(VikingURI(("user", self.user))) if report.store.get("readable") else 0
             return for_one_user(report, self.user, files)
         return report
+
+
+def _vectors(wait: bool) -> Vectors:
+    """When an add's vectors are made: before it returns, or later (``wait`` false)."""
+    return "wait" if wait else "later"
+
+
+def _embedded(store: LanceStore, root: VikingURI, result: AddResult, write: Write) -> None:
+    """Count in ``result`` what the add's embedding phase made and how long it took, and what of
+    its tree still waits."""
+    from .ingest.vectors import waiting
+
+    if write.embedding is not None:
+        result.records_embedded += write.embedding.embedded
+        result.seconds += write.embedding.seconds
+    result.pending_vectors = waiting(store, write.embedder, root)

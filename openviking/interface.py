@@ -63,7 +63,7 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[int, int], None]
-"""Called with (bytes done, bytes total) while a write embeds."""
+"""Called with (done, total) while a write works: bytes written, then records embedded (from 0 again)."""
 TimeBound = str | datetime | date
 """``30m``, ``2h``, ``7d``, ``2w`` back from now; ``YYYY-MM-DD`` (that whole UTC day); ISO 8601."""
 TagSpec = Iterable[str] | str
@@ -127,7 +127,15 @@ FIND_RESULT = (
     "directory's."
 )
 FIND_TOOL_PARAMS = ("query", "target_uri", "limit", "score_threshold", "since", "until", "context_type", "mode")
-PROGRESS = Param("Called with (bytes done, bytes total) while the write embeds.", local=True)
+PROGRESS = Param(
+    "Called with (done, total) while the write works: bytes read and written, then, from 0 again, "
+    "records given their vectors.",
+    local=True,
+)
+WAIT = Param(
+    "Make the vectors before answering (false: answer once the text is written and searchable by "
+    "its words; the vectors follow, made by the next write, a server or openviking index)."
+)
 # Fields upstream's clients send that change nothing here, and why.
 FIND_UPSTREAM = {
     "read_content": "every hit carries its abstract; read its uri for the whole text",
@@ -547,6 +555,7 @@ class Operations(Protocol):
                 "The path the nodes record as their source instead of path: a server adding an "
                 "upload records the client's own path, so the same folder uploaded again is unchanged."
             ),
+            "wait": WAIT,
         },
     )
     def add_resource(
@@ -560,10 +569,13 @@ class Operations(Protocol):
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Mirror a local file or folder under a ``viking://`` URI and index it; re-adding
         indexes only what changed. Documents are converted (their pages, slides and sheets
-        kept), an archive adds what it holds, a URL what it serves.
+        kept), an archive adds what it holds, a URL what it serves. The text, its full-text
+        index and the summaries are written first, so find answers from them at once; the
+        vectors follow (before the call returns, unless ``wait`` is false).
 
         Raises:
             NotFoundError: ``path`` does not exist, or ``parent`` does not (or the URL answers 404).
@@ -611,6 +623,7 @@ class Operations(Protocol):
             "tags": Param("key=value retrieval tags."),
             "progress": PROGRESS,
             "source_name": Param("The path the nodes record as their source instead of path (as add_resource)."),
+            "wait": WAIT,
         },
     )
     def add_skill(
@@ -621,6 +634,7 @@ class Operations(Protocol):
         tags: TagSpec | None = None,
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under
         ``viking://agent/skills/<name>``.

@@ -376,6 +376,9 @@ class AddResult(Record):
     skipped: int = 0
     directories: int = 0
     records_embedded: int = 0
+    # Records of the add's tree still waiting for their vectors when it returned (found by
+    # their words and summaries meanwhile): an add told not to wait, or one another process embeds.
+    pending_vectors: int = 0
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     # Files added with a caveat (bytes that are not UTF-8 were replaced): ``{path, warning}``.
     warnings: list[dict[str, str]] = field(default_factory=list)
