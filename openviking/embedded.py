@@ -31,6 +31,7 @@ from .results import (
     Entry,
     GlobResult,
     GrepResult,
+    IndexResult,
     LinkResult,
     MemoryResult,
     MessageAdded,
@@ -199,9 +200,13 @@ class OpenViking(Embedded):
 
     def _said_missing_targets(self, request: FindRequest, result: FindResult) -> FindResult:
         """``result``, once a target that names nothing stored got its warning, as "no results"
-        alone would not say why (a target with a hit in it exists, and is not looked up)."""
+        alone would not say why (a target with a hit in it exists, and is not looked up), with
+        the count of the records in its scope that wait for their vectors."""
+        from .store.pending import count_pending
+
         for message in self._namespace().missing_targets(request.scope.targets, [hit.uri for hit in result]):
             self._warn(message)
+        result.pending_vectors = count_pending(self._open(), request.scope)
         return result
 
     @readable_as_of
@@ -561,6 +566,33 @@ class OpenViking(Embedded):
         with self._writing(store, guard=False) as w:  # it changes the binding itself
             return reindex(store, w.embedder, root, limits=w.limits, progress=progress)
 
+    def index(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> IndexResult:
+        """Make the vectors of the records that wait for them (below ``uri``; see the interface)."""
+        from .ingest.transaction import check_embedder
+        from .ingest.vectors import embed_pending
+        from .uri import VikingURI
+
+        root = None if uri is None or (isinstance(uri, str) and not uri) else self._uri(uri)
+        progress = callback(progress, "progress")
+        if root is None:
+            self._store_wide(
+                "make the vectors of the whole store", "it holds every user's space", "Name a uri of your own"
+            )
+        shown = str(root or VikingURI(()))
+        store = self._existing_store()
+        if store is None:
+            return IndexResult(uri=shown)
+        embedder = self.embedder()
+        check_embedder(store, embedder)
+        done = embed_pending(store, embedder, below=root, progress=progress)
+        return IndexResult(
+            uri=shown,
+            records_embedded=done.filled,
+            texts_embedded=done.embedded,
+            pending_vectors=done.pending,
+            seconds=round(done.seconds, 3),
+        )
+
     # ------------------------------------------------------------------ sessions
     def create_session(self, session_id: str | None = None) -> SessionInfo:
         """Start a session (an id is generated when none is given)."""
@@ -647,13 +679,17 @@ class OpenViking(Embedded):
         limit = whole_number(limit, "limit", minimum=1, maximum=200)
         if session_id:
             found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
-            return pack(self._open(), found, budget, ranked_by="search")
+            packed = pack(self._open(), found, budget, ranked_by="search")
+            packed.pending_vectors = found.pending_vectors
+            return packed
         arguments: dict[str, Any] = dict.fromkeys(REQUEST_ARGUMENTS)
         arguments.update(query=query, target_uri=target_uri, limit=limit * RECORDS_PER_HIT)
         request = self._find_request(arguments)
         store, embedder = self._retrieval_backend(request)
         hits = self._said_missing_targets(request, record_hits(store, embedder, request))
-        return pack(store, hits, budget)
+        packed = pack(store, hits, budget)
+        packed.pending_vectors = hits.pending_vectors
+        return packed
 
     def session(self, session_id: str | None = None) -> Session:
         """A :class:`~openviking.interface.Session` handle, created when needed."""
@@ -727,14 +763,15 @@ class OpenViking(Embedded):
         self._store_wide("delete a snapshot")
         return Snapshot.from_dict(delete_snapshot(self._open(), name))
 
-    def _store_wide(self, what: str) -> None:
+    def _store_wide(
+        self,
+        what: str,
+        why: str = "a snapshot holds every user's space",
+        hint: str = "Ask whoever holds the root key, or read as_of an existing snapshot",
+    ) -> None:
         """Refuse a change of the whole store to a client confined to its user's space."""
         if self._isolated:
-            raise PermissionDeniedError(
-                f"Only the root key may {what}: a snapshot holds every user's space",
-                hint="Ask whoever holds the root key, or read as_of an existing snapshot",
-                details={"user": self.user},
-            )
+            raise PermissionDeniedError(f"Only the root key may {what}: {why}", hint=hint, details={"user": self.user})
 
     # ------------------------------------------------------------------ health
     def doctor(self, *, repair: bool = False) -> DoctorReport:

@@ -29,6 +29,7 @@ from .results import (
     Entry,
     GlobResult,
     GrepResult,
+    IndexResult,
     LinkResult,
     MemoryResult,
     Message,
@@ -762,6 +763,26 @@ class Operations(Protocol):
     def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> ReindexResult:
         """Embed the store (or the files below ``uri``) again with the configured embedder;
         after a model change, into a new table (an interrupted run resumes)."""
+        declared()
+
+    @operation(
+        http=Route("POST", "/api/v1/index"),
+        mcp=NoTool("every write's vectors are made after it by themselves: an operator's task"),
+        command="index",
+        writes=True,
+        params={
+            "uri": Param("Only the records at and below this URI (default: the whole store)."),
+            "progress": Param("Called with (records done, records waiting).", local=True),
+        },
+    )
+    def index(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> IndexResult:
+        """Make the vectors of the records that wait for them (below ``uri``): what an add that
+        did not wait, or was stopped, or whose embedder failed, left. Waits for another process
+        that makes them to finish first; a record gets its vector once, however often this runs.
+
+        Raises:
+            FailedPreconditionError: the store was built with another embedder (see reindex).
+        """
         declared()
 
     # ------------------------------------------------------------------ sessions

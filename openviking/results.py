@@ -27,6 +27,7 @@ __all__ = [
     "GlobResult",
     "GrepMatch",
     "GrepResult",
+    "IndexResult",
     "LinkResult",
     "MemoryResult",
     "Message",
@@ -472,6 +473,19 @@ class ReindexResult(Record):
     seconds: float = 0.0
 
 
+@dataclass(slots=True, eq=False)
+class IndexResult(Record):
+    """What ``index`` did: the records below ``uri`` that got their vectors, the texts the
+    embedder read for them (identical texts once), and the records still waiting (another
+    write's, come in meanwhile)."""
+
+    uri: str
+    records_embedded: int = 0
+    texts_embedded: int = 0
+    pending_vectors: int = 0
+    seconds: float = 0.0
+
+
 # ----------------------------------------------------------------------------- sessions
 @dataclass(slots=True, eq=False)
 class Message(Record):
@@ -611,6 +625,8 @@ class ContextResult(Record):
     tokenizer: str
     digest: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
+    # Records within the query's scope that wait for their vectors (found by their words only).
+    pending_vectors: int = 0
 
 
 @dataclass(slots=True, eq=False)
