@@ -30,6 +30,7 @@ MODULES = ("add", "find", "search", "context", "grep", "content", "fs", "session
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
 COMMAND_MODULES = {
     "add-resource": "add",
+    "index": "add",
     "find": "find",
     "search": "search",
     "context": "context",
