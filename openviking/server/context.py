@@ -24,6 +24,7 @@ from openviking.errors import ConfigError, InvalidArgumentError, UnavailableErro
 
 from .auth import NOBODY, Caller, Keys
 from .envelope import said
+from .indexer import Indexer
 from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
@@ -44,6 +45,7 @@ class ServerState:
         self._store = store
         self.root: OpenViking | None = None
         self.uploads: Uploads | None = None
+        self.indexer: Indexer | None = None  # makes the vectors writes leave waiting
         self.not_ready = "starting"
         self.failed: BaseException | None = None  # why open() failed, for the process to say
 
@@ -56,6 +58,8 @@ class ServerState:
             embedder.embed_query("openviking")  # the bundled model loads on its first use: not in a request
         self.uploads = Uploads(Path(tempfile.mkdtemp(prefix="openviking-uploads-")), self.server.max_upload_bytes)
         self.root = root
+        self.indexer = Indexer(root)
+        self.indexer.start()
         self.not_ready = ""
         where = root.store_path if "://" in root.store_path else os.path.abspath(root.store_path)
         log.info("store %s open, embedder %s", where, embedder.identity)
@@ -63,6 +67,8 @@ class ServerState:
     def close(self) -> None:
         """Stop answering, release the store and delete what uploads are left."""
         self.not_ready = "stopping"
+        if self.indexer is not None:
+            self.indexer.stop()
         if self.uploads is not None:
             shutil.rmtree(self.uploads.root, ignore_errors=True)
         if self.root is not None:
