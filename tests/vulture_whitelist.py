@@ -74,6 +74,7 @@ memories_extracted  # unused variable (openviking/results.py): CommitResult's JS
 estimated_active_tokens  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 budget_exceeded  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 rendered  # unused variable (openviking/results.py): ContextResult's JSON
+texts_embedded  # unused variable (openviking/results.py): IndexResult's JSON
 used_tokens  # unused variable (openviking/results.py): ContextResult's JSON
 tokenizer  # unused variable (openviking/results.py): ContextResult's JSON
 latest_archive_overview  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
