@@ -356,6 +356,43 @@ def test_a_vector_made_of_a_text_that_changed_is_not_stored(tmp_path: Path) -> N
         assert count_pending(opened) == 6
 
 
+def test_an_embedding_steps_aside_when_a_reindex_took_the_store_to_another_table(
+    tmp_path: Path, embeddings: Embeddings
+) -> None:
+    store = tmp_path / "store"
+    with OpenViking(path=store, config=config_from_dict(embeddings.conf())) as client:
+        client.add_resource(_tree(tmp_path), wait=False)
+        embeddings.gate.clear()
+        outcome: dict[str, Any] = {}
+
+        def index() -> None:
+            try:
+                outcome["done"] = client.index()
+            except BaseException as exc:  # said by the assertion below
+                outcome["error"] = exc
+
+        indexer = threading.Thread(target=index)
+        indexer.start()
+        try:
+            assert embeddings.asked.wait(60), "the index did not start embedding"
+            # While the batch is embedded (no lock held), another process switches the store to
+            # another model: a new table, made whole, and the old one dropped.
+            with OpenViking(path=store, config=hash_config()) as other:
+                assert other.reindex().switched_table
+        finally:
+            embeddings.gate.set()
+            indexer.join(60)
+        assert "error" not in outcome, outcome.get("error")
+        # Its batch's vectors, of the old model, went nowhere; it found nothing more to do.
+        assert (outcome["done"].records_embedded, outcome["done"].pending_vectors) == (0, 0)
+    records = _records(store)
+    assert len(records) == 7 and all(r["vector"] is not None and not r["vector_pending"] for r in records)
+    with OpenViking(path=store, config=hash_config()) as other:
+        assert other.find("prune roses in spring", mode="vector").resources[0].uri == f"{R}/src/garden/roses.md"
+        assert other.doctor()["problems"] == []
+    assert len(embeddings.passages()) == 7  # the one batch it embedded before it stepped aside
+
+
 def test_two_indexers_at_once_embed_each_text_once(tmp_path: Path, embeddings: Embeddings) -> None:
     files = {f"d{i % 3}/p{i:02d}.md": f"# Page {i}\n\nPage {i} tells of topic {i} at length.\n" for i in range(40)}
     store, conf = tmp_path / "store", write_config(tmp_path / "ov.conf", embeddings.conf())

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .filters import path_scope_sql, sql_in
-from .schema import VECTOR_PENDING, records_schema
+from .schema import RECORDS, VECTOR_PENDING, records_schema
 from .tables import _batches
 
 if TYPE_CHECKING:
@@ -69,8 +69,8 @@ def pending_batch(store: LanceStore, limit: int, *, below: VikingURI | None = No
 def fill_vectors(store: LanceStore, rows: Sequence[dict[str, Any]], dimension: int) -> int:
     """Write each row's ``vector`` to the record of its ``id``, in one commit, where that record
     still waits with the ``text_hash`` the vector was made from: a record rewritten meanwhile
-    (an edit) waits on for its new text, and a removed one is not made again. Returns how many
-    records got their vectors."""
+    (an edit) waits on for its new text, and a removed one is not made again; nothing is written
+    once the store uses another records table. Returns how many records got their vectors."""
     if not rows:
         return 0
     import numpy as np
@@ -94,7 +94,9 @@ def fill_vectors(store: LanceStore, rows: Sequence[dict[str, Any]], dimension: i
         schema=fields,
     )
     with store.write_lock():
-        if not _flagged(store):
+        # A reindex to another model (another process) may have switched the store to a table
+        # of its own, made whole, and dropped this one while the batch was embedded.
+        if (store.meta().get("records_table") or RECORDS) != store.records_table or not _flagged(store):
             return 0
         table = store.records()
         # Only the columns that change: a merge of whole rows would carry every text back.
