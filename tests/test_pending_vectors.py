@@ -37,12 +37,12 @@ from helpers import (
     write_hash_config,
 )
 from mcp import Client
-from ovserver import body_of, thread_server
+from ovserver import body_of, error_of, thread_server
 from servers import Reply, Request, StubServer, random_embeddings
 
 from openviking import OpenViking
 from openviking.config import config_from_dict
-from openviking.errors import PermissionDeniedError
+from openviking.errors import InvalidArgumentError, PermissionDeniedError
 from openviking.server.mcp import mcp_server
 from openviking.store.lance import LanceStore
 from openviking.store.pending import count_pending, fill_vectors
@@ -199,6 +199,36 @@ def test_a_store_an_older_version_wrote_gets_the_columns_at_its_next_write(tmp_p
         assert client.find("bees lavender").resources[0].uri == f"{R}/more/b.md"
         assert client.index().records_embedded == 3
     assert all(r["vector"] is not None and not r["vector_pending"] for r in _records(store))
+
+
+SKILL = "---\nname: brewing\ndescription: Brew tea at the right heat.\n---\n\n# Brewing\n\nGreen tea wants 80 C.\n"
+
+
+def test_a_skill_added_without_waiting_is_found_by_its_words(tmp_path: Path) -> None:
+    skill = make_tree(tmp_path / "brewing", {"SKILL.md": SKILL})
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        added = client.add_skill(skill, wait=False)
+        assert added.records_embedded == 0 and added.pending_vectors > 0
+        found = client.find("green tea water heat", target_uri="viking://agent/skills")
+        assert found.skills[0].uri.startswith("viking://agent/skills/brewing")
+        # The skill's own (its chunk, its folder's L0 and L1), and the L0 and L1 of the skills' folder
+        assert (added.pending_vectors, found.pending_vectors) == (3, 5)
+        assert client.index().records_embedded == 5
+        assert client.find("green tea water heat", target_uri="viking://agent/skills").pending_vectors == 0
+
+
+def test_wait_that_is_not_true_or_false_is_refused(tmp_path: Path) -> None:
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
+        client.add_resource(_tree(tmp_path))
+        error = unharmed(client, lambda: client.add_resource(_tree(tmp_path, "more"), wait="later"))
+        assert isinstance(error, InvalidArgumentError)
+        assert error.code == "INVALID_ARGUMENT" and "wait must be True or False (got" in error.message
+    with thread_server(HASH_CONF, tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        for route in ("/api/v1/resources", "/api/v1/skills"):
+            body = {"path": str(tmp_path / "more"), "wait": [False]}
+            error = error_of(http.post(route, json=body), 400, "INVALID_ARGUMENT")
+            assert "wait" in error["message"], error
+        assert f"{R}/more" not in json.dumps(body_of(http.get("/api/v1/fs/ls", params={"uri": R})))
 
 
 # ----------------------------------------------------------------------------- the CLI
