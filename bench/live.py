@@ -30,7 +30,9 @@ from .procs import compile_bytecode
 from .quality import DOCS, docs_queries, evaluate
 
 DOCS_URI = "viking://resources/docs"
-DOC_SETS = {"docs-en": "en", "docs-en-zh": "zh", "docs-zh": "zh", "docs-zh2en": "en", "docs-zh2en-pure": "en"}
+# The docs sets whose answers are in the English docs (those of the Chinese docs, docs-zh and
+# docs-en-zh, would double the embedding on machines where it takes most of the run).
+DOC_SETS = {"docs-en": "en", "docs-zh2en": "en", "docs-zh2en-pure": "en"}
 
 
 def _cli(args: list[str]) -> tuple[float, Any]:
@@ -108,8 +110,7 @@ def quality_by_phase(work: Path) -> list[dict[str, Any]]:
     store = work / "live-store-quality"
     shutil.rmtree(store, ignore_errors=True)
     client = ov.OpenViking(path=str(store))
-    for language in ("en", "zh"):
-        client.add_resource(DOCS / language, to=f"viking://resources/{language}", wait=False)
+    client.add_resource(DOCS / "en", to="viking://resources/en", wait=False)
     rows = []
     for phase in ("text only (first phase)", "every vector in"):
         if phase == "every vector in":
