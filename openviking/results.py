@@ -44,6 +44,10 @@ __all__ = [
     "SessionInfo",
     "Stat",
     "UnlinkResult",
+    "WatchDeleted",
+    "WatchInfo",
+    "WatchList",
+    "WatchReport",
     "WriteResult",
     "fields_schema",
     "schema_of",
@@ -425,6 +429,65 @@ class Snapshot(Record):
     created_at: str
     version: int
     tables: dict[str, int]
+
+
+@dataclass(slots=True, eq=False)
+class WatchInfo(Record):
+    """A watched source (upstream's watch task): the local ``path`` kept in step at ``to_uri``,
+    by file events or, with ``watch_interval`` (minutes), checked at that interval; whether it is
+    active (not paused), its last sync's time and counts (``last_result``: added, updated,
+    removed, moved, unchanged, skipped, seconds), its last error, and who watches it now
+    (``watcher``: ``pid N on HOST``, or None when no process does)."""
+
+    task_id: str
+    to_uri: str
+    path: str
+    watch_interval: float | None = None
+    is_active: bool = True
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    created_at: str = ""
+    last_execution_time: str | None = None
+    last_result: dict[str, float] | None = None
+    last_error: str | None = None
+    watcher: str | None = None
+
+
+@dataclass(slots=True, eq=False)
+class WatchList(Record):
+    """The watched sources, oldest first (upstream's ``{tasks, total}``)."""
+
+    ITEMS: ClassVar[dict[str, type[Record]]] = {"tasks": WatchInfo}
+
+    tasks: list[WatchInfo] = field(default_factory=list)
+    total: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class WatchDeleted(Record):
+    """A source no longer watched (what it added stays in the store)."""
+
+    task_id: str
+    to_uri: str
+    deleted: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WatchReport:
+    """What a watcher tells as it goes (``keep_watching``'s report): ``kind`` is watching, waiting,
+    synced (with the sync's counts in ``result``), error or stopped."""
+
+    uri: str
+    kind: str
+    message: str
+    result: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"uri": self.uri, "event": self.kind, "message": self.message}
+        if self.result is not None:
+            data["result"] = self.result
+        return data
 
 
 @dataclass(slots=True, eq=False)

@@ -50,12 +50,6 @@ class TimeRange:
             node["lte"] = format_iso8601(self.lte)
         return node
 
-    def contains(self, moment: datetime) -> bool:
-        """True when ``moment`` lies inside the window (both ends included)."""
-        if self.gte is not None and moment < self.gte:
-            return False
-        return not (self.lte is not None and moment > self.lte)
-
 
 def parse_iso_datetime(value: str) -> datetime:
     """Parse ISO 8601 with a trailing ``Z`` allowed and extra fraction digits truncated.

@@ -25,8 +25,16 @@ from openviking.operations import OPERATIONS, NoTool, Param, Route, Tool, declar
 CLIENT_MEMBERS = {"user", "initialize", "close", "session"}
 # Commands that run no operation of the interface: they serve it, or make a key for it.
 NOT_OPERATIONS = {"serve", "key new", "mcp"}
-# Routes written by hand that no operation declares: an upload, and doctor's write.
-UNDECLARED_ROUTES = {("POST", "/api/v1/resources/temp_upload"), ("POST", "/api/v1/doctor/repair")}
+# Routes written by hand that no operation declares: an upload, doctor's write, and upstream's
+# routes that name a watch by its task_id (each calls the operation of its URI).
+UNDECLARED_ROUTES = {
+    ("POST", "/api/v1/resources/temp_upload"),
+    ("POST", "/api/v1/doctor/repair"),
+    ("GET", "/api/v1/watches/{task_id}"),
+    ("PATCH", "/api/v1/watches/{task_id}"),
+    ("DELETE", "/api/v1/watches/{task_id}"),
+    ("POST", "/api/v1/watches/{task_id}/trigger"),
+}
 
 
 def _parameters(signature: inspect.Signature) -> list[tuple[str, object, object]]:

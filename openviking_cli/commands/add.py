@@ -100,6 +100,19 @@ def add_resource(
             help="Return once the text is searchable by its words; the vectors follow in the background.",
         ),
     ] = False,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Then keep it in step with its files, until Ctrl-C (see openviking watch)."),
+    ] = False,
+    watch_interval: Annotated[
+        float | None,
+        typer.Option(
+            "--watch-interval",
+            help="With --watch: check it every this many minutes instead of following file events.",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
 ) -> Output:
     """Add a file or folder under viking://resources (or --to/--parent) and index it.
 
@@ -113,8 +126,15 @@ def add_resource(
     from them at once; then the vectors are made, with a progress bar. After Ctrl-C there,
     the add is done and found by its words: openviking index makes the rest.
 
+    With --watch (a local folder or file), it then keeps following its changes in the
+    foreground until Ctrl-C, as openviking watch does.
+
     Example: openviking add-resource ./docs --to viking://resources/docs --tag team=search
     """
+    if watch or watch_interval is not None:
+        from .watch import watch_path
+
+        return watch_path(ctx, path, to, parent, tag, include, exclude, watch_interval, follows=True)
     client = ctx.client()
     with progress_bar("Indexing", then="Embedding") as update:
         result = client.add_resource(

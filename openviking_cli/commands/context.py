@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from openviking_cli.commands.find import UriOption
+from openviking_cli.console import say
 from openviking_cli.render import note, pending_note
 from openviking_cli.runtime import CliContext, Output, command
 
@@ -50,6 +50,6 @@ def context(
 
 def _markdown(result: Any) -> None:
     # The markdown as it is, for a prompt or a file: no rich markup, no wrapping; a note on stderr.
-    sys.stdout.write(result["rendered"] if result["rendered"] else "No context found.\n")
+    say(result["rendered"] if result["rendered"] else "No context found.\n")
     if pending_note(result):
         note(pending_note(result))

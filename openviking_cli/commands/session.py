@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
 
+from openviking_cli.console import say
 from openviking_cli.render import note, text_width, wrap_cells, wrap_indented
 from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, command_group, text_argument
 
@@ -19,7 +19,7 @@ SessionIdArgument = Annotated[str, typer.Argument(help="The session id.", show_d
 
 def _line(text: str) -> Any:
     def render(_console: Any) -> None:
-        sys.stdout.write(text + "\n")
+        say(text + "\n")
 
     return render
 
