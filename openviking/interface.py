@@ -1001,7 +1001,8 @@ class Operations(Protocol):
             "a part of it worth keeping, has ended; committing again with no new messages changes "
             "nothing. dry_run shows what would be archived and remembered, writing nothing. "
             "Result: JSON {status, archived, archive_uri, messages_archived, extraction, "
-            "extraction_error, memories: [{uri, category, text, day, action: created|merged|skipped}]}.",
+            "extraction_error, memories: [{uri, category, text, day, action: "
+            "created|merged|skipped|superseded|aged}], notes, summary}.",
             '{"session_id": "design-review"}',
             ("session_id", "keep_recent_count", "dry_run"),
         ),

@@ -618,10 +618,13 @@ class MessageAdded(Record):
 
 @dataclass(slots=True, eq=False)
 class CommittedMemory(Record):
-    """A memory a commit found: where it is (or would be), what it says, its category, the day
-    it tells of, the messages it came from, and what the commit did with it: ``created``,
-    ``merged`` (into ``uri``, an existing memory, rewritten when ``text`` differs) or
-    ``skipped`` (known already), with ``reason``."""
+    """A memory a commit found or changed: where it is (or would be), what it says, its category
+    and topic, the day it tells of, the messages it came from, who found it (``extraction``:
+    ``extractive`` or ``llm``), and what the commit did with it: ``created``, ``merged`` (into
+    ``uri``, an existing memory, rewritten when ``text`` differs) or ``skipped`` (known already);
+    a stored memory it changed is ``superseded`` (no longer true: its text is kept as history in
+    ``superseded_by``) or ``aged`` (a plan whose day has passed), with the text it had in
+    ``previous``."""
 
     uri: str
     category: str
@@ -630,6 +633,10 @@ class CommittedMemory(Record):
     action: str
     reason: str = ""
     source: list[str] = field(default_factory=list)
+    topic: str = ""
+    extraction: str = ""
+    previous: str | None = field(default=None, metadata=_omitted_when_none())
+    superseded_by: str | None = field(default=None, metadata=_omitted_when_none())
 
 
 @dataclass(slots=True, eq=False)
@@ -637,7 +644,9 @@ class CommitResult(Record):
     """What ``commit_session`` did, in upstream's keys (``status`` ``accepted`` or ``skipped``
     with its ``reason``; ``task_id`` is always null: the work is done when it answers) and ours:
     the messages archived, how memories were taken (``llm``, ``extractive``, or ``none``) and
-    why that failed, and each memory with what became of it. ``dry_run``: nothing was written."""
+    why that failed, each memory with what became of it, ``notes`` (what an LLM's answer gave
+    that could not be used, and what was done instead), and the session's ``summary`` as the
+    commit wrote it. ``dry_run``: nothing was written."""
 
     ITEMS: ClassVar[dict[str, type[Record]]] = {"memories": CommittedMemory}
 
@@ -655,6 +664,8 @@ class CommitResult(Record):
     dry_run: bool = False
     estimated_active_tokens: int = 0
     budget_exceeded: bool = False
+    notes: list[str] = field(default_factory=list)
+    summary: str | None = field(default=None, metadata=_omitted_when_none())
 
 
 @dataclass(slots=True, eq=False)

@@ -58,7 +58,6 @@ delete_watch_by_id  # unused function (openviking/server/routes/watches.py)
 trigger_watch_by_id  # unused function (openviking/server/routes/watches.py)
 written_bytes  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
 content_updated  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
-_.set_summary  # unused method (openviking/session/sessions.py)
 new_key  # unused function (openviking_cli/commands/serve.py)
 _.on_broken_pipe  # unused method (openviking_cli/console.py)
 _.quiet  # unused attribute (openviking_cli/console.py)
@@ -66,7 +65,6 @@ _.__signature__  # unused attribute (openviking_cli/runtime.py)
 _.__annotations__  # unused attribute (openviking_cli/runtime.py)
 _._context  # unused method (openviking/http_client/calls.py): found by name, as the other builders
 archived  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
-extraction  # unused variable (openviking/results.py): CommitResult's JSON
 estimated_active_tokens  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 budget_exceeded  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 rendered  # unused variable (openviking/results.py): ContextResult's JSON
