@@ -14,6 +14,7 @@
     python -m bench warm --work /tmp/ov-bench        # local service and --batch per call; remote embedding
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
+    python -m bench live --work /tmp/ov-bench [--only first]   # an add's first answer; vectors behind
     python -m bench markitdown --suite PATH --work /tmp/ov-bench   # markitdown's test vectors, beside markitdown
     python -m bench watch --work /tmp/ov-bench --embedders hash,local [--only one|checkout]   # save -> find
     python -m bench session-growth --before REF --work /tmp/ov-bench-growth   # one long session, two versions
@@ -165,6 +166,7 @@ def print_locomo(report: dict[str, Any]) -> None:
 
 
 QUALITY_SETS = ("cranfield", "docs", "code", "locomo")
+LIVE_PARTS = ("first", "quality", "fill", "server")
 QUALITY_COLUMNS = ["dataset", "system", "ndcg@10", "recall@10", "hit@1", "mrr@10", "p50_ms", "p95_ms", "queries"]
 CODE_COLUMNS = [*QUALITY_COLUMNS, "span@file", "span@3"]
 LOCOMO_COLUMNS = ["dataset", "system", "hit@1", "recall@5", "mrr@10", "ndcg@10", "p50_ms", "p95_ms", "queries"]
@@ -201,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
             "warm",
             "documents",
             "sessions",
+            "live",
             "markitdown",
             "watch",
             "all",
@@ -211,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="quality: one dataset (cranfield, docs, code, locomo); sessions: conversations (conv-26,conv-30); "
-        "storage: pinned (the reads as_of a snapshot alone)",
+        "storage: pinned (the reads as_of a snapshot alone); live: first, quality, fill or server",
     )
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
@@ -239,8 +242,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
     pinned_only = args.suite == "storage" and args.only == "pinned"
+    live_part = args.suite == "live" and args.only in LIVE_PARTS
     watch_only = args.suite == "watch" and args.only in ("one", "checkout")
-    if args.only and args.suite != "sessions" and not pinned_only and not watch_only and args.only not in QUALITY_SETS:
+    named_part = pinned_only or live_part or watch_only
+    if args.only and args.suite != "sessions" and not named_part and args.only not in QUALITY_SETS:
         parser.error(f"argument --only: invalid choice: {args.only!r} (choose from {', '.join(QUALITY_SETS)})")
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
@@ -316,6 +321,11 @@ def main(argv: list[str] | None = None) -> int:
 
         report["sessions"] = sessions.run(work, args.only)
         sessions.print_report(report["sessions"])
+    if args.suite == "live":  # not in `all`: it adds the docs several times and waits for every vector
+        from . import live
+
+        report["live"] = live.run(work, args.only)
+        live.print_report(report["live"])
     if args.suite == "markitdown":  # not in `all`: it needs markitdown's test suite, fetched
         from . import markitdown
 

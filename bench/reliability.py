@@ -251,17 +251,17 @@ def run_glob_suite(world: World) -> list[dict[str, Any]]:
 
 def run_crash_suite(folder: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     from servers import ChatServer
-    from test_crash_points import CASES, Runner, run_case, summary_reply
+    from test_crash_points import CASES, Embeddings, Runner, run_case, summary_reply
 
     rows = []
     runner = Runner()
     try:
-        with ChatServer(summary_reply) as chat:
+        with ChatServer(summary_reply) as chat, Embeddings() as embeddings:
             for number, case in enumerate(CASES):
                 started = time.perf_counter()
                 problem = ""
                 try:
-                    tried, converged = run_case(case, folder / f"case{number}", chat, runner)
+                    tried, converged = run_case(case, folder / f"case{number}", chat, runner, embeddings)
                 except AssertionError as exc:  # counted, and said, in the table
                     tried, converged, problem = 0, 0, str(exc)[:300]
                 seconds = time.perf_counter() - started

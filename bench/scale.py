@@ -101,6 +101,9 @@ def build_store(path: Path, size: int, base: Any, texts: list[str], seed: int = 
                 "tags": pa.array([[] for _ in range(count)], pa.list_(pa.string())),
                 "form": ["text"] * count,
                 "place": pa.array([None] * count, pa.string()),
+                "vector_pending": [False] * count,
+                "embed_input": pa.array([None] * count, pa.large_string()),
+                "embed_tokens": pa.array([None] * count, pa.int32()),
             },
             schema=schema,
         )

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         GlobResult,
         GrepMatch,
         GrepResult,
+        IndexResult,
         LinkResult,
         MemoryResult,
         Message,
@@ -66,9 +67,9 @@ _LAZY = {
     "TextPart": "message",
     **dict.fromkeys(
         (
-            "AddResult", "DoctorReport", "Entry", "GlobResult", "GrepMatch", "GrepResult", "LinkResult", "MemoryResult",
-            "Message", "MessageAdded", "MkdirResult", "MoveResult", "ReindexResult", "Relation", "RemoveResult",
-            "SessionDeleted", "SessionInfo", "Stat", "UnlinkResult",
+            "AddResult", "DoctorReport", "Entry", "GlobResult", "GrepMatch", "GrepResult", "IndexResult", "LinkResult",
+            "MemoryResult", "Message", "MessageAdded", "MkdirResult", "MoveResult", "ReindexResult", "Relation",
+            "RemoveResult", "SessionDeleted", "SessionInfo", "Stat", "UnlinkResult",
         ),
         "results",
     ),
@@ -89,6 +90,7 @@ __all__ = [
     "GlobResult",
     "GrepMatch",
     "GrepResult",
+    "IndexResult",
     "InternalError",
     "InvalidArgumentError",
     "InvalidURIError",

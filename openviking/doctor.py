@@ -102,6 +102,7 @@ def _probe_store(
     from .ingest import repair as mend
     from .ingest.limits import IngestLimits
     from .store.lance import LanceStore, store_writable
+    from .store.pending import count_pending
 
     try:
         unreadable = open_store().unreadable_tables()
@@ -130,6 +131,8 @@ def _probe_store(
     report.store.update(
         nodes=store.count_nodes(),
         records=store.count_records(),
+        # Records found by their words only until their vectors are made: a state, not damage.
+        pending_vectors=count_pending(store),
         records_table=store.records_table,
         embedder=built_with,
         vector_index=store.has_vector_index(),

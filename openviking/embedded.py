@@ -32,6 +32,7 @@ from .results import (
     Entry,
     GlobResult,
     GrepResult,
+    IndexResult,
     LinkResult,
     MemoryResult,
     MessageAdded,
@@ -56,6 +57,7 @@ from .tags import normalize_tags
 from .uri import VikingURI, shell_word, sidecar_owner
 
 if TYPE_CHECKING:
+    from .ingest.transaction import Vectors, Write
     from .ingest.watching import Synced
     from .interface import Session
     from .models.embedder import Embedder
@@ -236,12 +238,16 @@ class OpenViking(Embedded):
 
     def _said_missing_targets(self, request: FindRequest, result: FindResult) -> FindResult:
         """``result``, once a target that names nothing stored got its warning, as "no results"
-        alone would not say why (a target with a hit in it exists, and is not looked up), and
-        with no relation to a place this user may not see."""
+        alone would not say why (a target with a hit in it exists, and is not looked up), with
+        the count of the records in its scope that wait for their vectors, and with no relation
+        to a place this user may not see."""
+        from .store.pending import count_pending
+
         for message in self._namespace().missing_targets(request.scope.targets, [hit.uri for hit in result]):
             self._warn(message)
         for hit in result:
             hit.relations = self._visible(hit.relations)
+        result.pending_vectors = count_pending(self._open(), request.scope)
         return result
 
     def _visible(self, relations: list[Relation]) -> list[Relation]:
@@ -420,6 +426,7 @@ class OpenViking(Embedded):
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Mirror a file or folder (a URL, an archive) under a ``viking://`` URI and index it
         (see the interface)."""
@@ -434,18 +441,20 @@ class OpenViking(Embedded):
         include, exclude = strings(include, "include"), strings(exclude, "exclude")
         progress = callback(progress, "progress")
         source_name = optional_text(source_name, "source_name")
+        vectors = _vectors(flag(wait, "wait"))
         sources = Sources(self.user, self.store_path)
         with local_source(path, source_name) as local:
             source = local.path
             root = sources.target(source, to, parent, self._existing_store)
             walked = sources.walk_text(source, include, exclude, unpack_into=local.scratch)
             store = self._open(create=True)
-            with self._writing(store, [root]) as w:
+            with self._writing(store, [root], vectors=vectors, progress=progress) as w:
                 new = store.get_node(str(root), columns=["uri"]) is None
                 result = ingest_tree(
                     store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
                     walked=walked, recorded_as=local.recorded_as,
                 )  # fmt: skip
+            _embedded(store, root, result, w)
             renamed = new and (result.added or result.directories) and local.temporary is None
             warning = sources.renamed_warning(source, to, root) if renamed else None
             if warning is not None:
@@ -474,6 +483,7 @@ class OpenViking(Embedded):
         tags: Iterable[str] | str | None = None,
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
@@ -484,19 +494,21 @@ class OpenViking(Embedded):
         name = optional_text(name, "name")
         source_name = optional_text(source_name, "source_name")
         progress = callback(progress, "progress")
+        vectors = _vectors(flag(wait, "wait"))
         tag_list = normalize_tags(tags)
         sources = Sources(self.user, self.store_path)
         folder = sources.skill_folder(source, name)
         walked = sources.walk_text(source, (), ())
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
-        with self._writing(store, [root]) as w:
+        with self._writing(store, [root], vectors=vectors, progress=progress) as w:
             recorded = recorded_source(source_name)
             sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
                 store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
                 walked=walked, recorded_as=recorded,
             )  # fmt: skip
+        _embedded(store, root, result, w)
         warning = sources.renamed_skill_warning(folder, name) if result.added else None
         if warning is not None:
             result.warnings.insert(0, warning)
@@ -774,6 +786,33 @@ class OpenViking(Embedded):
         with self._writing(store, guard=False) as w:  # it changes the binding itself
             return reindex(store, w.embedder, root, limits=w.limits, progress=progress)
 
+    def index(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> IndexResult:
+        """Make the vectors of the records that wait for them (below ``uri``; see the interface)."""
+        from .ingest.transaction import check_embedder
+        from .ingest.vectors import embed_pending
+        from .uri import VikingURI
+
+        root = None if uri is None or (isinstance(uri, str) and not uri) else self._uri(uri)
+        progress = callback(progress, "progress")
+        if root is None:
+            self._store_wide(
+                "make the vectors of the whole store", "it holds every user's space", "Name a uri of your own"
+            )
+        shown = str(root or VikingURI(()))
+        store = self._existing_store()
+        if store is None:
+            return IndexResult(uri=shown)
+        embedder = self.embedder()
+        check_embedder(store, embedder)
+        done = embed_pending(store, embedder, below=root, progress=progress)
+        return IndexResult(
+            uri=shown,
+            records_embedded=done.filled,
+            texts_embedded=done.embedded,
+            pending_vectors=done.pending,
+            seconds=round(done.seconds, 3),
+        )
+
     # ------------------------------------------------------------------ sessions
     def create_session(self, session_id: str | None = None) -> SessionInfo:
         """Start a session (an id is generated when none is given)."""
@@ -860,11 +899,15 @@ class OpenViking(Embedded):
         limit = whole_number(limit, "limit", minimum=1, maximum=200)
         if optional_text(session_id, "session_id"):
             found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
-            return pack(self._open(), found, budget, ranked_by="search")
+            packed = pack(self._open(), found, budget, ranked_by="search")
+            packed.pending_vectors = found.pending_vectors
+            return packed
         request = self._find_request(query_arguments(query, target_uri, limit * RECORDS_PER_HIT))
         store, embedder = self._retrieval_backend(request)
         hits = self._said_missing_targets(request, record_hits(store, embedder, request))
-        return pack(store, hits, budget)
+        packed = pack(store, hits, budget)
+        packed.pending_vectors = hits.pending_vectors
+        return packed
 
     def session(self, session_id: str | None = None) -> Session:
         """A :class:`~openviking.interface.Session` handle, created when needed."""
@@ -945,14 +988,15 @@ class OpenViking(Embedded):
         self._store_wide("delete a snapshot")
         return Snapshot.from_dict(delete_snapshot(self._open(), name))
 
-    def _store_wide(self, what: str) -> None:
+    def _store_wide(
+        self,
+        what: str,
+        why: str = "a snapshot holds every user's space",
+        hint: str = "Ask whoever holds the root key, or read as_of an existing snapshot",
+    ) -> None:
         """Refuse a change of the whole store to a client confined to its user's space."""
         if self._isolated:
-            raise PermissionDeniedError(
-                f"Only the root key may {what}: a snapshot holds every user's space",
-                hint="Ask whoever holds the root key, or read as_of an existing snapshot",
-                details={"user": self.user},
-            )
+            raise PermissionDeniedError(f"Only the root key may {what}: {why}", hint=hint, details={"user": self.user})
 
     # ------------------------------------------------------------------ health
     def doctor(self, *, repair: bool = False) -> DoctorReport:
@@ -973,6 +1017,22 @@ class OpenViking(Embedded):
             files = self._open().count_nodes(VikingURI(("user", self.user))) if report.store.get("readable") else 0
             return for_one_user(report, self.user, files)
         return report
+
+
+def _vectors(wait: bool) -> Vectors:
+    """When an add's vectors are made: before it returns, or later (``wait`` false)."""
+    return "wait" if wait else "later"
+
+
+def _embedded(store: LanceStore, root: VikingURI, result: AddResult, write: Write) -> None:
+    """Count in ``result`` what the add's embedding phase made and how long it took, and what of
+    its tree still waits."""
+    from .ingest.vectors import waiting
+
+    if write.embedding is not None:
+        result.records_embedded += write.embedding.embedded
+        result.seconds += write.embedding.seconds
+    result.pending_vectors = waiting(store, write.embedder, root)
 
 
 def _minutes(value: object, name: str) -> float | None:

@@ -20,7 +20,8 @@ from .uri import VikingURI, parse
 from .warn import WarningCallback, python_warning
 
 if TYPE_CHECKING:
-    from .ingest.transaction import Write
+    from .ingest.transaction import Vectors, Write
+    from .interface import ProgressCallback
     from .models.embedder import Embedder
     from .namespace import Namespace
     from .session.sessions import SessionStore
@@ -196,13 +197,21 @@ class Embedded:
 
     @contextmanager
     def _writing(
-        self, store: LanceStore, touching: Sequence[VikingURI | None] = (), *, guard: bool = True
+        self,
+        store: LanceStore,
+        touching: Sequence[VikingURI | None] = (),
+        *,
+        guard: bool = True,
+        vectors: Vectors = "if_free",
+        progress: ProgressCallback | None = None,
     ) -> Iterator[Write]:
-        """One write of ``store`` (see :mod:`openviking.ingest.transaction`)."""
+        """One write of ``store``, its vectors made after it as ``vectors`` says (see
+        :mod:`openviking.ingest.transaction`)."""
         from .ingest.transaction import limits_of, writing
 
+        limits = limits_of(self.config, self._warn)
         with writing(
-            store, self.embedder(), limits_of(self.config, self._warn), self._warn, touching, guard=guard
+            store, self.embedder(), limits, self._warn, touching, guard=guard, vectors=vectors, progress=progress
         ) as w:
             yield w
 

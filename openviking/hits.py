@@ -219,6 +219,9 @@ class FindResult:
     telemetry: dict[str, Any] | None = None
     # The provenance a server sent (its query_results stay on the server).
     received_provenance: list[dict[str, Any]] | None = None
+    # Records within the query's scope that wait for their vectors: found by their words and
+    # summaries only until they get them.
+    pending_vectors: int = 0
 
     @classmethod
     def from_hits(cls, hits: list[MatchedContext], query_plan: QueryPlan | None = None) -> FindResult:
@@ -251,7 +254,8 @@ class FindResult:
 
     def to_dict(self, include_provenance: bool | None = None) -> dict[str, Any]:
         """``{memories, resources, skills, [query_plan], total}`` as upstream returns it; plus
-        ``provenance`` (a planned search's ``query_results``, when asked for) and ``telemetry``."""
+        ``pending_vectors``, ``provenance`` (a planned search's ``query_results``, when asked
+        for) and ``telemetry``."""
         data: dict[str, Any] = {
             "memories": [m.to_dict() for m in self.memories],
             "resources": [m.to_dict() for m in self.resources],
@@ -267,6 +271,7 @@ class FindResult:
         elif wanted and self.received_provenance is not None:
             data["provenance"] = list(self.received_provenance)
         data["total"] = self.total
+        data["pending_vectors"] = self.pending_vectors
         if self.telemetry is not None:
             data["telemetry"] = self.telemetry
         return data
@@ -296,6 +301,7 @@ class FindResult:
             "diagnostics": {"type": "object"},
             "provenance": {"type": "array", "items": {"type": "object"}},
             "total": {"type": "integer"},
+            "pending_vectors": {"type": "integer"},
             "telemetry": {"type": "object"},
         }
         required = ["memories", "resources", "skills", "total"]
@@ -312,6 +318,7 @@ class FindResult:
             query_plan=QueryPlan.from_dict(plan) if isinstance(plan, Mapping) else None,
             diagnostics=data.get("diagnostics"),
             telemetry=data.get("telemetry"),
+            pending_vectors=int(data.get("pending_vectors") or 0),
         )
         if "provenance" in data:
             result.received_provenance = list(data["provenance"])

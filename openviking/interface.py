@@ -29,6 +29,7 @@ from .results import (
     Entry,
     GlobResult,
     GrepResult,
+    IndexResult,
     LinkResult,
     MemoryResult,
     Message,
@@ -66,7 +67,7 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[int, int], None]
-"""Called with (bytes done, bytes total) while a write embeds."""
+"""Called with (done, total) while a write works: bytes written, then records embedded (from 0 again)."""
 TimeBound = str | datetime | date
 """``30m``, ``2h``, ``7d``, ``2w`` back from now; ``YYYY-MM-DD`` (that whole UTC day); ISO 8601."""
 TagSpec = Iterable[str] | str
@@ -130,7 +131,15 @@ FIND_RESULT = (
     "directory's."
 )
 FIND_TOOL_PARAMS = ("query", "target_uri", "limit", "score_threshold", "since", "until", "context_type", "mode")
-PROGRESS = Param("Called with (bytes done, bytes total) while the write embeds.", local=True)
+PROGRESS = Param(
+    "Called with (done, total) while the write works: bytes read and written, then, from 0 again, "
+    "records given their vectors.",
+    local=True,
+)
+WAIT = Param(
+    "Make the vectors before answering (false: answer once the text is written and searchable by "
+    "its words; the vectors follow, made by the next write, a server or openviking index)."
+)
 WATCH_INTERVAL = Param(
     "Check the whole source every this many minutes (upstream's unit; 0.05 is 3 s) instead of "
     "following file events: for network filesystems, which send none (default: file events).",
@@ -554,6 +563,7 @@ class Operations(Protocol):
                 "The path the nodes record as their source instead of path: a server adding an "
                 "upload records the client's own path, so the same folder uploaded again is unchanged."
             ),
+            "wait": WAIT,
         },
     )
     def add_resource(
@@ -567,10 +577,13 @@ class Operations(Protocol):
         exclude: Sequence[str] = (),
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Mirror a local file or folder under a ``viking://`` URI and index it; re-adding
         indexes only what changed. Documents are converted (their pages, slides and sheets
-        kept), an archive adds what it holds, a URL what it serves.
+        kept), an archive adds what it holds, a URL what it serves. The text, its full-text
+        index and the summaries are written first, so find answers from them at once; the
+        vectors follow (before the call returns, unless ``wait`` is false).
 
         Raises:
             NotFoundError: ``path`` does not exist, or ``parent`` does not (or the URL answers 404).
@@ -618,6 +631,7 @@ class Operations(Protocol):
             "tags": Param("key=value retrieval tags."),
             "progress": PROGRESS,
             "source_name": Param("The path the nodes record as their source instead of path (as add_resource)."),
+            "wait": WAIT,
         },
     )
     def add_skill(
@@ -628,6 +642,7 @@ class Operations(Protocol):
         tags: TagSpec | None = None,
         progress: ProgressCallback | None = None,
         source_name: str | None = None,
+        wait: bool = True,
     ) -> AddResult:
         """Add an agent skill (a folder holding ``SKILL.md``, or one file) under
         ``viking://agent/skills/<name>``.
@@ -877,6 +892,26 @@ class Operations(Protocol):
     def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> ReindexResult:
         """Embed the store (or the files below ``uri``) again with the configured embedder;
         after a model change, into a new table (an interrupted run resumes)."""
+        declared()
+
+    @operation(
+        http=Route("POST", "/api/v1/index"),
+        mcp=NoTool("every write's vectors are made after it by themselves: an operator's task"),
+        command="index",
+        writes=True,
+        params={
+            "uri": Param("Only the records at and below this URI (default: the whole store)."),
+            "progress": Param("Called with (records done, records waiting).", local=True),
+        },
+    )
+    def index(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> IndexResult:
+        """Make the vectors of the records that wait for them (below ``uri``): what an add that
+        did not wait, or was stopped, or whose embedder failed, left. Waits for another process
+        that makes them to finish first; a record gets its vector once, however often this runs.
+
+        Raises:
+            FailedPreconditionError: the store was built with another embedder (see reindex).
+        """
         declared()
 
     # ------------------------------------------------------------------ sessions

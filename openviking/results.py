@@ -27,6 +27,7 @@ __all__ = [
     "GlobResult",
     "GrepMatch",
     "GrepResult",
+    "IndexResult",
     "LinkResult",
     "MemoryResult",
     "Message",
@@ -380,6 +381,9 @@ class AddResult(Record):
     skipped: int = 0
     directories: int = 0
     records_embedded: int = 0
+    # Records of the add's tree still waiting for their vectors when it returned (found by
+    # their words and summaries meanwhile): an add told not to wait, or one another process embeds.
+    pending_vectors: int = 0
     skipped_files: list[dict[str, str]] = field(default_factory=list)
     # Files added with a caveat (bytes that are not UTF-8 were replaced): ``{path, warning}``.
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -529,6 +533,19 @@ class ReindexResult(Record):
     files: int = 0
     directories: int = 0
     records_embedded: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(slots=True, eq=False)
+class IndexResult(Record):
+    """What ``index`` did: the records below ``uri`` that got their vectors, the texts the
+    embedder read for them (identical texts once), and the records still waiting (another
+    write's, come in meanwhile)."""
+
+    uri: str
+    records_embedded: int = 0
+    texts_embedded: int = 0
+    pending_vectors: int = 0
     seconds: float = 0.0
 
 
@@ -682,6 +699,8 @@ class ContextResult(Record):
     tokenizer: str
     digest: str = ""
     stats: dict[str, Any] = field(default_factory=dict)
+    # Records within the query's scope that wait for their vectors (found by their words only).
+    pending_vectors: int = 0
 
 
 @dataclass(slots=True, eq=False)

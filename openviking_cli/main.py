@@ -33,6 +33,7 @@ MODULES = (
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
 COMMAND_MODULES = {
     "add-resource": "add",
+    "index": "add",
     "watch": "watch",
     "find": "find",
     "search": "search",

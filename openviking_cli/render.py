@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["hit_cards", "note", "shorten_cells", "text_width", "wrap_cells", "wrap_indented"]
+__all__ = ["hit_cards", "note", "pending_note", "shorten_cells", "text_width", "wrap_cells", "wrap_indented"]
 
 
 def text_width(console: Console) -> int:
@@ -96,6 +96,17 @@ def hits_of(result: dict[str, Any]) -> list[dict[str, Any]]:
     return sorted(grouped, key=lambda hit: -float(hit.get("score") or 0.0))
 
 
+def pending_note(result: dict[str, Any]) -> str:
+    """The line a result gets while records in its scope wait for their vectors ("" when none do)."""
+    waiting = int(result.get("pending_vectors") or 0)
+    if not waiting:
+        return ""
+    return (
+        f"{waiting:,} record{'' if waiting == 1 else 's'} here still wait for their vectors: found by their "
+        "words and summaries until they get them (openviking index)"
+    )
+
+
 def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: str) -> None:
     """Ranked cards: ``N. type · Level L · score S``, the URI, two lines of abstract."""
     from rich.text import Text
@@ -104,6 +115,8 @@ def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: 
     width = text_width(console)
     console.print(Text(header, style="bold"), soft_wrap=True)
     console.print(Text(subheader, style="dim"), soft_wrap=True)
+    if pending_note(result):
+        console.print(Text(pending_note(result), style="yellow"), soft_wrap=True)
     for rank, hit in enumerate(hits, start=1):
         console.print()
         title = Text(f"{rank}. ", style="bold")
@@ -143,6 +156,9 @@ def explain_line(parts: dict[str, Any]) -> str:
             )
         elif side != "rerank":
             pieces.append(f"{side} -")
+    waiting = parts.get("vectors_pending")
+    if waiting:
+        pieces.append(f"{waiting} record{'' if waiting == 1 else 's'} waiting for vectors")
     if (parts.get("record") or {}).get("form") == "dialogue":
         pieces.append("transcript")  # the file's form: a hybrid score weighs its vector side more
     if parts.get("keyword_translation"):

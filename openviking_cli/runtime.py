@@ -419,9 +419,12 @@ def _cell(value: Any) -> str:
 
 
 @contextmanager
-def progress_bar(label: str, *, unit: str = "bytes") -> Iterator[Callable[[int, int], None] | None]:
+def progress_bar(
+    label: str, *, unit: str = "bytes", then: str | None = None
+) -> Iterator[Callable[[int, int], None] | None]:
     """A rich progress bar on stderr when stderr is a terminal (counting ``bytes`` or ``items``);
-    otherwise nothing."""
+    otherwise nothing. ``then``: the label of a second pass, counted in records, which the
+    library starts from 0 once the first is complete (an add's embedding, after its writing)."""
     if not sys.stderr.isatty():
         yield None
         return
@@ -430,23 +433,41 @@ def progress_bar(label: str, *, unit: str = "bytes") -> Iterator[Callable[[int, 
         DownloadColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
 
+    class Amount(ProgressColumn):
+        """Bytes or items done, as the pass counts them."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.kinds = {"bytes": DownloadColumn(), "items": MofNCompleteColumn()}
+
+        def render(self, task: Any) -> Any:
+            return self.kinds[task.fields.get("unit", "items")].render(task)
+
     columns = (
         TextColumn("{task.description}"),
         BarColumn(),
-        DownloadColumn() if unit == "bytes" else MofNCompleteColumn(),
+        Amount(),
         TimeElapsedColumn(),
         TextColumn("eta"),
         TimeRemainingColumn(),
     )
     with Progress(*columns, console=make_console(stderr=True), transient=True) as progress:
-        task = progress.add_task(label, total=None)
+        task = progress.add_task(label, total=None, unit=unit)
+        passes = [then] if then else []
+        last = (0, -1)
 
         def update(done: int, total: int) -> None:
+            nonlocal task, last
+            if passes and done == 0 and last[0] >= last[1] >= 0:
+                progress.remove_task(task)
+                task = progress.add_task(passes.pop(0), total=None, unit="items")
             progress.update(task, completed=done, total=total)
+            last = (done, total)
 
         yield update

@@ -331,3 +331,18 @@ def cli_unharmed(
     assert ov("ls", "viking://", "-r", "-s").out == before_ls
     assert ov(*everything_found).json()["result"] == before_find
     return error, table
+
+
+def process_ended(pid: int, seconds: float = 600) -> None:
+    """Wait for a process this test did not start (its parent exited: a background index) to end."""
+    import os
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"process {pid} did not end in {seconds:.0f} s")

@@ -63,6 +63,7 @@ NAMES_ANOTHER_USERS_SPACE: dict[str, tuple[Callable[[Any, Path], object], str]] 
     "link": (lambda c, _: c.link(f"{NOTES}/notes.md", ["viking://user/alice"]), ANOTHER_USERS_SPACE),
     "unlink": (lambda c, _: c.unlink(f"{NOTES}/notes.md", "viking://user/alice"), ANOTHER_USERS_SPACE),
     "reindex": (lambda c, _: c.reindex(NOTES), ANOTHER_USERS_SPACE),
+    "index": (lambda c, _: c.index(NOTES), ANOTHER_USERS_SPACE),
     "watch": (lambda c, src: c.watch(src, to=f"{BOB}/resources/x"), ROOT_ONLY),
     "list_watches": (lambda c, _: c.list_watches(to_uri=f"{BOB}/resources/x"), ROOT_ONLY),
     "update_watch": (lambda c, _: c.update_watch(f"{BOB}/resources/x", is_active=False), ROOT_ONLY),

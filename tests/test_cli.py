@@ -207,7 +207,7 @@ def test_json_results_match_the_library(ov: Cli, shared: tuple[Path, Path]) -> N
 
 def test_find_json_result_shape(ov: Cli) -> None:
     data = ov("find", "docker deployment", "-o", "json").json()["result"]
-    assert list(data) == ["memories", "resources", "skills", "total"]
+    assert list(data) == ["memories", "resources", "skills", "total", "pending_vectors"]
     assert data["total"] == len(data["memories"]) + len(data["resources"]) + len(data["skills"]) > 0
     for item in data["resources"]:
         assert list(item) == ITEM_KEYS
@@ -255,7 +255,7 @@ def test_find_with_no_result_exits_0(ov: Cli) -> None:
     assert "No results found." in table.err
     as_json = ov("find", "qqxzv wqpzz", "--mode", "keyword", "--json")
     assert as_json.code == 0
-    assert as_json.json()["result"] == {"memories": [], "resources": [], "skills": [], "total": 0}
+    assert as_json.json()["result"] == {"memories": [], "resources": [], "skills": [], "total": 0, "pending_vectors": 0}
     assert ov("find", "qqxzv wqpzz", "--mode", "keyword", "-o", "jsonl").out == ""
 
 

@@ -6,8 +6,14 @@ a fresh copy of the store for each k, runs it with ``OPENVIKING_FAULT_AFTER_COMM
 process ends as kill -9 would right after its k-th commit) until a run is no longer killed:
 so every commit the command makes is a kill point. At each one the store must open, each file
 node must have its records, every hit of a find must have a node, and doctor must read the
-store; the command run again must then leave the clean run's nodes, records, summaries,
-relations and sessions, with no URI or id twice.
+store; the command run again must then leave the clean run's nodes, records (their vectors
+too), summaries, relations and sessions, with no URI or id twice. A command run again that
+answers with an error (mkdir of what the killed run made) makes no vectors: the next
+``index`` does, and is run before the comparison.
+
+The cases whose embedder is an OpenAI-compatible server started here count the texts it
+embeds for the store: at every kill point, the killed run's and the run again's add up to
+the clean run's, so no text is embedded twice however a write and its vectors are cut.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import Any
 
 import pytest
 from helpers import HASH64_CONF, HASH_CONF, REPO, make_tree, write_config
-from servers import ChatServer, Reply, completion
+from servers import ChatServer, Reply, StubServer, completion, random_embeddings
 
 from openviking.store.tables import FAULT_AFTER_COMMITS, FAULT_EXIT_STATUS
 
@@ -41,25 +47,43 @@ R = "viking://resources/src"
 TIMES = {"created_at", "updated_at"}
 
 
+# A step that makes a case's store, besides a command line: given the work folder, the store
+# and the case's config file.
+Step = Callable[[Path, Path, Path], None]
+
+
 @dataclass
 class Case:
-    """A write to kill: how its store is made, the command, and what a finished run again may exit with."""
+    """A write to kill: how its store is made (with ``setup_conf``), the command, and what a
+    finished run again may exit with."""
 
     name: str
     command: Sequence[str]
-    setup: Sequence[Sequence[str] | Callable[[Path], None]] = ()
+    setup: Sequence[Sequence[str] | Step] = ()
     conf: str = "hash"
     rerun_codes: tuple[int, ...] = (0,)
     source: dict[str, str] = field(default_factory=lambda: SOURCE)
+    setup_conf: str = "hash"
 
 
-def _edit(work: Path) -> None:
+def _add_later(work: Path, store: Path, conf: Path) -> None:
+    """The source added as ``add_resource(wait=False)`` leaves it: every record waits for its vector."""
+    from openviking import OpenViking
+    from openviking.config import load_config
+
+    with OpenViking(path=store, config=load_config(conf)) as client:
+        assert client.add_resource(work / "src", wait=False).pending_vectors > 0
+
+
+def _edit(work: Path, _store: Path, _conf: Path) -> None:
     (work / "src" / "a.md").write_text("# Alpha\n\nAlpha was rewritten, and is longer now.\n\nA second part.\n")
     (work / "src" / "d2" / "c.md").unlink()
     (work / "src" / "d1" / "new.md").write_text("# New\n\nA new page in the first folder.\n")
 
 
 ADD = ["add-resource", "@src"]  # @: the case's work folder
+# Enough one-chunk pages for several batches of vectors (vectors.BATCH_RECORDS).
+PAGES = {f"p{i % 3}/page{i:03d}.md": f"# Page {i}\n\nPage {i} is about subject {i}.\n" for i in range(400)}
 CASES = [
     Case("add-resource", ADD),
     Case("re-add with edits", ADD, setup=[ADD, _edit]),
@@ -108,6 +132,17 @@ CASES = [
     Case("reindex in place", ["reindex"], setup=[ADD]),
     # Two folders are enough for the LLM's pass (each folder's summary is a commit of its own).
     Case("add with the LLM's summaries", ADD, conf="llm", source={k: SOURCE[k] for k in ("a.md", "d1/b.md")}),
+    # The vectors made by a server that counts them, in the add itself and by index after one
+    # that did not wait (what a background index or a server's indexer runs).
+    Case("add-resource, vectors from a server", ADD, conf="served", setup_conf="served"),
+    Case(
+        "index after an add that did not wait",
+        ["index"],
+        setup=[_add_later],
+        conf="served",
+        setup_conf="served",
+        source=PAGES,
+    ),  # fmt: skip
 ]
 # A message is not a write that can be made twice: killed, it is either there or not.
 ONCE = {"session add-message"}
@@ -126,11 +161,36 @@ def chat() -> Iterator[ChatServer]:
         yield server
 
 
-def _confs(work: Path, chat: ChatServer) -> dict[str, Path]:
+class Embeddings(StubServer):
+    """An OpenAI-compatible embedding server (the same text, the same vector) that counts the
+    texts it embeds for the store (queries apart)."""
+
+    def __init__(self) -> None:
+        super().__init__(random_embeddings(64))
+
+    def passages(self) -> int:
+        return sum(len(r.body["input"]) for r in self.posts("/embeddings") if r.body.get("input_type") == "passage")
+
+    def conf(self) -> dict[str, Any]:
+        dense = {
+            "provider": "openai", "api_base": f"{self.url}/v1", "model": "stub", "dimension": 64,
+            "query_param": "query", "document_param": "passage", "max_retries": 0,
+        }  # fmt: skip
+        return {"embedding": {"dense": dense}}
+
+
+@pytest.fixture(scope="module")
+def embeddings() -> Iterator[Embeddings]:
+    with Embeddings() as server:
+        yield server
+
+
+def _confs(work: Path, chat: ChatServer, embeddings: Embeddings) -> dict[str, Path]:
     return {
         "hash": write_config(work / "hash.conf", HASH_CONF),
         "hash64": write_config(work / "hash64.conf", HASH64_CONF),
         "llm": write_config(work / "llm.conf", {**HASH_CONF, "vlm": {"model": "w", "api_base": chat.api_base}}),
+        "served": write_config(work / "served.conf", embeddings.conf()),
     }
 
 
@@ -200,7 +260,8 @@ def state(store_path: Path) -> dict[str, Any]:
         assert len(uris) == len(set(uris)), "a URI stored twice"
         assert len(ids) == len(set(ids)), "a record id stored twice"
         for record in records:
-            record["vector"] = [round(float(x), 5) for x in record["vector"]]
+            if record["vector"] is not None:  # None: it waits for its vector
+                record["vector"] = [round(float(x), 5) for x in record["vector"]]
         tables = sorted(store.table_names())
         meta = {k: v for k, v in store.meta().items() if v}
         return {
@@ -227,7 +288,8 @@ def check_readers(store_path: Path, confs: dict[str, Path]) -> None:
         with_records = {r["uri"] for r in store.all_records(["uri"])}
         assert not [uri for uri in files if uri not in with_records], "a file node without its records"
         # A reader configured with the embedder the store is bound to at this point.
-        conf = confs["hash64" if store.meta().get("embedder") == "hash:v1-64" else "hash"]
+        bound = {"hash:v1-64": "hash64", "openai:stub": "served"}
+        conf = confs[bound.get(store.meta().get("embedder") or "", "hash")]
     with OpenViking(path=store_path, config=load_config(conf)) as client:
         for query in ("alpha", "beta folder", "tea"):
             for hit in client.find(query, limit=50):
@@ -236,18 +298,18 @@ def check_readers(store_path: Path, confs: dict[str, Path]) -> None:
         assert report["store"]["readable"], report["problems"]
 
 
-def run_case(case: Case, tmp: Path, chat: ChatServer, runner: Runner) -> tuple[int, int]:
+def run_case(case: Case, tmp: Path, chat: ChatServer, runner: Runner, embeddings: Embeddings) -> tuple[int, int]:
     """(kill points tried, converged) for ``case``; asserts at each."""
     work = tmp / "work"
     make_tree(work / "src", case.source)
     make_tree(work / "skill", SKILL)
-    confs = _confs(work, chat)
+    confs = _confs(work, chat, embeddings)
     base = tmp / "base"
     for step in case.setup:
         if callable(step):
-            step(work)
+            step(work, base, confs[case.setup_conf])
         else:
-            done = ov(runner, work, base, confs["hash"], step)
+            done = ov(runner, work, base, confs[case.setup_conf], step)
             assert done.returncode == 0, done.stderr
 
     def fresh(name: str) -> Path:
@@ -257,15 +319,21 @@ def run_case(case: Case, tmp: Path, chat: ChatServer, runner: Runner) -> tuple[i
         return target
 
     conf = confs[case.conf]
+
+    def embedded(run: Callable[[], Any]) -> tuple[Any, int]:
+        before = embeddings.passages()
+        return run(), embeddings.passages() - before
+
     clean_store = fresh("clean")
-    clean = ov(runner, work, clean_store, conf, case.command)
+    clean, clean_embedded = embedded(lambda: ov(runner, work, clean_store, conf, case.command))
     assert clean.returncode == 0, clean.stderr
     expected = state(clean_store)
+    assert case.conf != "served" or clean_embedded > 0
     before = state(base) if case.name in ONCE else None
     tried = converged = 0
-    for k in range(1, 200):
+    for k in range(1, 500):
         store = fresh(f"k{k}")
-        killed = ov(runner, work, store, conf, case.command, fault=k)
+        killed, killed_embedded = embedded(lambda: ov(runner, work, store, conf, case.command, fault=k))  # noqa: B023
         if killed.returncode != FAULT_EXIT_STATUS:
             assert killed.returncode == 0, killed.stderr
             assert state(store) == expected  # the k-th commit was never reached: a clean run again
@@ -277,10 +345,18 @@ def run_case(case: Case, tmp: Path, chat: ChatServer, runner: Runner) -> tuple[i
         if case.name in ONCE:
             assert state(store) in (before, expected) or _only_the_session_row(state(store), before, expected)
         else:
-            again = ov(runner, work, store, conf, case.command)
+            again, again_embedded = embedded(lambda: ov(runner, work, store, conf, case.command))  # noqa: B023
             assert again.returncode in case.rerun_codes, f"k={k}: {again.stderr}"
+            if again.returncode:  # an answer of an error makes no vectors: whoever embeds next does
+                index, index_embedded = embedded(lambda: ov(runner, work, store, conf, ["index"]))  # noqa: B023
+                assert index.returncode == 0, index.stderr
+                again_embedded += index_embedded
             got = state(store)
             assert got == expected, f"{case.name}: killed at commit {k}, run again, differs: {_diff(got, expected)}"
+            assert killed_embedded + again_embedded == clean_embedded, (
+                f"{case.name}: killed at commit {k}: {killed_embedded} + {again_embedded} texts embedded, "
+                f"{clean_embedded} in a clean run"
+            )
         converged += 1
         shutil.rmtree(store)
     assert tried > 0, "the command made no commit"
@@ -303,6 +379,8 @@ def _only_the_session_row(got: dict[str, Any], before: Any, expected: Any) -> bo
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_a_write_killed_at_every_commit_converges(case: Case, tmp_path: Path, chat: ChatServer, runner: Runner) -> None:
-    tried, converged = run_case(case, tmp_path, chat, runner)
+def test_a_write_killed_at_every_commit_converges(
+    case: Case, tmp_path: Path, chat: ChatServer, runner: Runner, embeddings: Embeddings
+) -> None:
+    tried, converged = run_case(case, tmp_path, chat, runner, embeddings)
     assert converged == tried

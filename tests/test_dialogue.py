@@ -139,7 +139,7 @@ def test_a_transcript_chunk_embeds_who_speaks_and_when_and_all_of_its_turns() ->
 
 
 def test_a_window_longer_than_the_embedders_is_granted_only_where_asked(tmp_path: Path) -> None:
-    from openviking.ingest.rows import embed_rows
+    from openviking.ingest.rows import pend_rows
     from openviking.models.embedder import HashEmbedder
     from openviking.store.lance import LanceStore
 
@@ -153,7 +153,10 @@ def test_a_window_longer_than_the_embedders_is_granted_only_where_asked(tmp_path
     store = LanceStore.open(str(tmp_path / "s"), create=True)
     long = " ".join(f"w{n}" for n in range(400))
     rows: list[dict[str, Any]] = [{}, {}]
-    embed_rows(store, Recording(dimension=8, max_tokens=80), rows, [long, long + " x"], [], [None, 192])
+    embedder = Recording(dimension=8, max_tokens=80)
+    pend_rows(store, embedder, rows, [long, long + " x"], [], [None, 192])
+    assert [row["embed_tokens"] for row in rows] == [80, 192] and seen == []  # the window waits with its record
+    pend_rows(store, embedder, rows, [long, long + " x"], [], [None, 192], embed_now=True)
     assert [len(t.split()) for t in seen] == [80, 192]
 
 

@@ -126,7 +126,7 @@ def test_doctor_reads_the_store_and_reports_a_missing_data_file(cli: Any, tmp_pa
     repaired = cli("doctor", "--repair", *ov)  # the advice works: the records come back from the nodes
     assert repaired.code == 0, repaired.out
     assert "repaired: table records: restored to version 1 of " in repaired.out
-    assert "restored to version 1 of 8 (4 of its 4 rows lost)" in repaired.out
+    assert "restored to version 1 of 10 (4 of its 4 rows lost)" in repaired.out
     assert "repaired: embedded 2 file(s) and 1 director(ies) again" in repaired.out
     found = cli("find", "alpha", *ov, "-o", "json")
     assert found.code == 0 and found.json()["result"]["resources"][0]["uri"].endswith("/a.md")

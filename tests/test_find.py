@@ -131,7 +131,7 @@ def test_target_that_does_not_exist_is_not_an_error(corpus: OpenViking) -> None:
     assert told_client.find("docker", target_uri=f"{R}/nothing-here").total == 0
     assert len(told) == 1 and told[0].startswith(f"{R}/nothing-here does not exist")
     told_client.close()
-    assert result.to_dict() == {"memories": [], "resources": [], "skills": [], "total": 0}
+    assert result.to_dict() == {"memories": [], "resources": [], "skills": [], "total": 0, "pending_vectors": 0}
 
 
 def test_only_the_target_that_does_not_exist_is_warned_of(corpus: OpenViking) -> None:
@@ -491,7 +491,7 @@ def test_scores_in_range_and_sorted_in_each_group(corpus: OpenViking) -> None:
 def test_to_dict_shape(corpus: OpenViking) -> None:
     result = everything(corpus)
     data = result.to_dict()
-    assert list(data) == ["memories", "resources", "skills", "total"]
+    assert list(data) == ["memories", "resources", "skills", "total", "pending_vectors"]
     assert data["total"] == result.total
     for group in ("memories", "resources", "skills"):
         for item in data[group]:

@@ -949,25 +949,43 @@ def test_a_write_by_someone_else_between_batches_switches_back_to_merging(
     assert hash_client.stat(late)["records"] == 1
 
 
-def test_a_write_that_stored_nothing_binds_the_store_to_no_embedder(tmp_path: Path) -> None:
+def test_a_write_whose_embedder_does_not_answer_is_stored_and_found_by_its_words(tmp_path: Path) -> None:
     from helpers import hash_config
+    from servers import StubServer, free_port, random_embeddings
 
     from openviking.config import config_from_dict
     from openviking.errors import UnavailableError
 
-    dense = {"provider": "openai", "api_base": "http://127.0.0.1:9/v1", "model": "m", "dimension": 8, "max_retries": 0}
-    unreachable = config_from_dict({"embedding": {"dense": dense}})
-    with OpenViking(path=tmp_path / "store", config=unreachable) as client:
-        with pytest.raises(UnavailableError):
-            client.add_memory("The user prefers tea")
-    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
-        added = client.add_memory("The user prefers tea")  # the failed write left no vectors to match
+    def conf(api_base: str) -> Any:
+        dense = {"provider": "openai", "api_base": api_base, "model": "m", "dimension": 8, "max_retries": 0}
+        return config_from_dict({"embedding": {"dense": dense}})
+
+    said: list[str] = []
+    down = conf(f"http://127.0.0.1:{free_port()}/v1")
+    with OpenViking(path=tmp_path / "store", config=down, warn=said.append) as client:
+        added = client.add_memory("The user prefers tea")  # the text is written before its vectors
         assert added["added"] is True
-        assert client.doctor()["problems"] == []
-        assert client.find("tea", score_threshold=-1).memories[0].uri == added["uri"]
-    with OpenViking(path=tmp_path / "store", config=unreachable) as client:  # now it holds hash vectors
-        with pytest.raises(FailedPreconditionError, match="built with the embedder 'hash:v1-1024'"):
+        assert "The vectors were not made (Cannot reach the embedding server" in said[0]
+        assert "record(s) wait for their vectors, which openviking index makes" in said[0]
+        found = client.find("prefers tea", mode="keyword")
+        assert found.memories[0].uri == added["uri"] and found.pending_vectors > 0
+        report = client.doctor()  # the server that does not answer, and no damage
+        assert [p for p in report["problems"] if "embedding server" not in p] == []
+        assert report["store"]["pending_vectors"] == found.pending_vectors
+        with pytest.raises(UnavailableError, match="Cannot reach the embedding server"):
+            client.index()
+        tree = make_tree(tmp_path / "t", {"a.md": "# A\n\nAbout green tea.\n"})
+        with pytest.raises(UnavailableError):  # an add that waits for its vectors says they failed
+            client.add_resource(tree)
+        assert client.find("green tea", mode="keyword").resources  # written all the same
+    with OpenViking(path=tmp_path / "store", config=hash_config()) as client:  # bound to the one it waits for
+        with pytest.raises(FailedPreconditionError, match="built with the embedder 'openai:m'"):
             client.add_memory("The user prefers coffee")
+    with StubServer(random_embeddings(8)) as server:
+        with OpenViking(path=tmp_path / "store", config=conf(f"{server.url}/v1")) as client:
+            done = client.index()
+            assert done.records_embedded > 0 and done.pending_vectors == 0
+            assert client.find("prefers tea", mode="vector").memories[0].uri == added["uri"]
 
 
 def test_a_file_that_can_no_longer_be_added_goes_like_one_that_vanished(

@@ -208,7 +208,10 @@ READER = textwrap.dedent(
     while time.time() < deadline:
         listed = files()
         if listed or seen_first:
-            found = client.find("marker", target_uri=root, mode="vector", limit=1000, score_threshold=-1)
+            # Records are found by their words as soon as they are written; their vectors follow.
+            found = client.find(
+                "writer note", target_uri=root, mode="keyword", level=2, limit=1000, score_threshold=-1
+            )
             hits = {h.uri for h in found.resources if h.level == 2}
             after = files()
             without_records = sorted(listed - hits)  # a node whose records find does not see

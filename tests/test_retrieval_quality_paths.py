@@ -243,6 +243,9 @@ def _synthetic_store(path: Path, rows: int, dimension: int = 64, seed: int = 3) 
             "tags": pa.array([[] for _ in range(rows)], pa.list_(pa.string())),
             "form": ["text"] * rows,
             "place": pa.array([None] * rows, pa.string()),
+            "vector_pending": [False] * rows,
+            "embed_input": pa.array([None] * rows, pa.large_string()),
+            "embed_tokens": pa.array([None] * rows, pa.int32()),
         },
         schema=records_schema(dimension),
     )

@@ -225,7 +225,7 @@ def test_a_plan_runs_each_typed_query_in_its_own_context_type(make_client: Calla
             },
         ],
     }
-    assert list(data) == ["memories", "resources", "skills", "query_plan", "total"]
+    assert list(data) == ["memories", "resources", "skills", "query_plan", "total", "pending_vectors"]
     assert {h["context_type"] for h in data["skills"]} == {"skill"} and data["skills"]
     assert {h["context_type"] for h in data["resources"]} == {"resource"} and data["resources"]
     assert {h["context_type"] for h in data["memories"]} == {"memory"} and data["memories"]
@@ -331,6 +331,7 @@ def test_zero_queries_return_an_empty_result_with_the_plan(make_client: Callable
         "skills": [],
         "query_plan": {"reasoning": "A greeting; nothing to look up.", "queries": []},
         "total": 0,
+        "pending_vectors": 0,
     }
     assert rerank.posts() == []
 

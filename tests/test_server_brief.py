@@ -134,7 +134,8 @@ def curl(server: ServerProcess | str, name: str, key: str = ROOT_KEY) -> tuple[i
 
 
 def assert_find_result(result: dict[str, Any], *, planned: bool = False) -> None:
-    expected = {"memories", "resources", "skills", "total"} | ({"query_plan"} if planned else set())
+    # The brief's FindResult, and how many records in the query's scope wait for their vectors.
+    expected = {"memories", "resources", "skills", "total", "pending_vectors"} | ({"query_plan"} if planned else set())
     assert set(result) == expected, result.keys()
     groups = [result["memories"], result["resources"], result["skills"]]
     assert result["total"] == sum(len(g) for g in groups)

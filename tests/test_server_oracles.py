@@ -103,6 +103,7 @@ URI_REQUESTS: dict[str, Request] = {
     ),
     "unlink uri": lambda h, u: h.request("DELETE", "/api/v1/relations/link", json={"from_uri": SHARED, "to_uri": u}),
     "reindex uri": lambda h, u: h.post("/api/v1/reindex", json={"uri": u}),
+    "index uri": lambda h, u: h.post("/api/v1/index", json={"uri": u}),
     "watch to": lambda h, u: h.post("/api/v1/watches", json={"path": "/tmp", "to": u}),
     "watch parent": lambda h, u: h.post("/api/v1/watches", json={"path": "/tmp", "parent": u}),
     "list_watches to_uri": lambda h, u: h.get("/api/v1/watches", params={"to_uri": u}),

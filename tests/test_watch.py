@@ -105,8 +105,9 @@ def view(store: Path) -> dict[str, Any]:
     assert len(uris) == len(set(uris)), "a URI stored twice"
     assert len(ids) == len(set(ids)), "a record id stored twice"
     times = {"created_at", "updated_at"}
-    for record in records:
-        record["vector"] = [round(float(x), 5) for x in record["vector"]]
+    for record in records:  # a record whose vector a killed sync left to come has none yet
+        if record["vector"] is not None:
+            record["vector"] = [round(float(x), 5) for x in record["vector"]]
     return {
         "nodes": sorted(json.dumps({k: v for k, v in n.items() if k not in times}, sort_keys=True) for n in nodes),
         "records": sorted(json.dumps({k: v for k, v in r.items() if k not in times}, sort_keys=True) for r in records),

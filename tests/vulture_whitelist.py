@@ -68,6 +68,7 @@ archived  # unused variable (openviking/results.py): CommitResult's JSON, as ups
 estimated_active_tokens  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 budget_exceeded  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 rendered  # unused variable (openviking/results.py): ContextResult's JSON
+texts_embedded  # unused variable (openviking/results.py): IndexResult's JSON
 tokenizer  # unused variable (openviking/results.py): ContextResult's JSON
 latest_archive_overview  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's

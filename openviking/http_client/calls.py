@@ -210,11 +210,12 @@ class Requests:
 
     def _add_resource(self, arguments: dict[str, Any]) -> Call[Any]:
         a = arguments
-        # wait: upstream's server answers before it has indexed unless told to wait (ours always waits).
+        # wait: sent either way, as upstream's server answers before it has indexed unless told to wait.
         body = _sent(
             to=a["to"], parent=a["parent"], tags=a["tags"], include=_globs(a["include"]),
-            exclude=_globs(a["exclude"]), wait=True,
+            exclude=_globs(a["exclude"]),
         )  # fmt: skip
+        body["wait"] = a["wait"]
         upload, fallback = self._source(a["path"], body)
         if a["source_name"] is not None:
             body["source_name"] = a["source_name"]
@@ -225,7 +226,7 @@ class Requests:
 
     def _add_skill(self, arguments: dict[str, Any]) -> Call[Any]:
         a = arguments
-        body = _sent(name=a["name"], tags=a["tags"], wait=True)
+        body = {**_sent(name=a["name"], tags=a["tags"]), "wait": a["wait"]}
         upload, fallback = self._source(a["path"], body)
         if a["source_name"] is not None:
             body["source_name"] = a["source_name"]

@@ -22,7 +22,7 @@ from openviking.store.lance import LanceStore
 from openviking.uri import SCHEME, VikingURI
 
 from .limits import DEFAULT_LIMITS, IngestLimits
-from .rows import directory_records, embed_rows, node_row, stored_uri
+from .rows import directory_records, node_row, pend_rows, stored_uri
 from .summary import ChildSummary, directory_abstract, directory_overview, truncate_generated
 
 if TYPE_CHECKING:
@@ -115,6 +115,7 @@ def refresh_directories(
     limits: IngestLimits = DEFAULT_LIMITS,
     force: bool = False,
     dry_run: list[str] | None = None,
+    embed_now: bool = False,
 ) -> int:
     """Regenerate L0/L1 of every directory in ``top``'s subtree (``top`` may be a file) and above it.
 
@@ -138,7 +139,7 @@ def refresh_directories(
             dry_run += [row["uri"] for row in refresh.rows] + refresh.emptied
             return len(refresh.rows)
         _delete_directories(store, refresh.emptied)
-        store_directories(store, embedder, refresh.rows, refresh.records, refresh.inputs)
+        store_directories(store, embedder, refresh.rows, refresh.records, refresh.inputs, embed_now=embed_now)
         return len(refresh.rows)
 
 
@@ -323,11 +324,14 @@ def store_directories(
     nodes: list[dict[str, Any]],
     records: list[dict[str, Any]],
     inputs: list[str],
+    *,
+    embed_now: bool = False,
 ) -> None:
-    """Write directories' nodes and their L0/L1 records, embedding ``inputs`` (one a record)."""
+    """Write directories' nodes and their L0/L1 records, which embed ``inputs`` (one a record):
+    later, or with ``embed_now`` before they are written."""
     if records:
         refreshed = sorted({r["uri"] for r in records})
-        embed_rows(store, embedder, records, inputs, refreshed)
+        pend_rows(store, embedder, records, inputs, refreshed, embed_now=embed_now)
         store.replace_records(refreshed, records, embedder.dimension)
     if nodes:
         store.upsert_nodes(nodes)

@@ -1,7 +1,8 @@
-"""Files: read, chunk and embed each file, and write its node and records.
+"""Files: read and chunk each file, and write its node and records (their vectors follow).
 
-A file whose bytes did not change is not analysed nor embedded again, and a record whose text
-did not change keeps its stored vector. A batch's records are written before the nodes that
+A file whose bytes did not change is not analysed again, and a record whose text did not
+change keeps its stored vector; the others wait for theirs (``vectors.py``), or, for a
+reindex, get them before they are written. A batch's records are written before the nodes that
 carry its files' content hashes, so a crash or Ctrl-C between the two only makes the next run
 redo those files.
 """
@@ -26,7 +27,7 @@ from .chunk import Chunk, chunk_document, chunk_text, text_lines
 from .code import definitions, is_code
 from .converting import Documents, document_kind, false_package, skipped
 from .limits import DEFAULT_LIMITS, IngestLimits
-from .rows import embed_rows, file_node, file_records, stored_uri
+from .rows import file_node, file_records, pend_rows, stored_uri
 from .summary import file_summary, file_title
 from .walk import SourceFile, decode_text, looks_binary
 
@@ -46,8 +47,8 @@ __all__ = [
 ]
 
 ProgressCallback = Callable[[int, int], None]
-# Chunks embedded per commit: large enough to keep the model busy, small enough that an
-# interrupted run keeps most of its work.
+# Chunks written (embedded, for a reindex) per commit: large enough to keep the model busy, small
+# enough that an interrupted run keeps most of its work.
 BATCH_CHUNKS = 192
 SNIFF_BYTES = 8192  # what is read of a file to tell whether it is binary
 
@@ -282,8 +283,11 @@ def write_files(
     total_bytes: int,
     progress: ProgressCallback | None,
     appender: Appender | None = None,
+    *,
+    embed_now: bool = False,
 ) -> None:
-    """Embed and write ``files`` in batches of about ``BATCH_CHUNKS`` chunks, reporting progress."""
+    """Write ``files`` in batches of about ``BATCH_CHUNKS`` chunks, reporting progress (in
+    bytes); ``embed_now``: with their vectors (see ``write_batch``)."""
     total = total_bytes or 1
     done = 0
     if progress:
@@ -294,12 +298,12 @@ def write_files(
         batch.append(prepared)
         chunks += len(prepared.chunks)
         if chunks >= BATCH_CHUNKS:
-            done += write_batch(store, embedder, batch, result, appender)
+            done += write_batch(store, embedder, batch, result, appender, embed_now=embed_now)
             if progress:
                 progress(done, total)
             batch, chunks = [], 0
     if batch:
-        write_batch(store, embedder, batch, result, appender)
+        write_batch(store, embedder, batch, result, appender, embed_now=embed_now)
     if progress:
         progress(total, total)
 
@@ -310,8 +314,11 @@ def write_batch(
     batch: list[PreparedFile],
     result: AddResult,
     appender: Appender | None = None,
+    *,
+    embed_now: bool = False,
 ) -> int:
-    """Embed and write one batch of files; returns the bytes it covered."""
+    """Write one batch of files, their records waiting for the vectors that are not stored
+    already (``embed_now``: embedded first, as a reindex does); returns the bytes it covered."""
     uris = [str(p.uri) for p in batch]
     rows: list[dict[str, Any]] = []
     inputs: list[str] = []
@@ -333,7 +340,9 @@ def write_batch(
         windows.extend(spans)
     # New files have no stored vectors to reuse: no lookup (it too scans the unoptimized rows).
     all_new = appender is not None and appender.active and all(p.is_new for p in batch)
-    result.records_embedded += embed_rows(store, embedder, rows, inputs, [] if all_new else uris, windows)
+    written = pend_rows(store, embedder, rows, inputs, [] if all_new else uris, windows, embed_now=embed_now)
+    if embed_now:
+        result.records_embedded += written
     nodes = [
         file_node(
             p.uri,
@@ -425,5 +434,6 @@ def reembed_files(
                 limits, source_label=node.get("source") or "", tags=node.get("tags") or [],
             )  # fmt: skip
 
-    write_files(store, embedder, prepared(), result, sum(int(n.get("size") or 0) for n in nodes), progress)
+    total = sum(int(n.get("size") or 0) for n in nodes)
+    write_files(store, embedder, prepared(), result, total, progress, embed_now=True)
     return result

@@ -124,7 +124,9 @@ def _reembed(
     files = [n for n in store.nodes_below(scope, columns=FILE_COLUMNS, files_only=True) if n["uri"] not in done]
     files.sort(key=lambda n: n["uri"])
     result = reembed_files(store, embedder, files, limits=limits, progress=progress)
-    result.directories = refresh_directories(store, embedder, scope, tags=None, limits=limits, force=True)
+    result.directories = refresh_directories(
+        store, embedder, scope, tags=None, limits=limits, force=True, embed_now=True
+    )
     return result
 
 

@@ -244,7 +244,7 @@ def repair(store: LanceStore, embedder: Embedder, limits: IngestLimits, findings
     with store.write_lock():
         stale = stale_directories(store, embedder, limits)
         if stale:
-            refresh_directories(store, embedder, VikingURI(()), tags=None, limits=_extractive(limits))
+            refresh_directories(store, embedder, VikingURI(()), tags=None, limits=_extractive(limits), embed_now=True)
             said.append(f"refreshed {len(stale)} directory summar{'y' if len(stale) == 1 else 'ies'}")
     if said:
         store.optimize()
@@ -266,6 +266,7 @@ def _embed_again(store: LanceStore, embedder: Embedder, limits: IngestLimits, ur
         for node in nodes:
             if node["is_dir"]:
                 refresh_directories(
-                    store, embedder, stored_uri(node["uri"]), tags=None, limits=_extractive(limits), force=True
-                )
+                    store, embedder, stored_uri(node["uri"]), tags=None, limits=_extractive(limits), force=True,
+                    embed_now=True,
+                )  # fmt: skip
     return f"embedded {len(files)} file(s) and {len(nodes) - len(files)} director(ies) again"

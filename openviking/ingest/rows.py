@@ -1,8 +1,9 @@
 """Rows of the nodes and records tables: what a file or a directory becomes in them.
 
 A record's id follows from its URI, level and chunk, so writing a file again replaces its
-records rather than adding to them. The vector of a record is filled in last
-(``embed_rows``), from the stored vector of the same text when there is one.
+records rather than adding to them. A record is written before its vector (``pend_rows``):
+with the stored vector of the same text when there is one, else waiting for the embedding
+phase (``vectors.py``) with the text it will embed.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from openviking.store.lance import LanceStore
-from openviking.store.schema import FORM_CODE, FORM_DIALOGUE, FORM_DOCUMENT, FORM_TEXT
+from openviking.store.schema import FORM_CODE, FORM_DIALOGUE, FORM_DOCUMENT, FORM_TEXT, VECTOR_PENDING
 from openviking.uri import SCHEME, VikingURI
 
 from .chunk import Chunk
@@ -26,10 +27,10 @@ if TYPE_CHECKING:
 __all__ = [
     "SUMMARY_CHUNK",
     "directory_records",
-    "embed_rows",
     "file_node",
     "file_records",
     "node_row",
+    "pend_rows",
     "record_id",
     "record_row",
     "stored_uri",
@@ -195,35 +196,61 @@ def directory_records(
     ]
 
 
-def embed_rows(
+def pend_rows(
     store: LanceStore,
     embedder: Embedder,
     rows: list[dict[str, Any]],
     inputs: list[str],
     uris: Iterable[str],
     windows: Sequence[int | None] | None = None,
+    *,
+    embed_now: bool = False,
 ) -> int:
-    """Fill ``vector``/``text_hash`` on each row, reusing the vectors stored at ``uris`` for
-    identical inputs; returns how many inputs the embedder read. ``windows``: the tokens of
-    each input to embed where it is not the embedder's limit."""
-    limit = embedder.max_tokens
-    spans = [limit if w is None or not limit else max(limit, w) for w in windows or [None] * len(inputs)]
-    texts = [embedder.truncate(text, span) if span else text for text, span in zip(inputs, spans, strict=True)]
-    hashes = [hashlib.sha1(text.encode("utf-8")).hexdigest() for text in texts]
+    """Fill ``text_hash`` on each row, and its vector where a record at ``uris`` holds one made
+    of the same text; every other row waits for its vector (``vector_pending``, with the text to
+    embed and how many of its tokens). Returns how many rows wait. ``windows``: the tokens of
+    each input to embed where it is not the embedder's limit. With ``embed_now`` (a reindex,
+    whose work is the embedding itself) no row waits: the vectors are made here, and the count
+    returned is of the texts the embedder read."""
+    spans = token_spans(embedder, windows, len(inputs))
+    hashes = [input_hash(text, span) for text, span in zip(inputs, spans, strict=True)]
     reusable: dict[str, Any] = {}
     uri_list = list(uris)
     if uri_list and store.has_records:
         for old in store.records_by_uri(uri_list, ["text_hash", "vector"]):
-            reusable[old["text_hash"]] = old["vector"]
-    missing = [i for i, h in enumerate(hashes) if h not in reusable]
-    if missing:
-        vectors = embedder.embed_documents([texts[i] for i in missing])
-        for i, vector in zip(missing, vectors, strict=True):
-            reusable[hashes[i]] = vector
-    for row, text_hash in zip(rows, hashes, strict=True):
+            if old["vector"] is not None:
+                reusable[old["text_hash"]] = old["vector"]
+    embedded = 0
+    if embed_now:
+        from .vectors import embed_inputs
+
+        made, embedded = embed_inputs(
+            embedder,
+            [(h, text, span) for h, text, span in zip(hashes, inputs, spans, strict=True) if h not in reusable],
+        )
+        reusable.update(made)
+    waiting = 0
+    for row, text, span, text_hash in zip(rows, inputs, spans, hashes, strict=True):
+        vector = reusable.get(text_hash)
         row["text_hash"] = text_hash
-        row["vector"] = [float(x) for x in reusable[text_hash]]
-    return len(missing)
+        row["vector"] = None if vector is None else [float(x) for x in vector]
+        row[VECTOR_PENDING] = vector is None
+        row["embed_input"] = text if vector is None else None
+        row["embed_tokens"] = span if vector is None else None
+        waiting += vector is None
+    return embedded if embed_now else waiting
+
+
+def token_spans(embedder: Embedder, windows: Sequence[int | None] | None, count: int) -> list[int | None]:
+    """How many tokens of each input the embedder reads: its limit, or a longer window."""
+    limit = embedder.max_tokens
+    return [limit if w is None or not limit else max(limit, w) for w in windows or [None] * count]
+
+
+def input_hash(text: str, tokens: int | None) -> str:
+    """What a vector is made of: the text to embed, and how many of its tokens are read (a
+    change of ``max_input_tokens`` makes every vector again)."""
+    return hashlib.sha1(f"{tokens}\n{text}".encode()).hexdigest()
 
 
 def _chunk_heading(title: str, heading: str) -> str:

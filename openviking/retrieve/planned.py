@@ -39,7 +39,7 @@ from openviking.session.sessions import SessionStore
 from openviking.uri import default_targets
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
-from .retriever import Candidate, attach_relations, embed_query, found, retrieve, to_matched
+from .retriever import Candidate, attach_relations, embed_query, found, mark_pending, retrieve, to_matched
 
 if TYPE_CHECKING:
     from openviking.config import Config
@@ -317,6 +317,8 @@ def _merge(
             kept = best.get(candidate.uri)
             if kept is None or candidate.score > kept.score:
                 best[candidate.uri] = candidate
+    if explain:
+        mark_pending(store, list(best.values()))
     hits: list[MatchedContext] = []
     for uri, candidate in best.items():
         base = to_matched(candidate, explain=explain)

@@ -10,7 +10,9 @@ Modes:
   ``0.4 * vector + 0.6 * keyword``, or ``0.65 * vector + 0.35 * keyword`` for a transcript
   (``DIALOGUE_VECTOR_WEIGHT``). A URI best on both sides scores 1.0. The keyword side
   is the best chunk's BM25 plus ``SUMMARY_WEIGHT`` times the BM25 of its page's summary (the
-  ``abstract`` column, indexed apart: a title field), for the URIs either side found.
+  ``abstract`` column, indexed apart: a title field), for the URIs either side found. A
+  record that waits for its vector (an add writes it first: ``store/pending.py``), which the
+  vector side cannot find, is scored by its keyword side alone.
 
 When the query has Chinese words, their English dictionary glosses join the keyword side as
 a second search whose BM25 is added at ``TRANSLATION_WEIGHT`` (``retrieval.translate_queries``; see
@@ -37,7 +39,8 @@ from openviking.errors import OpenVikingError
 from openviking.hits import FindResult, MatchedContext
 from openviking.store.filters import Scope
 from openviking.store.lance import LanceStore
-from openviking.store.schema import FORM_DIALOGUE, FORM_TEXT
+from openviking.store.pending import pending_by_uri
+from openviking.store.schema import FORM_DIALOGUE, FORM_TEXT, VECTOR_PENDING
 from openviking.store.search import keyword_search, vector_search
 from openviking.uri import parse, sidecar_owner
 
@@ -48,7 +51,7 @@ if TYPE_CHECKING:
 
     from .request import FindRequest
 
-__all__ = ["Candidate", "find", "found", "record_hits", "retrieve", "score_candidates"]
+__all__ = ["Candidate", "find", "found", "mark_pending", "record_hits", "retrieve", "score_candidates"]
 # Fusion constants, chosen on the bench's five query sets (see bench/README.md).
 VECTOR_WEIGHT = 0.4
 KEYWORD_WEIGHT = 0.6
@@ -90,7 +93,7 @@ _POOL = ThreadPoolExecutor(max_workers=10, thread_name_prefix="openviking-search
 # the few that need it (an L1 hit's overview, what a reranker reads).
 RECORD_COLUMNS = [
     "id", "uri", "level", "chunk", "line_start", "line_end", "context_type", "abstract", "tags", "updated_at", "form",
-    "place",
+    "place", VECTOR_PENDING,
 ]  # fmt: skip
 # A question naming a day, a month or a year ("on 9 June, 2023") moves this share of each
 # hybrid score to how near the record's file time is to it (``dates.nearness``): a session's
@@ -157,7 +160,10 @@ def found(
     store: LanceStore, embedder: Embedder | None, request: FindRequest, hits: list[Candidate], *, explain: bool
 ) -> FindResult:
     """The result of ``request``'s ``hits``: grouped by context type, with their relations;
-    for no hits under ``explain``, what removed the candidates."""
+    under ``explain``, how many records of each hit wait for their vectors, and for no hits,
+    what removed the candidates."""
+    if explain:
+        mark_pending(store, hits)
     result = FindResult.from_hits(attach_relations(store, [to_matched(h, explain=explain) for h in hits]))
     if explain and result.total == 0:
         from .diagnose import diagnose
@@ -169,6 +175,14 @@ def found(
 
         result.diagnostics = diagnose(store, request, best)
     return result
+
+
+def mark_pending(store: LanceStore, hits: list[Candidate]) -> None:
+    """Put in each hit's explanation how many records of its URI wait for their vectors (a
+    hit found by its words alone so far, whose vector side may change its rank)."""
+    waiting = pending_by_uri(store, {hit.uri for hit in hits})
+    for hit in hits:
+        hit.extra["vectors_pending"] = waiting.get(hit.uri, 0)
 
 
 def retrieve(
@@ -359,7 +373,7 @@ def _score(candidates: list[Candidate], mode: str, query: str) -> None:
     keyword_parts = _keyword_parts(candidates)
     for item, v, k in zip(candidates, vector_parts, keyword_parts, strict=True):
         item.extra = {"vector_part": v, "keyword_part": k}
-        vector_weight, keyword_weight = _fusion_weights(item.row)
+        vector_weight, keyword_weight = _fusion_weights(item)
         item.score = vector_weight * v + keyword_weight * k
     periods = query_periods(query) if DATE_WEIGHT else []
     if periods:
@@ -386,9 +400,13 @@ def _memory_folders_below_their_memories(candidates: list[Candidate]) -> None:
             folder.score = best * MEMORY_FOLDER_SHARE
 
 
-def _fusion_weights(row: dict[str, Any]) -> tuple[float, float]:
+def _fusion_weights(item: Candidate) -> tuple[float, float]:
     """The vector and keyword sides' shares of a hybrid score, by the form of the hit's file (a
-    memory's own, not its folder's summary)."""
+    memory's own, not its folder's summary); a record that waits for its vector, which the vector
+    side cannot have found, is ranked by what it has: its keyword side alone."""
+    row = item.row
+    if item.vector_score is None and row.get(VECTOR_PENDING):
+        return 0.0, 1.0
     if row.get("form") == FORM_DIALOGUE:
         return DIALOGUE_VECTOR_WEIGHT, DIALOGUE_KEYWORD_WEIGHT
     if row.get("context_type") == "memory" and row.get("level", 2) == 2:

@@ -125,7 +125,11 @@ class _Added(Body):
     path: str | None = Field(None, description="A file or folder on the server's machine (root key only).")
     temp_file_id: str | None = Field(None, description="What POST /api/v1/resources/temp_upload returned.")
     source_name: str | None = Field(None, description="The client's path: what messages and the nodes' source show.")
-    wait: bool = Field(True, description="Upstream's: answer once indexed. An add here always does, so it is ignored.")
+    wait: bool = Field(
+        True,
+        description="Answer once the vectors are made too; false: once the text is written and found by "
+        "its words, the server making the vectors in the background.",
+    )
 
     def sources(self) -> list[str]:
         """The ways of naming what to add that the body gives."""

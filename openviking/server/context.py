@@ -27,6 +27,7 @@ from openviking.results import WatchReport
 from .auth import NOBODY, Caller, Keys
 from .envelope import said
 from .fetching import Fetches
+from .indexer import Indexer
 from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
@@ -47,6 +48,7 @@ class ServerState:
         self._store = store
         self.root: OpenViking | None = None
         self.uploads: Uploads | None = None
+        self.indexer: Indexer | None = None  # makes the vectors writes leave waiting
         self.fetches = Fetches()
         self.not_ready = "starting"
         self.failed: BaseException | None = None  # why open() failed, for the process to say
@@ -69,6 +71,8 @@ class ServerState:
         )
         self.uploads.sweep()
         self.root = root
+        self.indexer = Indexer(root)
+        self.indexer.start()
         self.not_ready = ""
         if self._watch:
             self.watching = threading.Thread(
@@ -84,6 +88,8 @@ class ServerState:
     def close(self) -> None:
         """Stop answering, release the store and delete what uploads are left."""
         self.not_ready = "stopping"
+        if self.indexer is not None:
+            self.indexer.stop()
         self._stop_watching.set()
         if self.watching is not None:
             self.watching.join()  # a sync under way finishes: what it wrote stays whole

@@ -54,6 +54,9 @@ FTS_COLUMNS = ("text", "abstract")
 # IVF_PQ, refine 10) while IVF_FLAT keeps exact distances (recall 1.0, 20 ms at 1M, built in
 # 16 s against 94 s). How the index is searched is decided in search.py.
 ANN_MIN_ROWS = 50_000
+# A record that waits for its vector has none: LanceDB calls a null vector bad, and is told to
+# keep it (a vector that is not finite never gets this far: the embedding phase refuses it).
+NULL_VECTORS = "null"
 # The tables a write adds a row or two to (a message, a session's row, a link, a meta fact) get a
 # file per write, and every read of them opens each file: a 2,000-message session was 2,000 files
 # and a count of its messages 0.4 s. ``optimize()`` compacts the nodes and records at the end of
@@ -76,6 +79,9 @@ class LanceStore(Tables):
         # than the read that follows (a round trip per table in a bucket), and a pinned state never changes.
         self._pinned_stores: dict[tuple[str, tuple[tuple[str, int], ...]], LanceStore] = {}
         self._pinned_lock = threading.Lock()
+        # How many records wait for their vectors, by scope ("" the whole store), as of a
+        # version of the records table (pending.count_pending).
+        self._pending_seen: tuple[tuple[int, int], dict[str, int]] | None = None
 
     def _wrote(self) -> None:
         self._counts.clear()
@@ -397,7 +403,7 @@ class LanceStore(Tables):
             merge = table.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
             if uris:
                 merge = merge.when_not_matched_by_source_delete(sql_in("uri", uris))
-            self._commit(table, lambda: merge.execute(data))
+            self._commit(table, lambda: merge.execute(data, on_bad_vectors=NULL_VECTORS))
             self._outdate_pending(lambda: sql_in("uri", sorted({*uris, *(row["uri"] for row in rows)})))
 
     def append_records(self, data: pa.Table | list[dict[str, Any]], dimension: int) -> None:
@@ -411,7 +417,7 @@ class LanceStore(Tables):
             return
         with self.write_lock():
             table = self._ensure_records(dimension)
-            self._commit(table, lambda: table.add(data))
+            self._commit(table, lambda: table.add(data, on_bad_vectors=NULL_VECTORS))
             self._outdate_pending(lambda: sql_in("uri", sorted(set(data.column("uri").to_pylist()))))
 
     def delete_records_below(self, uri: VikingURI) -> None:

@@ -34,10 +34,14 @@ from openviking.errors import UnavailableError
 if TYPE_CHECKING:
     from .objectstore import Location
 
-__all__ = ["LEASE_KEY", "LOCK_FILE", "FileLock", "Lease", "WriteLock"]
+__all__ = ["EMBEDDING_LEASE_KEY", "EMBEDDING_LOCK_FILE", "LEASE_KEY", "LOCK_FILE", "FileLock", "Lease", "WriteLock"]
 
 LOCK_FILE = ".openviking.lock"
 LEASE_KEY = ".openviking.lease"
+# Held by whoever embeds the records that wait for their vectors (a lock of its own: the
+# embedding runs outside the write lock, and two embedders must never take the same records).
+EMBEDDING_LOCK_FILE = ".openviking.embedding.lock"
+EMBEDDING_LEASE_KEY = ".openviking.embedding.lease"
 # How often a waiter looks at the lease: each look is one GET. Short at first (a batch's
 # commits take tens of milliseconds), then every 0.1 s: 8 writers of 100 files each took
 # 16.2 s against 19.8 s with looks every 0.5 s (bench/README.md, object storage).
@@ -62,18 +66,33 @@ class WriteLock(Protocol):
 
 
 class FileLock:
-    """``flock`` on ``.openviking.lock`` in the store's directory."""
+    """``flock`` on ``.openviking.lock`` (or ``name``) in the store's directory."""
 
-    def __init__(self, directory: str) -> None:
-        self.path = os.path.join(directory, LOCK_FILE)
+    def __init__(self, directory: str, name: str = LOCK_FILE) -> None:
+        self.path = os.path.join(directory, name)
         self._fd: int | None = None
 
     def acquire(self) -> None:
+        self._take(blocking=True)
+
+    def try_acquire(self) -> bool:
+        """Take the lock if no one holds it; False at once if someone does."""
+        return self._take(blocking=False)
+
+    def _take(self, *, blocking: bool) -> bool:
         import fcntl
 
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)  # OSError: the caller words it
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
         self._fd = fd
+        return True
 
     def release(self) -> None:
         if self._fd is not None:
@@ -87,8 +106,9 @@ class FileLock:
 class Lease:
     """The write lease of a store on object storage (see the module docstring)."""
 
-    def __init__(self, location: Location, seconds: float) -> None:
+    def __init__(self, location: Location, seconds: float, key: str = LEASE_KEY) -> None:
         self.location = location
+        self.key = key
         self.seconds = float(seconds)
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._store: Any = None
@@ -130,6 +150,22 @@ class Lease:
                     return
             time.sleep(delay * (0.5 + random.random()))
             delay = min(delay * 2, POLL_MAX)
+
+    def try_acquire(self) -> bool:
+        """Take the lease if it is free (or there is none); False at once if it is held, however
+        long ago its holder last renewed it: only :meth:`acquire`, which watches it for a term,
+        takes over from a holder that is gone."""
+        self._lost = False
+        current = self._get()
+        sent = time.monotonic()
+        if current is None:
+            taken = self._put(self._body("held"), None)
+        else:
+            body, etag = current
+            taken = body.get("state") == "free" and self._put(self._body("held"), etag)
+        if taken:
+            self._held(sent)
+        return taken
 
     def release(self) -> None:
         self._stop_renewing()
@@ -205,7 +241,7 @@ class Lease:
 
         def get() -> tuple[dict[str, Any], str] | None:
             try:
-                result = obstore.get(self._client(), LEASE_KEY)
+                result = obstore.get(self._client(), self.key)
                 data = bytes(result.bytes())
             except FileNotFoundError:
                 return None
@@ -234,7 +270,7 @@ class Lease:
         def put() -> str | None:
             try:
                 mode: Any = "create" if etag is None else {"e_tag": etag}
-                result = obstore.put(self._client(), LEASE_KEY, body, mode=mode)
+                result = obstore.put(self._client(), self.key, body, mode=mode)
             except (AlreadyExistsError, PreconditionError, FileExistsError):
                 return None  # another writer's put came first
             return str(result["e_tag"])

@@ -20,6 +20,8 @@ FORM_TEXT = "text"
 FORM_CODE = "code"
 FORM_DIALOGUE = "dialogue"
 FORM_DOCUMENT = "document"  # a PDF, an Office file, a web page...: text converted from it
+# The records column that says a record waits for its vector (see ``records_schema``).
+VECTOR_PENDING = "vector_pending"
 
 # Columns the filter DSL may use, and their kind (how a value is turned into SQL).
 FILTER_FIELDS: dict[str, str] = {
@@ -101,7 +103,10 @@ def records_schema(dimension: int) -> pa.Schema:
             pa.field("context_type", pa.string()),
             pa.field("text", pa.large_string()),
             pa.field("abstract", pa.string()),
+            # What the vector is made of: a hash of the text embedded and of how many tokens of it.
             pa.field("text_hash", pa.string()),
+            # Null while the record waits for its vector (``vector_pending``): vector search and
+            # its index pass over it, the full-text index does not.
             pa.field("vector", pa.list_(pa.float32(), dimension)),
             pa.field("created_at", timestamp),
             pa.field("updated_at", timestamp),
@@ -109,6 +114,13 @@ def records_schema(dimension: int) -> pa.Schema:
             pa.field("form", pa.string()),
             # Where in a document the chunk is ("page 2", "slide 3", "sheet Budget A1:D40").
             pa.field("place", pa.string()),
+            # A record written before its vector: the flag (a column of its own, since counting
+            # null vectors reads every vector), the text to embed and how many of its tokens.
+            # Both texts go once the vector is in; a table an older version wrote gets the
+            # columns, empty (nothing pending), at its next write.
+            pa.field(VECTOR_PENDING, pa.bool_()),
+            pa.field("embed_input", pa.large_string()),
+            pa.field("embed_tokens", pa.int32()),
         ]
     )
 

@@ -34,7 +34,7 @@ from openviking.errors import (
 )
 
 from . import schema
-from .locking import FileLock, Lease, WriteLock
+from .locking import EMBEDDING_LEASE_KEY, EMBEDDING_LOCK_FILE, FileLock, Lease, WriteLock
 from .objectstore import Location, is_remote, storage_error
 
 if TYPE_CHECKING:
@@ -380,6 +380,36 @@ class Tables:
                 if self._lock_depth == 0:
                     self._released()
                     self.lock.release()
+
+    @contextlib.contextmanager
+    def embedding_lock(self, *, wait: bool) -> Iterator[bool]:
+        """Hold the lock of whoever embeds the records that wait for their vectors (a lock apart
+        from the write lock, which the embedding takes only to commit). Yields True once held;
+        with ``wait`` false, False at once when another process (or thread) holds it.
+
+        Raises:
+            FailedPreconditionError: the store is pinned to a snapshot, which is read-only.
+        """
+        if self.pinned is not None:
+            raise FailedPreconditionError(f"{self.pinned_as} is read-only", details={"as_of": self.pinned_as})
+        lock: FileLock | Lease
+        if self.location is not None:
+            lock = Lease(self.location, self.lease_seconds, EMBEDDING_LEASE_KEY)
+        else:
+            lock = FileLock(self.path, EMBEDDING_LOCK_FILE)
+        try:
+            held = True
+            if wait:
+                lock.acquire()
+            else:
+                held = lock.try_acquire()
+        except OSError as exc:
+            raise _translate(exc, f"Cannot write to the store {self.path}") from exc
+        try:
+            yield held
+        finally:
+            if held:
+                lock.release()
 
     def _wrote(self) -> None:
         """After each write (for caches of what it may have changed)."""

@@ -8,6 +8,7 @@ import typer
 
 from openviking_cli.commands.find import BatchOption, UriOption, one_of_query_or_batch
 from openviking_cli.console import say
+from openviking_cli.render import note, pending_note
 from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
@@ -60,5 +61,7 @@ def context(
 
 
 def _markdown(result: Any) -> None:
-    # The markdown as it is, for a prompt or a file: no rich markup, no wrapping.
+    # The markdown as it is, for a prompt or a file: no rich markup, no wrapping; a note on stderr.
     say(result["rendered"] if result["rendered"] else "No context found.\n")
+    if pending_note(result):
+        note(pending_note(result))

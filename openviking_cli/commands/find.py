@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from openviking.errors import InvalidArgumentError
-from openviking_cli.render import hit_cards, hits_of, note
+from openviking_cli.render import hit_cards, hits_of, note, pending_note
 from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, OutputFormat, command
 
 app = typer.Typer()
@@ -189,6 +189,8 @@ def no_result_lines(data: dict[str, Any]) -> list[str]:
             lines.append(f"  threshold {info['threshold']}: best score {info['best_score']:.3f}")
         if diagnostics.get("advice"):
             lines.append(f"Suggestion: {diagnostics['advice']}")
+    if pending_note(data):
+        lines.append(pending_note(data))
     return lines
 
 

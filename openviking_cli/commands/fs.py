@@ -66,7 +66,7 @@ def add_skill(
 ) -> Output:
     """Add an agent skill under viking://agent/skills/<name> and index it."""
     client = ctx.client()
-    with progress_bar("Indexing") as update:
+    with progress_bar("Indexing", then="Embedding") as update:
         result = client.add_skill(path, name, tags=tag or [], progress=update)
     return added(ctx, result)
 
@@ -158,6 +158,10 @@ def doctor(
                 f"  {store['nodes']} nodes, {store['records']} records, built with {store['embedder'] or '-'}, "
                 f"vector index {'yes' if store['vector_index'] else 'no (exact search)'}"
             )
+            if store.get("pending_vectors"):
+                lines.append(
+                    f"  {store['pending_vectors']} records wait for their vectors: openviking index makes them"
+                )
         for line in lines:
             console.print(Text(line), soft_wrap=True)
         for done in report["repaired"]:

@@ -24,6 +24,7 @@ from fastapi import APIRouter, File, UploadFile
 from openviking.errors import InvalidArgumentError, OpenVikingError, PermissionDeniedError, UnavailableError
 from openviking.fetch import is_url
 from openviking.origins import local_source
+from openviking.results import AddResult
 from openviking.server.auth import Caller
 from openviking.server.bodies import AddResourceBody, AddSkillBody
 from openviking.server.context import CallerOf, Client, ServerState, State
@@ -56,8 +57,10 @@ def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state:
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
         include, exclude = body.globs()
         result = client.add_resource(
-            path, body.to, body.parent, tags=body.tags, include=include, exclude=exclude, source_name=name
-        )
+            path, body.to, body.parent, tags=body.tags, include=include, exclude=exclude, source_name=name,
+            wait=body.wait,
+        )  # fmt: skip
+        _embed_later(state, result)
         if watching:  # upstream's way to watch: the source is recorded as watched at what it was added as
             client.watch(
                 path, result.root_uri, tags=body.tags, include=include, exclude=exclude,
@@ -73,10 +76,19 @@ def add_skill(body: AddSkillBody, client: Client, caller: CallerOf, state: State
     if body.data is not None:
         with skill_text(body.data) as (path, name):
             # Named only as SKILL.md, the skill has no source of its own: adding it again updates it.
-            added = client.add_skill(path, body.name, tags=body.tags, source_name="SKILL.md")
+            added = client.add_skill(path, body.name, tags=body.tags, source_name="SKILL.md", wait=body.wait)
+            _embed_later(state, added)
             return ok(replaced(_plain(added), str(path), name))
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
-        return ok(shown(client.add_skill(path, body.name, tags=body.tags, source_name=name)))
+        added = client.add_skill(path, body.name, tags=body.tags, source_name=name, wait=body.wait)
+        _embed_later(state, added)
+        return ok(shown(added))
+
+
+def _embed_later(state: ServerState, result: AddResult) -> None:
+    """Have the server's indexer make the vectors an add that did not wait left."""
+    if result.pending_vectors and state.indexer is not None:
+        state.indexer.wake()
 
 
 Shown = Callable[[Any], Any]
