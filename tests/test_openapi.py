@@ -76,6 +76,22 @@ def test_the_document_lists_no_422_and_every_error_status(tmp_path: Path) -> Non
     assert result["title"] == "FindResult" and result["required"] == ["memories", "resources", "skills", "total"]
 
 
+def test_the_search_route_is_documented_to_answer_what_its_mode_asks(tmp_path: Path) -> None:
+    import httpx
+    import jsonschema
+
+    with thread_server(keyed_config(), handbook_store(tmp_path)) as url:
+        document = httpx.get(f"{url}/openapi.json").json()
+        answers = document["paths"]["/api/v1/search/search"]["post"]["responses"]["200"]
+        schema = answers["content"]["application/json"]["schema"]
+        for mode in ("context", "hybrid"):
+            body = {"query": "how do users authenticate", "mode": mode}
+            answer = httpx.post(f"{url}/api/v1/search/search", json=body, headers={"X-API-Key": ROOT_KEY})
+            assert answer.status_code == 200, answer.text
+            jsonschema.validate(answer.json(), schema)
+            assert ("entries" in answer.json()["result"]) == (mode == "context")
+
+
 def test_a_server_without_keys_asks_for_none_in_its_document(tmp_path: Path) -> None:
     from openviking.config import config_from_dict
     from openviking.server.app import create_app
