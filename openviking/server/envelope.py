@@ -25,6 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openviking.errors import InternalError, InvalidArgumentError, NotFoundError, OpenVikingError
@@ -33,6 +34,7 @@ __all__ = [
     "EnvelopeResponse",
     "Refused",
     "RequestContext",
+    "allowed_methods",
     "failure",
     "install_handlers",
     "ok",
@@ -205,13 +207,26 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         error: OpenVikingError = NotFoundError(f"No such route: {where}", hint="GET /openapi.json lists the routes")
     elif exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow", "")
-        error = InvalidArgumentError(f"Method not allowed: {where}", details={"allowed": allowed.split(", ")})
+        allowed = allowed_methods(request)
+        error = InvalidArgumentError(f"Method not allowed: {where}", details={"allowed": allowed})
+        return failure(error, 405, {**(exc.headers or {}), "Allow": ", ".join(allowed)})
     elif exc.status_code >= 500:
         error = InternalError(str(exc.detail))
     else:
         error = InvalidArgumentError(str(exc.detail))
     return failure(error, exc.status_code, exc.headers)
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods the request's path takes: those of every route at it (the router's own 405
+    names only the first route's), and only the documented ones where any is."""
+    at_path: list[tuple[bool, set[str]]] = []
+    for route in request.app.router.routes:
+        methods = getattr(route, "methods", None)
+        if methods and route.matches({**request.scope, "method": next(iter(methods))})[0] is Match.FULL:
+            at_path.append((getattr(route, "include_in_schema", True), set(methods)))
+    documented = [methods for shown, methods in at_path if shown]
+    return sorted(set().union(*(documented or [methods for _, methods in at_path])))
 
 
 def install_handlers(app: FastAPI) -> None:
