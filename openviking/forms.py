@@ -47,6 +47,8 @@ __all__ = [
     "golden_queries",
 ]
 
+# The end of the text (Python reads $ as before a last newline too; JSON Schema's dialect does not).
+_END = "(?![\\s\\S])"
 # The characters str.strip() and str.isspace() take for whitespace (more than ECMA-262's \s).
 WHITESPACE = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
 NOT_BLANK = f"[^{WHITESPACE}]"
@@ -57,30 +59,32 @@ EMPTY_OR_NOT_BLANK = f"^(?![\\s\\S])|{NOT_BLANK}"
 # ----------------------------------------------------------------------------- URIs
 # A segment: no control character, no separator, no backslash; not '.' or '..', and not a
 # Windows drive ('C:'), which uri.parse refuses (403) wherever they are.
-_SEGMENT = "(?!\\.\\.?(?:/|$)|[A-Za-z]:)[^\\x00-\\x1f\\x7f/?\\\\]+"
+_SEGMENT = f"(?!\\.\\.?(?:/|{_END})|[A-Za-z]:)[^\\x00-\\x1f\\x7f/?\\\\]+"
 _REST = f"(?:/{_SEGMENT})*"
 # A session's id, as a segment of the sessions folder (a read of one looks the session up).
 _SESSION_ID = "[A-Za-z0-9](?:[A-Za-z0-9_-]|\\.(?!\\.)){0,127}"
-_SESSIONS = f"sessions(?:/{_SESSION_ID}(?=/|$){_REST})?"
-_NOT_SESSIONS = "(?!sessions(?:/|$))"
-_USER_ID = f"{_NOT_SESSIONS}(?!\\.\\.?(?:/|$))(?:[A-Za-z0-9_.-]+@?[A-Za-z0-9_.-]*|@[A-Za-z0-9_.-]*)"
+_SESSIONS = f"sessions(?:/{_SESSION_ID}(?=/|{_END}){_REST})?"
+_NOT_SESSIONS = f"(?!sessions(?:/|{_END}))"
+_USER_ID = f"{_NOT_SESSIONS}(?!\\.\\.?(?:/|{_END}))(?=[A-Za-z0-9_.@-])[A-Za-z0-9_.-]*(?:@[A-Za-z0-9_.-]*)?"
 # Inside a user's space: the sessions folder, or anything else.
 _SPACE = f"(?:/{_SESSIONS}|/{_NOT_SESSIONS}{_SEGMENT}{_REST})?"
 # The scopes whose paths hold nothing but segments (user's hold a user's space, session's ids).
 _PLAIN_SCOPES = "|".join(scope for scope in SCOPES if scope not in ("user", "session"))
-_URI = f"viking://(?:(?:{_PLAIN_SCOPES}){_REST}|session(?:/{_SESSION_ID}(?=/|$){_REST})?|~{_SPACE}|user(?:/{_SESSIONS}|/{_USER_ID}{_SPACE})?)?/?"
-URI = f"^{_URI}$"
+_URI = f"viking://(?:(?:{_PLAIN_SCOPES}){_REST}|session(?:/{_SESSION_ID}(?=/|{_END}){_REST})?|~{_SPACE}|user(?:/{_SESSIONS}|/{_USER_ID}{_SPACE})?)?/?"
+# A URI is read with the whitespace around it stripped, which would take a last segment of it.
+_TRIMMED = f"(?![\\s\\S]*[{WHITESPACE}]{_END})"
+URI = f"^{_TRIMMED}{_URI}{_END}"
 """``viking://``, a scope (resources, user, agent, session, ``~``) and the path below it; a
 session's id below the sessions folder."""
-TARGET = f"^(?:{_URI})?$"
+TARGET = f"^{_TRIMMED}(?:{_URI})?{_END}"
 """A URI, or nothing (``""``: every scope, or the whole store)."""
 # A segment a new file or folder may have: not a name a directory's summary reads as.
-_SUMMARY = "(?!(?:\\.abstract\\.md|\\.overview\\.md)(?:/|$))"
+_SUMMARY = f"(?!(?:\\.abstract\\.md|\\.overview\\.md)(?:/|{_END}))"
 _NEW = f"{_SUMMARY}{_SEGMENT}"
 _NEW_REST = f"(?:/{_NEW})*"
 _OWN = f"(?:/{_NOT_SESSIONS}{_NEW}{_NEW_REST})?"
 _ENTRY = f"viking://(?:(?:{_PLAIN_SCOPES})/{_NEW}{_NEW_REST}|~{_OWN}|user/{_SUMMARY}{_USER_ID}{_OWN})/?"
-ENTRY = f"^{_ENTRY}$"
+ENTRY = f"^{_TRIMMED}{_ENTRY}{_END}"
 """A URI below a scope root and outside the sessions folder, no part of it named as a
 directory's summary: what may be written, made, moved or removed."""
 
@@ -97,38 +101,41 @@ _CLOCK = "(?:[01][0-9]|2[0-3]):[0-5][0-9](?::[0-5][0-9](?:\\.[0-9]+)?)?"
 _ZONE = "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 _ISO = f"{_DATE}T{_CLOCK}{_ZONE}?"
 _TIME = f"[0-9]+[smhdw]|{_DATE}|{_ISO}"
-ISO_TIME = f"^{_ISO}$"
+ISO_TIME = f"^{_ISO}{_END}"
 """An ISO 8601 time: ``2026-03-11T15:18:00Z`` (no zone: UTC)."""
-TIME = f"^(?:{_TIME})$"
+TIME = f"^(?:{_TIME}){_END}"
 """``30m``, ``2h``, ``7d``, ``2w`` back from now (``s`` too); a day ``2026-03-11``; or an ISO 8601 time."""
-TIME_OR_BLANK = f"^(?:{_TIME})?$"
+TIME_OR_BLANK = f"^(?:{_TIME})?{_END}"
 """A time, or nothing (``""``: no bound)."""
 
 # ----------------------------------------------------------------------------- names
-SESSION_ID = "^[A-Za-z0-9](?:[A-Za-z0-9_-]|\\.(?!\\.)){0,127}$"
+SESSION_ID = f"^{_SESSION_ID}{_END}"
 """Letters, digits, '.', '_' and '-' (no '..'), starting with a letter or digit, 128 at most."""
 # A name LanceDB takes for a tag, too: no '..', no '.' or '.lock' at the end.
-SNAPSHOT_NAME_FORM = "(?![\\s\\S]*(?:\\.|\\.lock)$)[A-Za-z](?:[A-Za-z0-9_-]|\\.(?!\\.)){0,63}"
-SNAPSHOT_NAME = f"^{SNAPSHOT_NAME_FORM}$"
+SNAPSHOT_NAME_FORM = f"(?![\\s\\S]*(?:\\.|\\.lock){_END})[A-Za-z](?:[A-Za-z0-9_-]|\\.(?!\\.)){{0,63}}"
+SNAPSHOT_NAME = f"^{SNAPSHOT_NAME_FORM}{_END}"
 """A letter, then letters, digits, '.', '-' or '_' (no '..', not ending in '.' or '.lock'), 64 at most."""
-AS_OF = f"^(?:[0-9]+|{SNAPSHOT_NAME_FORM}|{_TIME})$"
+AS_OF = f"^(?:[0-9]+|{SNAPSHOT_NAME_FORM}|{_TIME}){_END}"
 """A snapshot's name, a version of the store (digits) or a time."""
 
 # ----------------------------------------------------------------------------- lists in a string
-_TAG_SIDE = f"[^=,{WHITESPACE}]"
-_TAG = f"[^=,]*{_TAG_SIDE}[^=,]*=[^=,]*{_TAG_SIDE}[^=,]*"
-TAG = f"^[^=]*[^={WHITESPACE}][^=]*=[^=]*[^={WHITESPACE}][^=]*$"
+# Each side of a tag holds something besides whitespace: what comes first is whitespace, then
+# not (a pattern with one way to match each text: no backtracking to speak of).
+_TAG_SIDE = f"[{WHITESPACE}]*[^={WHITESPACE}][^=]*"
+TAG = f"^{_TAG_SIDE}={_TAG_SIDE}{_END}"
 """One ``key=value`` tag (a list's item: it may hold a comma)."""
-TAG_LIST = f"^(?:{_TAG})?(?:,(?:{_TAG})?)*$"
+_LISTED_SIDE = f"[{WHITESPACE}]*[^=,{WHITESPACE}][^=,]*"
+_TAG = f"{_LISTED_SIDE}={_LISTED_SIDE}"
+TAG_LIST = f"^(?:{_TAG})?(?:,(?:{_TAG})?)*{_END}"
 """``key=value`` tags, comma-separated."""
 
 
 def _listed(item: str) -> str:
     """Comma-separated items, each ``item`` or nothing."""
-    return f"^(?:{item})?(?:,(?:{item})?)*$"
+    return f"^(?:{item})?(?:,(?:{item})?)*{_END}"
 
 
-CATEGORY = "^(?:[A-Za-z0-9][A-Za-z0-9_-]{0,63})?$"
+CATEGORY = f"^(?:[A-Za-z0-9][A-Za-z0-9_-]{{0,63}})?{_END}"
 """A memory's folder: a letter or digit, then letters, digits, '_' or '-' (64 at most; kept in lower case)."""
 LEVELS = _listed("[012]")
 """Levels, comma-separated: ``0,2``."""
@@ -235,7 +242,7 @@ def _filter_leaves() -> list[dict[str, Any]]:
     integer = {"type": "integer"}
     number = {"type": "number"}
     text = {"type": "string"}
-    depth = {"type": "string", "pattern": "^-d=-?[0-9]{1,9}$"}
+    depth = {"type": "string", "pattern": f"^-d=-?[0-9]{{1,9}}{_END}"}
     match = ["must", "must_not"]
     ranges = ["range", "range_out"]
     return [

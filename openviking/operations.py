@@ -40,6 +40,7 @@ __all__ = [
     "Tool",
     "declared",
     "operation",
+    "tool_names",
     "wire_type",
 ]
 
@@ -266,6 +267,11 @@ class Operation(Generic[P, R]):
 
 OPERATIONS: dict[str, Operation[Any, Any]] = {}
 """Every declared operation by name, in the order the interface declares them."""
+
+
+def tool_names() -> list[str]:
+    """The operations that are MCP tools (``mcp=Tool(...)``), in the order they are declared."""
+    return [name for name, declared_operation in OPERATIONS.items() if isinstance(declared_operation.mcp, Tool)]
 
 
 def operation(

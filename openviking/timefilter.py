@@ -5,6 +5,10 @@ Accepted forms, first match wins:
 * relative ``^\\d+[smhdw]$`` (``m`` is minutes), counted back from now for both bounds;
 * ``YYYY-MM-DD``: the whole UTC day (from 00:00:00.000 for ``since``, to 23:59:59.999 for ``until``);
 * ISO 8601; without a zone it is UTC, any other zone is converted to UTC.
+
+Unlike upstream, which refuses it, ``since`` later than ``until`` is a window nothing is in: the
+API's document can say what each bound may be, not that one comes before the other. A bound
+before year 1 or after 9999 in UTC is the first or the last moment there is.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ INTERNAL naming that id, never with the traceback itself.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -25,7 +26,6 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
-from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from openviking.errors import InternalError, InvalidArgumentError, NotFoundError, OpenVikingError
@@ -207,7 +207,7 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         error: OpenVikingError = NotFoundError(f"No such route: {where}", hint="GET /openapi.json lists the routes")
     elif exc.status_code == 405:
-        allowed = allowed_methods(request)
+        allowed = allowed_methods(request, (exc.headers or {}).get("Allow", ""))
         error = InvalidArgumentError(f"Method not allowed: {where}", details={"allowed": allowed})
         return failure(error, 405, {**(exc.headers or {}), "Allow": ", ".join(allowed)})
     elif exc.status_code >= 500:
@@ -217,16 +217,19 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return failure(error, exc.status_code, exc.headers)
 
 
-def allowed_methods(request: Request) -> list[str]:
-    """The methods the request's path takes: those of every route at it (the router's own 405
-    names only the first route's), and only the documented ones where any is."""
-    at_path: list[tuple[bool, set[str]]] = []
-    for route in request.app.router.routes:
-        methods = getattr(route, "methods", None)
-        if methods and route.matches({**request.scope, "method": next(iter(methods))})[0] is Match.FULL:
-            at_path.append((getattr(route, "include_in_schema", True), set(methods)))
-    documented = [methods for shown, methods in at_path if shown]
-    return sorted(set().union(*(documented or [methods for _, methods in at_path])))
+def allowed_methods(request: Request, given: str = "") -> list[str]:
+    """The methods the request's path takes: those the OpenAPI document lists at it (the
+    router's own 405 names only its first route's), else ``given`` (an Allow header)."""
+    for template, methods in request.app.openapi()["paths"].items():
+        if _path_pattern(template).fullmatch(request.url.path):
+            return sorted(method.upper() for method in methods)
+    return [method for method in given.split(", ") if method]
+
+
+@functools.lru_cache(maxsize=256)
+def _path_pattern(template: str) -> re.Pattern[str]:
+    """``/a/{b}/c`` as a pattern its paths match (a parameter is one segment)."""
+    return re.compile(re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template)))
 
 
 def install_handlers(app: FastAPI) -> None:

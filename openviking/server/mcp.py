@@ -47,7 +47,7 @@ import uuid
 from collections.abc import Callable, Mapping, MutableMapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -60,7 +60,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from openviking._version import __version__
 from openviking.errors import InvalidArgumentError, OpenVikingError
 from openviking.interface import OpenVikingClient
-from openviking.operations import OPERATIONS, Operation
+from openviking.operations import OPERATIONS, Operation, tool_names
 from openviking.operations import Tool as DeclaredTool
 
 __all__ = [
@@ -207,9 +207,7 @@ def _tool_of(operation: Operation[Any, Any], declared: DeclaredTool) -> Tool:
 
 
 TOOLS: dict[str, Tool] = {
-    operation.name: _tool_of(operation, operation.mcp)
-    for operation in OPERATIONS.values()
-    if isinstance(operation.mcp, DeclaredTool)
+    name: _tool_of(OPERATIONS[name], cast(DeclaredTool, OPERATIONS[name].mcp)) for name in tool_names()
 }
 """The tools, one per declared operation that has one (``mcp=Tool(...)`` in the interface)."""
 
