@@ -80,3 +80,5 @@ latest_archive_overview  # unused variable (openviking/results.py): SessionConte
 pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 estimated_tokens  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 eval_  # unused function (openviking_cli/commands/eval.py): a command, registered by its decorator
+_._whole_numbers  # unused method (openviking/server/bodies.py): a pydantic validator, run on every body
+list_skills  # unused function (openviking/server/routes/upstream.py): a route, registered by its decorator

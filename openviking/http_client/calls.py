@@ -310,9 +310,11 @@ def declared_call(
 def _filter_object(value: Any) -> Any:
     """A filter as it travels: an object (its JSON text read here, as the embedded client reads
     it, with the same errors); anything else as it is, for the server to refuse."""
-    from openviking.store.filters import parse_filter
+    if not isinstance(value, str):
+        return value
+    from openviking.store.filters import parse_filter  # the DSL's reader: no LanceDB, no Arrow
 
-    return parse_filter(value) if isinstance(value, str) else value
+    return parse_filter(value)
 
 
 def _same(value: Any, default: Any) -> bool:
