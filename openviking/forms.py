@@ -26,6 +26,7 @@ __all__ = [
     "FILTER",
     "FILTER_FIELDS",
     "FILTER_OPS",
+    "GLOB",
     "ISO_TIME",
     "LEVEL",
     "LEVELS",
@@ -142,13 +143,25 @@ LEVELS = _listed("[012]")
 CONTEXT_TYPES = _listed("memory|resource|skill")
 """Context types, comma-separated: ``memory,skill``."""
 
+# ----------------------------------------------------------------------------- globs
+# A glob's pieces: a character (a special one escaped), * or ?, a class without ranges or escapes
+# ([abc], [!abc]), and {a,b} alternatives nested two deep; not only '.' and '/' (no path).
+_GLOB_CHAR = "[^\\\\\\[\\]{},?*/]|\\\\[\\s\\S]|[?*]|\\[[!^]?[^\\]\\-\\\\/]+\\]"
+_INNER = f"\\{{(?:{_GLOB_CHAR})*(?:,(?:{_GLOB_CHAR})*)*\\}}"
+_BRACES = f"\\{{(?:{_GLOB_CHAR}|{_INNER})*(?:,(?:{_GLOB_CHAR}|{_INNER})*)*\\}}"
+GLOB = f"^(?![\\s\\S]{{10001}})(?![/.]*{_END})(?:{_GLOB_CHAR}|{_BRACES}|[,/])+{_END}"
+"""A glob: ``*`` and ``?`` within a name, ``**`` across directories, ``[abc]``, ``{a,b}``, a
+special character escaped with a backslash; 10,000 characters at most."""
+
 # ----------------------------------------------------------------------------- several forms
+# Text that is a text file's (no NUL, which makes a file binary), with something besides whitespace.
+_TEXT = f"(?![\\s\\S]*\\x00)[\\s\\S]*{NOT_BLANK}"
 SKILL_DATA: dict[str, Any] = {
     "anyOf": [
-        {"type": "string", "pattern": f"^(?![{WHITESPACE}]*(?:(?:https?|git|ssh)://|git@))[\\s\\S]*{NOT_BLANK}"},
+        {"type": "string", "pattern": f"^(?![{WHITESPACE}]*(?:(?:https?|git|ssh)://|git@)){_TEXT}"},
         {
             "type": "object",
-            "properties": {"content": {"type": "string", "pattern": NOT_BLANK}},
+            "properties": {"content": {"type": "string", "pattern": f"^{_TEXT}"}},
             "required": ["content"],
         },
     ]

@@ -365,7 +365,7 @@ class Operations(Protocol):
         command="glob",
         upstream={**TAG_FILTERS, "extra_fields": "a match is its URI"},
         params={
-            "pattern": Param("The glob, matched against the path relative to uri.", pattern=forms.NOT_BLANK),
+            "pattern": Param("The glob, matched against the path relative to uri.", pattern=forms.GLOB),
             "uri": Param("The directory the paths are relative to.", pattern=forms.URI),
             "node_limit": Param("At most this many URIs (0 or none: all).", ge=0, le=MAX_INT),
             "as_of": AS_OF,

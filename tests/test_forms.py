@@ -20,9 +20,17 @@ from hypothesis import strategies as st
 
 from openviking import forms
 from openviking.access import Access
-from openviking.errors import InvalidArgumentError, InvalidURIError, OpenVikingError, PermissionDeniedError
+from openviking.errors import (
+    AlreadyExistsError,
+    InvalidArgumentError,
+    InvalidURIError,
+    OpenVikingError,
+    PermissionDeniedError,
+)
 from openviking.evaluation import check_queries
 from openviking.ingest.memories import memory_uri
+from openviking.ingest.walk import looks_binary
+from openviking.retrieve.glob import compile_glob
 from openviking.session.sessions import validate_session_id
 from openviking.store import filters, schema
 from openviking.store.filters import check_filter, levels_from
@@ -288,6 +296,42 @@ def test_a_filter_refused_is_refused_by_the_form(node: Any) -> None:
     assert not both_validators(forms.FILTER)(node)
 
 
+# ----------------------------------------------------------------------------- globs
+# Text near globs: their special characters, and a few that break them.
+NEAR_GLOBS = st.text(st.sampled_from("ab.*?[]!^{},/\\-é \x00"), max_size=16)
+
+
+@SETTINGS
+@given(NEAR_GLOBS)
+def test_a_glob_the_form_allows_is_compiled(pattern: str) -> None:
+    if both_validators(_string(forms.GLOB))(pattern):
+        compile_glob(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["**/*.md", "*.{md,txt}", "[!a]*", "{a,{b,c}}", "a\\*b", "[,]", "docs/**", "?"])
+def test_the_globs_of_every_day_are_in_the_form(pattern: str) -> None:
+    assert both_validators(_string(forms.GLOB))(pattern)
+    compile_glob(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["", "[abc", "[]", "{a,b", "a}", "\\", ".", "x" * 10_001])
+def test_a_glob_refused_is_refused_by_the_form(pattern: str) -> None:
+    assert not both_validators(_string(forms.GLOB))(pattern)
+    assert not takes(lambda: compile_glob(pattern))
+
+
+# ----------------------------------------------------------------------------- skills as data
+@SETTINGS
+@given(st.text(max_size=12) | NEAR)
+@example("# Skill\n")
+@example("a\x00")
+def test_a_skills_text_the_form_allows_is_a_text_file(text: str) -> None:
+    valid = both_validators(forms.SKILL_DATA)
+    if valid(text) or valid({"content": text}):
+        assert text.strip() and not looks_binary(text.encode("utf-8", "surrogatepass"))
+    assert valid({"content": text}) == (bool(text.strip()) and "\x00" not in text)
+
+
 # ----------------------------------------------------------------------------- golden queries
 QUERIES = forms.golden_queries(("hybrid", "vector", "keyword", "list", ""))
 
@@ -320,3 +364,16 @@ def test_golden_queries_the_form_allows_are_taken(queries: list[dict[str, Any]])
 def test_golden_queries_refused_are_refused_by_the_form(queries: list[dict[str, Any]]) -> None:
     assert not both_validators(QUERIES)(queries)
     assert not takes(lambda: check_queries(queries, 10))
+
+
+def test_two_queries_with_one_id_are_a_conflict_no_form_can_state() -> None:
+    # The form allows them (no schema says each item's id is its own): 409, as a name taken, not 400.
+    queries = [
+        {"id": 7, "query": "a", "relevant": "viking://resources/a"},
+        {"id": "7", "query": "b", "relevant": "viking://resources/b"},
+    ]
+    assert both_validators(QUERIES)(queries)
+    with pytest.raises(AlreadyExistsError) as info:
+        check_queries(queries, 10)
+    assert info.value.message == "queries[1].id '7' is the id of an earlier query"
+    assert info.value.details == {"at": "queries[1]", "index": 1, "resource": "7", "type": "query id"}

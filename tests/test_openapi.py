@@ -28,6 +28,8 @@ from helpers import HASH_CONF
 from ovserver import ROOT_KEY, body_of, error_of, handbook_store, headers, keyed_config, thread_server
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
+# The phases the suite runs: the stateful one draws from true randomness, the coverage one takes minutes.
+SUITE_PHASES = ("--phases", "examples,fuzzing")
 
 
 def schemathesis(url: str, workdir: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -42,7 +44,7 @@ def test_every_route_answers_as_the_document_says(tmp_path: Path) -> None:
     allowed = tmp_path / "allowed"
     allowed.mkdir()
     with thread_server(keyed_config(path_roots=[str(allowed)]), handbook_store(tmp_path)) as url:
-        ran = schemathesis(url, tmp_path)
+        ran = schemathesis(url, tmp_path, *SUITE_PHASES)
     report = ran.stdout + ran.stderr
     assert ran.returncode == 0, report[-12_000:]
     assert " passed" in report and " failed" not in report, report[-3000:]
@@ -91,7 +93,7 @@ def test_a_query_parameter_is_given_once(served: tuple[str, Any]) -> None:
     # upstream's fields without effect: one value each (any), but its lists
     ls = {p["name"]: p["schema"] for p in document["paths"]["/api/v1/fs/ls"]["get"]["parameters"]}
     assert ls["overview_limit"]["anyOf"][0] == {"type": "string"}
-    assert ls["extra_fields"]["anyOf"][0]["type"] == "array"
+    assert ls["extra_fields"]["type"] == "array" and ls["extra_fields"]["default"] == []
     one = [("uri", "viking://resources/docs"), ("overview_limit", "false")]
     assert httpx.get(f"{url}/api/v1/fs/ls", params=one, headers=headers()).status_code == 200
     error_of(
@@ -101,6 +103,10 @@ def test_a_query_parameter_is_given_once(served: tuple[str, Any]) -> None:
     )
     fields = [("uri", "viking://resources/docs"), ("extra_fields", "a"), ("extra_fields", "b")]
     assert httpx.get(f"{url}/api/v1/fs/tree", params=fields, headers=headers()).status_code == 200
+    # a list's item is any text, "true" or "null" too: a list is never null
+    for text in ("true", "null"):
+        listed = [("uri", "viking://resources/docs"), ("extra_fields", text), ("tags", text)]
+        assert httpx.get(f"{url}/api/v1/fs/tree", params=listed, headers=headers()).status_code == 200
 
 
 def test_an_upload_is_any_bytes(served: tuple[str, Any]) -> None:
@@ -133,7 +139,7 @@ def test_the_run_is_the_same_wherever_it_runs(tmp_path: Path) -> None:
     assert isinstance(config["seed"], int) and config["workers"] == 1
     assert config["generation"]["deterministic"] is True and config["generation"]["mode"] == "all"
     phases = config["phases"]
-    assert phases["stateful"]["enabled"] is False  # it draws from true randomness
+    assert "stateful" not in SUITE_PHASES[1].split(",")  # it draws from true randomness
     assert phases["coverage"]["extra-data-sources"]["responses"] is False
     assert phases["fuzzing"]["extra-data-sources"]["responses"] is False
     assert phases["fuzzing"]["error-feedback"]["enabled"] is False

@@ -141,13 +141,17 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
                 Annotated[int | None, Query(alias=name, description=PAGE_SIZE, ge=1, le=MAX_INT)]
                 if name == "limit"
                 else Annotated[
-                    (list[str] if name in UPSTREAM_LISTS else str) | None,
+                    list[str] if name in UPSTREAM_LISTS else str | None,
                     Query(alias=name, description=_upstream_doc(operation, name)),
                 ]
             )
             parameters.append(
                 inspect.Parameter(
-                    f"upstream_{name}", inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=None
+                    f"upstream_{name}",
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=annotation,
+                    # A list is never null: any value of a query parameter is a list's item.
+                    default=[] if name in UPSTREAM_LISTS else None,
                 )
             )
     elif sent or operation.upstream:
@@ -168,7 +172,9 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
             fields = body.model_dump(exclude_unset=True)
             say_ignored(operation, [name for name in operation.upstream if name in fields])
             given.update({name: value for name, value in fields.items() if name not in operation.upstream})
-        say_ignored(operation, [name for name, value in upstream.items() if value is not None and name != "limit"])
+        say_ignored(
+            operation, [name for name, value in upstream.items() if value not in (None, []) and name != "limit"]
+        )
         if not route.paged:
             return ok(getattr(client, operation.name)(**given))
         page = upstream.get("limit") or given.get("node_limit")
