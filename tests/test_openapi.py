@@ -30,6 +30,8 @@ from ovserver import ROOT_KEY, body_of, error_of, handbook_store, headers, keyed
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 # The phases the suite runs: the stateful one draws from true randomness, the coverage one takes minutes.
 SUITE_PHASES = ("--phases", "examples,fuzzing")
+# A request's time limit: a first search loads the index, longer than httpx's 5 s on a busy machine.
+TIMEOUT = 120
 
 
 def schemathesis(url: str, workdir: Path, *options: str) -> subprocess.CompletedProcess[str]:
@@ -55,7 +57,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict
     """A keyed server over the handbook, and its document."""
     base = tmp_path_factory.mktemp("served")
     with thread_server(keyed_config(), handbook_store(base)) as url:
-        yield url, httpx.get(f"{url}/openapi.json").json()
+        yield url, httpx.get(f"{url}/openapi.json", timeout=TIMEOUT).json()
 
 
 def test_a_method_a_path_does_not_take_is_405_naming_every_method_it_does(served: tuple[str, Any]) -> None:
@@ -67,7 +69,7 @@ def test_a_method_a_path_does_not_take_is_405_naming_every_method_it_does(served
         ("/api/v1/snapshots", "/api/v1/snapshots"),
     ]:
         documented = sorted(method.upper() for method in document["paths"][path])
-        answer = httpx.request("OPTIONS", f"{url}{concrete}", headers=headers())
+        answer = httpx.request("OPTIONS", f"{url}{concrete}", headers=headers(), timeout=TIMEOUT)
         error = error_of(answer, 405, "INVALID_ARGUMENT")
         assert answer.headers["allow"] == ", ".join(documented), (path, answer.headers["allow"])
         assert error["details"]["allowed"] == documented
@@ -76,37 +78,39 @@ def test_a_method_a_path_does_not_take_is_405_naming_every_method_it_does(served
 def test_upstreams_listing_of_skills_is_405_and_says_it_is_not_here(served: tuple[str, Any]) -> None:
     url, document = served
     assert list(document["paths"]["/api/v1/skills"]) == ["post"]
-    answer = httpx.get(f"{url}/api/v1/skills", params={"node_limit": 10}, headers=headers())
+    answer = httpx.get(f"{url}/api/v1/skills", params={"node_limit": 10}, headers=headers(), timeout=TIMEOUT)
     error = error_of(answer, 405, "UNIMPLEMENTED")
     assert answer.headers["allow"] == "POST" and "skill catalogue" in error["message"]
-    assert httpx.get(f"{url}/api/v1/skills", headers=headers(None)).status_code == 401
+    assert httpx.get(f"{url}/api/v1/skills", headers=headers(None), timeout=TIMEOUT).status_code == 401
 
 
 def test_a_query_parameter_is_given_once(served: tuple[str, Any]) -> None:
     url, document = served
     twice = [("uri", "viking://resources/docs"), ("uri", "viking://resources")]
-    error = error_of(httpx.get(f"{url}/api/v1/fs/ls", params=twice, headers=headers()), 400, "INVALID_ARGUMENT")
+    error = error_of(
+        httpx.get(f"{url}/api/v1/fs/ls", params=twice, headers=headers(), timeout=TIMEOUT), 400, "INVALID_ARGUMENT"
+    )
     assert error["message"] == "uri is given 2 times; it takes one value" and error["details"] == {"parameter": "uri"}
     for path in ("/api/v1/fs/ls", "/api/v1/fs/tree", "/api/v1/content/download"):
         many = [("uri", "viking://resources/docs/auth.md")] * 2
-        error_of(httpx.get(f"{url}{path}", params=many, headers=headers()), 400, "INVALID_ARGUMENT")
+        error_of(httpx.get(f"{url}{path}", params=many, headers=headers(), timeout=TIMEOUT), 400, "INVALID_ARGUMENT")
     # upstream's fields without effect: one value each (any), but its lists
     ls = {p["name"]: p["schema"] for p in document["paths"]["/api/v1/fs/ls"]["get"]["parameters"]}
     assert ls["overview_limit"]["anyOf"][0] == {"type": "string"}
     assert ls["extra_fields"]["type"] == "array" and ls["extra_fields"]["default"] == []
     one = [("uri", "viking://resources/docs"), ("overview_limit", "false")]
-    assert httpx.get(f"{url}/api/v1/fs/ls", params=one, headers=headers()).status_code == 200
+    assert httpx.get(f"{url}/api/v1/fs/ls", params=one, headers=headers(), timeout=TIMEOUT).status_code == 200
     error_of(
-        httpx.get(f"{url}/api/v1/fs/ls", params=[*one, ("overview_limit", "1")], headers=headers()),
+        httpx.get(f"{url}/api/v1/fs/ls", params=[*one, ("overview_limit", "1")], headers=headers(), timeout=TIMEOUT),
         400,
         "INVALID_ARGUMENT",
     )
     fields = [("uri", "viking://resources/docs"), ("extra_fields", "a"), ("extra_fields", "b")]
-    assert httpx.get(f"{url}/api/v1/fs/tree", params=fields, headers=headers()).status_code == 200
+    assert httpx.get(f"{url}/api/v1/fs/tree", params=fields, headers=headers(), timeout=TIMEOUT).status_code == 200
     # a list's item is any text, "true" or "null" too: a list is never null
     for text in ("true", "null"):
         listed = [("uri", "viking://resources/docs"), ("extra_fields", text), ("tags", text)]
-        assert httpx.get(f"{url}/api/v1/fs/tree", params=listed, headers=headers()).status_code == 200
+        assert httpx.get(f"{url}/api/v1/fs/tree", params=listed, headers=headers(), timeout=TIMEOUT).status_code == 200
 
 
 def test_an_upload_is_any_bytes(served: tuple[str, Any]) -> None:
@@ -116,16 +120,25 @@ def test_an_upload_is_any_bytes(served: tuple[str, Any]) -> None:
     ref = form["schema"]["$ref"].rsplit("/", 1)[1]
     file = document["components"]["schemas"][ref]["properties"]["file"]
     assert file["type"] == "string" and file["format"] == "binary"
-    answer = httpx.post(f"{url}/api/v1/resources/temp_upload", files={"file": ("file", b"-8957")}, headers=headers())
+    answer = httpx.post(
+        f"{url}/api/v1/resources/temp_upload", files={"file": ("file", b"-8957")}, headers=headers(), timeout=TIMEOUT
+    )
     assert body_of(answer)["temp_file_id"]
 
 
 def test_an_integral_json_number_is_an_integer(served: tuple[str, Any]) -> None:
     url, _ = served
     body = {"query": "how do users authenticate", "limit": 2.0}
-    assert len(body_of(httpx.post(f"{url}/api/v1/search/find", json=body, headers=headers()))["resources"]) <= 2
+    assert (
+        len(
+            body_of(httpx.post(f"{url}/api/v1/search/find", json=body, headers=headers(), timeout=TIMEOUT))["resources"]
+        )
+        <= 2
+    )
     error_of(
-        httpx.post(f"{url}/api/v1/search/find", json={**body, "limit": 2.5}, headers=headers()), 400, "INVALID_ARGUMENT"
+        httpx.post(f"{url}/api/v1/search/find", json={**body, "limit": 2.5}, headers=headers(), timeout=TIMEOUT),
+        400,
+        "INVALID_ARGUMENT",
     )
 
 
@@ -181,12 +194,14 @@ def test_the_search_route_is_documented_to_answer_what_its_mode_asks(tmp_path: P
     import jsonschema
 
     with thread_server(keyed_config(), handbook_store(tmp_path)) as url:
-        document = httpx.get(f"{url}/openapi.json").json()
+        document = httpx.get(f"{url}/openapi.json", timeout=TIMEOUT).json()
         answers = document["paths"]["/api/v1/search/search"]["post"]["responses"]["200"]
         schema = answers["content"]["application/json"]["schema"]
         for mode in ("context", "hybrid"):
             body = {"query": "how do users authenticate", "mode": mode}
-            answer = httpx.post(f"{url}/api/v1/search/search", json=body, headers={"X-API-Key": ROOT_KEY})
+            answer = httpx.post(
+                f"{url}/api/v1/search/search", json=body, headers={"X-API-Key": ROOT_KEY}, timeout=TIMEOUT
+            )
             assert answer.status_code == 200, answer.text
             jsonschema.validate(answer.json(), schema)
             assert ("entries" in answer.json()["result"]) == (mode == "context")
