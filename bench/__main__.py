@@ -13,6 +13,9 @@
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
+    python -m bench markitdown --suite PATH --work /tmp/ov-bench   # markitdown's test vectors, beside markitdown
+    python -m bench watch --work /tmp/ov-bench --embedders hash,local [--only one|checkout]   # save -> find
+    python -m bench session-growth --before REF --work /tmp/ov-bench-growth   # one long session, two versions
 
 Stores and generated corpora go to a work directory (``--work``, default a temp dir);
 results are printed as a table and written as JSON.
@@ -176,6 +179,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import reliability
 
         return reliability.main(given[1:])
+    if given[:1] == ["session-growth"]:
+        from . import session_growth
+
+        return session_growth.main(given[1:])
     parser = argparse.ArgumentParser(
         prog="python -m bench", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -192,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             "server",
             "documents",
             "sessions",
+            "markitdown",
+            "watch",
             "all",
         ],  # fmt: skip
         nargs="?",
@@ -217,11 +226,19 @@ def main(argv: list[str] | None = None) -> int:
         default="10000",
         help="ingest-scale: sizes also added with the local model (~14 records/s on 2 cores; '' for none)",
     )
+    parser.add_argument(
+        "--suite",
+        dest="suite_path",
+        type=Path,
+        help="markitdown: its tests folder (packages/markitdown/tests of a checkout)",
+    )
     parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
+    parser.add_argument("--embedders", default="local", help="watch: the embedders to measure with (hash,local)")
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
     pinned_only = args.suite == "storage" and args.only == "pinned"
-    if args.only and args.suite != "sessions" and not pinned_only and args.only not in QUALITY_SETS:
+    watch_only = args.suite == "watch" and args.only in ("one", "checkout")
+    if args.only and args.suite != "sessions" and not pinned_only and not watch_only and args.only not in QUALITY_SETS:
         parser.error(f"argument --only: invalid choice: {args.only!r} (choose from {', '.join(QUALITY_SETS)})")
     global EMBED_TOKENS
     EMBED_TOKENS = args.embed_tokens
@@ -293,6 +310,18 @@ def main(argv: list[str] | None = None) -> int:
 
         report["sessions"] = sessions.run(work, args.only)
         sessions.print_report(report["sessions"])
+    if args.suite == "markitdown":  # not in `all`: it needs markitdown's test suite, fetched
+        from . import markitdown
+
+        if args.suite_path is None or not (args.suite_path / "test_files").is_dir():
+            parser.error("markitdown needs --suite PATH, the tests folder of markitdown's source")
+        report["markitdown"] = markitdown.run(args.suite_path, work)
+        markitdown.print_report(report["markitdown"])
+    if args.suite == "watch":  # not in `all`: a thousand files re-embedded per checkout with the local model
+        from . import watch
+
+        report["watch"] = watch.run(work, args.embedders.split(","), args.only)
+        watch.print_report(report["watch"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)
         scale.print_report(report["scale"])

@@ -7,6 +7,7 @@ bm25s (BM25 over the same texts) as the lexical peer.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,7 +16,9 @@ from typing import Any
 
 from .metrics import hit_at_1, mrr_at_k, ndcg_at_k, percentile, recall_at_k
 
-DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+# The corpora: ../shared/data beside the repository, or where OPENVIKING_BENCH_DATA says (a worktree elsewhere).
+BESIDE = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+DATA = Path(os.environ.get("OPENVIKING_BENCH_DATA") or BESIDE)
 DOCS = DATA / "openviking-docs"
 QUERIES = Path(__file__).resolve().parent / "queries"
 MODES = ("hybrid", "vector", "keyword")

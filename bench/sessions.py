@@ -194,10 +194,11 @@ def play(work: Path, conv: str) -> dict[str, Any]:
                 "archived": result.messages_archived,
                 "counts": dict(result.memories_extracted),
                 "memories": [
-                    {"uri": m.uri, "action": m.action, "reason": m.reason, "text": m.text,
-                     "turns": [turn_of.get(i, i) for i in m.source]}
+                    {"uri": m.uri, "action": m.action, "reason": m.reason, "text": m.text, "category": m.category,
+                     "topic": m.topic, "superseded_by": m.superseded_by, "turns": [turn_of.get(i, i) for i in m.source]}
                     for m in result.memories
                 ],
+                "summary": result.summary,
             }
         )  # fmt: skip
         print(
@@ -325,16 +326,27 @@ def _kind(uri: str) -> str:
 # ------------------------------------------------------------------------ asking
 
 
+def _memory_turns(played: dict[str, Any]) -> dict[str, set[str]]:
+    """Each memory's URI and the turns it holds: a merged or skipped memory names the stored one
+    it says again, which holds it too; a superseded one's turns go with its text to the memory
+    that supersedes it."""
+    memory_turns: dict[str, set[str]] = {}
+    for session in played["sessions"]:
+        for memory in session["memories"]:
+            if memory["action"] == "superseded" and memory.get("superseded_by"):
+                held = memory_turns.pop(memory["uri"], set())
+                memory_turns.setdefault(memory["superseded_by"], set()).update(held)
+                continue
+            memory_turns.setdefault(memory["uri"], set()).update(memory["turns"])
+    return memory_turns
+
+
 def ask(work: Path, played: dict[str, Any], items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every question of the conversation through context, bm25s, find-cut and the memories group."""
     conv = played["conv"]
     data = _conversation(conv)
     said = {t["dia_id"]: normalised(t["text"]) for _, _, turns in sessions_of(data) for t in turns}
-    memory_turns: dict[str, set[str]] = {}
-    for session in played["sessions"]:
-        for memory in session["memories"]:
-            # a merged or skipped memory names the stored one it says again: that one holds it too
-            memory_turns.setdefault(memory["uri"], set()).update(memory["turns"])
+    memory_turns = _memory_turns(played)
     client = open_client(work / "sessions" / conv / "store", played["user"])
     scope = f"viking://user/{played['user']}"
     bm25s = bm25s_chunks(client, [s["archive"] for s in played["sessions"] if s["archive"]])
@@ -351,6 +363,10 @@ def ask(work: Path, played: dict[str, Any], items: list[dict[str, Any]]) -> list
             row[f"context@{budget}"] = recalled("\n".join(texts), evidence)
             row[f"context_strict@{budget}"] = recalled("\n".join(texts), evidence, strict=True)
             row[f"context_tokens@{budget}"] = packed.used_tokens
+            # A memory taken from an evidence turn holds that evidence, in the words of a memory.
+            sourced = [e for e in packed.entries if memory_turns.get(e.uri, set()) & set(item["evidence"])]
+            row[f"memory_sourced@{budget}"] = float(bool(sourced))
+            row[f"context_sourced@{budget}"] = max(row[f"context@{budget}"], float(bool(sourced)))
             for kind in ("transcript", "memory", "directory"):
                 mine = [entry for entry in packed.entries if _kind(entry.uri) == kind]
                 row[f"{kind}_tokens@{budget}"] = sum(entry.tokens for entry in mine)
@@ -444,6 +460,9 @@ def recall_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "system": system,
                     "recall": _mean([r[f"{system}@{budget}"] for r in rows]),
                     "whole_turn": _mean([r[f"{system}_strict@{budget}"] for r in rows]),
+                    "memories_by_source": _mean(
+                        [r.get(f"{system}_sourced@{budget}", r[f"{system}@{budget}"]) for r in rows]
+                    ),  # fmt: skip
                     "tokens": round(sum(r[f"{system}_tokens@{budget}"] for r in rows) / len(rows)),
                     "questions": len(rows),
                 }
@@ -460,6 +479,9 @@ def gap_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for peer in SYSTEMS[1:]:
             gap = paired_gap(context, {r["id"]: r[f"{peer}@{budget}"] for r in rows}, ids)
             out.append({"budget": budget, "versus": peer, **gap})
+        sourced = {r["id"]: r[f"context_sourced@{budget}"] for r in rows}
+        gap = paired_gap(sourced, {r["id"]: r[f"bm25s@{budget}"] for r in rows}, ids)
+        out.append({"budget": budget, "versus": "bm25s, memories by source", **gap})
     return out
 
 
@@ -483,6 +505,7 @@ def part_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for kind in ("transcript", "memory", "directory"):
             row[f"{kind}_tokens"] = round(sum(r[f"{kind}_tokens@{budget}"] for r in rows) / len(rows))
             row[f"{kind}_recall"] = _mean([r[f"{kind}_recall@{budget}"] for r in rows])
+        row["memory_by_source"] = _mean([r[f"memory_sourced@{budget}"] for r in rows])
         row["context_p50_ms"] = round(percentile([r[f"context_ms@{budget}"] for r in rows], 50), 1)
         out.append(row)
     return out
@@ -490,7 +513,11 @@ def part_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def memory_report(rows: list[dict[str, Any]]) -> dict[str, Any]:
     asked = [r for r in rows if r["memory_relevant"]]
-    report: dict[str, Any] = {"questions": len(rows), "with_a_relevant_memory": len(asked)}
+    report: dict[str, Any] = {
+        "questions": len(rows),
+        "with_a_relevant_memory": len(asked),
+        "share whose evidence a memory holds": round(len(asked) / len(rows), 3),
+    }
     for metric in ("hit@1", "recall@5", "mrr@10"):
         report[metric] = _mean([r[f"memory_{metric}"] for r in asked])
     for number, name in locomo.CATEGORIES.items():
@@ -553,6 +580,19 @@ def merged_examples(played: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def run(work: Path, only: str | None = None) -> dict[str, Any]:
+    from . import passing
+
+    sets = {"passing": ["dev", "held-out"], "passing-dev": ["dev"]}
+    chosen = [name for name in (only or "").split(",") if name]
+    told = [s for name in chosen if name in sets for s in sets[name]] if chosen else ["dev", "held-out"]
+    report: dict[str, Any] = {"passing": passing.run(work, told)}
+    locomo_only = ",".join(name for name in chosen if name not in sets)
+    if chosen and not locomo_only:
+        return report
+    return {**report, **run_locomo(work, locomo_only or None)}
+
+
+def run_locomo(work: Path, only: str | None = None) -> dict[str, Any]:
     names = conversations(only)
     out = locomo.build(work)
     items = [item for item in locomo.questions(out) if item["conv"] in names]
@@ -576,9 +616,14 @@ def run(work: Path, only: str | None = None) -> dict[str, Any]:
 
 
 def print_report(report: dict[str, Any]) -> None:
+    from . import passing
+
+    passing.print_report(report["passing"])
+    if "recall" not in report:
+        return
     print_table(
         report["recall"],
-        ["budget", "system", "recall", "whole_turn", "tokens", "questions"],
+        ["budget", "system", "recall", "whole_turn", "memories_by_source", "tokens", "questions"],
         title="Evidence recall of the packed context against bm25s's chunks and find's hits cut to the budget",
     )
     print_table(
@@ -588,7 +633,7 @@ def print_report(report: dict[str, Any]) -> None:
     )
     print_table(report["by_category"], ["category", "budget", "questions", *SYSTEMS], title="Recall by category")
     parts = ["budget"] + [f"{k}_{m}" for k in ("transcript", "memory", "directory") for m in ("tokens", "recall")]
-    print_table(report["parts"], [*parts, "context_p50_ms"], title="What context's tokens went to")
+    print_table(report["parts"], [*parts, "memory_by_source", "context_p50_ms"], title="What context's tokens went to")
     print_pairs("Memories group: find over viking://user/<conv>/memories, limit 10", report["memories"])
     print_table(report["sessions"], list(report["sessions"][0]), title="Sessions played and committed")
     print(f"\n{len(report['merged'])} memories merged into another; the first 15:")

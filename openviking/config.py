@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError, ConfigFileNotFoundError
+from .errors import ConfigError, ConfigFileNotFoundError, InvalidArgumentError
 
 __all__ = [
     "RETRIEVAL_MODES",
@@ -26,6 +26,7 @@ __all__ = [
     "ServerConfig",
     "StorageConfig",
     "config_home",
+    "env_number",
     "is_secret",
     "load_config",
     "redacted",
@@ -65,6 +66,25 @@ def config_home() -> Path:
     """``$OPENVIKING_HOME``, else ``~/.openviking``."""
     home = os.environ.get(HOME_ENV)
     return Path(home).expanduser() if home else Path.home() / ".openviking"
+
+
+def env_number(name: str, default: float, unit: str) -> float:
+    """The number above 0 that the environment variable ``name`` holds (a count of ``unit``,
+    named in the error), or ``default`` when it is unset or empty.
+
+    Raises:
+        InvalidArgumentError: it holds anything else (a word, 0, a negative number, nan, inf).
+    """
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1e9:
+        raise InvalidArgumentError(f"{name} must be a number of {unit} above 0 (got {text!r})", details={name: text})
+    return value
 
 
 # A key close to one this tool reads (`treshold`, `provder`) that is no upstream key is a typo:
@@ -185,6 +205,10 @@ class ServerConfig:
     users: dict[str, str] = field(default_factory=dict, repr=False)
     max_body_bytes: int = 8 * 1024 * 1024
     max_upload_bytes: int = 512 * 1024 * 1024
+    # What one caller's uploads not yet added may hold in all, unpacked (None: max_upload_bytes),
+    # and how long an upload nobody adds is kept.
+    upload_quota_bytes: int | None = None
+    upload_unused_seconds: float = 600.0
     request_timeout: float = 60.0
     # The folders a root key's ``path`` may name (empty: anything the server's user can read).
     path_roots: tuple[str, ...] = ()
@@ -434,13 +458,15 @@ def _server(section: dict[str, Any]) -> ServerConfig:
         raise ConfigError("Two callers in 'server' share one API key", hint="Give every user a key of its own")
     if not isinstance(built.host, str) or not built.host.strip():
         raise ConfigError("Config key 'server.host' must be a host name or address")
-    for key in ("max_body_bytes", "max_upload_bytes", "port"):
-        if getattr(built, key) < (0 if key == "port" else 1):
+    for key in ("max_body_bytes", "max_upload_bytes", "upload_quota_bytes", "port"):
+        value = getattr(built, key)
+        if value is not None and value < (0 if key == "port" else 1):
             raise ConfigError(f"Config key 'server.{key}' must be a positive integer")
     if built.port > 65535:
         raise ConfigError("Config key 'server.port' must be at most 65535")
-    if built.request_timeout <= 0:
-        raise ConfigError("Config key 'server.request_timeout' must be a positive number of seconds")
+    for key in ("request_timeout", "upload_unused_seconds"):
+        if getattr(built, key) <= 0:
+            raise ConfigError(f"Config key 'server.{key}' must be a positive number of seconds")
     names = {
         key: _strings(section.get(key), f"server.{key}") for key in ("path_roots", "allowed_hosts", "allowed_origins")
     }
@@ -452,6 +478,8 @@ def _server(section: dict[str, Any]) -> ServerConfig:
         users=digests,
         max_body_bytes=built.max_body_bytes,
         max_upload_bytes=built.max_upload_bytes,
+        upload_quota_bytes=built.upload_quota_bytes,
+        upload_unused_seconds=built.upload_unused_seconds,
         request_timeout=built.request_timeout,
         path_roots=roots,
         allowed_hosts=tuple(name.lower() for name in names["allowed_hosts"]),

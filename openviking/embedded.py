@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .access import no_summary_names
 from .arguments import callback, describe, flag, optional_limit, optional_text, strings, whole_number
 from .embedded_parts import Embedded
-from .errors import InvalidArgumentError, InvalidURIError, NotFoundError, PermissionDeniedError
+from .errors import AlreadyExistsError, InvalidArgumentError, InvalidURIError, NotFoundError, PermissionDeniedError
 from .evaluation import EvalResult
 from .hits import FindResult
 from .interface import MessageContent, ProgressCallback
@@ -45,15 +46,20 @@ from .results import (
     Snapshot,
     Stat,
     UnlinkResult,
+    WatchDeleted,
+    WatchInfo,
+    WatchList,
+    WatchReport,
     WriteResult,
 )
 from .tags import normalize_tags
 from .uri import VikingURI, shell_word, sidecar_owner
 
 if TYPE_CHECKING:
+    from .ingest.watching import Synced
     from .interface import Session
     from .models.embedder import Embedder
-    from .retrieve.request import FindRequest
+    from .retrieve.request import FindArguments, FindRequest
     from .store.lance import LanceStore
 
 __all__ = ["OpenViking"]
@@ -124,12 +130,28 @@ class OpenViking(Embedded):
         as_of: str | None = None,
     ) -> FindResult:
         """Search by meaning, without session context (see the interface)."""
-        from .retrieve.request import Telemetry
+        from .retrieve.request import FindArguments, Telemetry
         from .retrieve.retriever import find
 
         extras = Telemetry(telemetry, include_provenance, "search.find")
         explain = flag(explain, "explain")
-        request = self._find_request(locals())
+        request = self._find_request(
+            FindArguments(
+                query=query,
+                target_uri=target_uri,
+                limit=limit,
+                node_limit=node_limit,
+                score_threshold=score_threshold,
+                filter=filter,
+                since=since,
+                until=until,
+                time_field=time_field,
+                level=level,
+                context_type=context_type,
+                tags=tags,
+                mode=mode,
+            )
+        )
         store, embedder = self._retrieval_backend(request)
         return extras.attach(self._said_missing_targets(request, find(store, embedder, request, explain=explain)))
 
@@ -159,11 +181,27 @@ class OpenViking(Embedded):
     ) -> FindResult:
         """Search with a session's context and LLM intent analysis (see the interface)."""
         from .retrieve.planned import search
-        from .retrieve.request import Telemetry, session_id_of
+        from .retrieve.request import FindArguments, Telemetry, session_id_of
 
         extras = Telemetry(telemetry, include_provenance, "search.search")
         explain = flag(explain, "explain")
-        request = self._find_request(locals())
+        request = self._find_request(
+            FindArguments(
+                query=query,
+                target_uri=target_uri,
+                limit=limit,
+                node_limit=node_limit,
+                score_threshold=score_threshold,
+                filter=filter,
+                since=since,
+                until=until,
+                time_field=time_field,
+                level=level,
+                context_type=context_type,
+                tags=tags,
+                mode=mode,
+            )
+        )
         chosen = session_id_of(session, session_id)
         store, embedder = self._retrieval_backend(request)
         result = search(
@@ -171,18 +209,18 @@ class OpenViking(Embedded):
         )
         return extras.attach(self._said_missing_targets(request, result))
 
-    def _find_request(self, arguments: Mapping[str, Any]) -> FindRequest:
-        """The checked request of a find's or search's arguments (their ``locals()``): each
-        argument ``retrieve.request.find_request`` takes, by name."""
-        from .retrieve.request import REQUEST_ARGUMENTS, find_request
+    def _find_request(self, arguments: FindArguments) -> FindRequest:
+        """The checked request of a find's, search's or context's arguments, with the config's
+        defaults."""
+        from .retrieve.request import find_request
 
         config = self.config
         request = find_request(
+            arguments,
             user=self.user,
             default_threshold=config.rerank.threshold,
             default_mode=config.retrieval.mode,
             translate=config.retrieval.translate_queries,
-            **{name: arguments[name] for name in REQUEST_ARGUMENTS},
         )
         window = request.scope.time_range
         if window is not None and window.empty:
@@ -202,10 +240,18 @@ class OpenViking(Embedded):
 
     def _said_missing_targets(self, request: FindRequest, result: FindResult) -> FindResult:
         """``result``, once a target that names nothing stored got its warning, as "no results"
-        alone would not say why (a target with a hit in it exists, and is not looked up)."""
+        alone would not say why (a target with a hit in it exists, and is not looked up), and
+        with no relation to a place this user may not see."""
         for message in self._namespace().missing_targets(request.scope.targets, [hit.uri for hit in result]):
             self._warn(message)
+        for hit in result:
+            hit.relations = self._visible(hit.relations)
         return result
+
+    def _visible(self, relations: list[Relation]) -> list[Relation]:
+        """``relations`` less those to another user's space, for a user who may not see it: a
+        link from a shared file to a private one would name it to everyone."""
+        return [relation for relation in relations if not self._access.hides(relation.uri)]
 
     @readable_as_of
     def grep(
@@ -364,7 +410,7 @@ class OpenViking(Embedded):
 
         source = sidecar_owner(self._uri(uri))  # a level-0/1 hit's URI names its directory's links
         self._namespace().stat(source)  # NOT_FOUND for nothing there; a session has no links
-        return links_from(self._open(), str(source))
+        return self._visible(links_from(self._open(), str(source)))
 
     # ------------------------------------------------------------------ writing
     def add_resource(
@@ -396,7 +442,7 @@ class OpenViking(Embedded):
         with local_source(path, source_name) as local:
             source = local.path
             root = sources.target(source, to, parent, self._existing_store)
-            walked = sources.walk_text(source, include, exclude)
+            walked = sources.walk_text(source, include, exclude, unpack_into=local.scratch)
             store = self._open(create=True)
             with self._writing(store, [root]) as w:
                 new = store.get_node(str(root), columns=["uri"]) is None
@@ -436,7 +482,7 @@ class OpenViking(Embedded):
         """Add an agent skill under ``viking://agent/skills/<name>`` (see the interface)."""
         from .ingest.pipeline import ingest_tree
         from .ingest.sources import Sources
-        from .origins import existing_path
+        from .origins import existing_path, recorded_source
 
         source = existing_path(path)
         name = optional_text(name, "name")
@@ -449,7 +495,7 @@ class OpenViking(Embedded):
         root = folder.join("SKILL.md") if source.is_file() else folder
         store = self._open(create=True)
         with self._writing(store, [root]) as w:
-            recorded = Path(source_name) if source_name else None
+            recorded = recorded_source(source_name)
             sources.not_another_skill(store, folder, recorded or source)
             result = ingest_tree(
                 store, w.embedder, source, root, tags=tag_list, limits=w.limits, progress=progress,
@@ -459,6 +505,180 @@ class OpenViking(Embedded):
         if warning is not None:
             result.warnings.insert(0, warning)
         return self._said(result)
+
+    # ------------------------------------------------------------------ watched sources
+    def watch(
+        self,
+        path: str | os.PathLike[str],
+        to: str | None = None,
+        parent: str | None = None,
+        *,
+        tags: Iterable[str] | str | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        watch_interval: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> WatchInfo:
+        """Add a local folder or file and keep it in step with its files (see the interface)."""
+        from .ingest.sources import Sources
+        from .ingest.watching import Synced, new_watch, outcome
+        from .origins import watchable_path
+        from .store.watches import save_watch, watch_state, watch_states
+
+        self._watches_are_the_roots()
+        interval = _minutes(watch_interval, "watch_interval")
+        tag_list = normalize_tags(tags)
+        include, exclude = strings(include, "include"), strings(exclude, "exclude")
+        source = watchable_path(path)
+        root = Sources(self.user, self.store_path).target(source, to, parent, self._existing_store)
+        existing = self._existing_store()
+        if existing is not None:
+            _refuse_another_watch(watch_states(existing), str(root), str(source))
+        result = self.add_resource(
+            source, str(root), tags=tag_list, include=include, exclude=exclude, progress=progress
+        )
+        store = self._open()
+        state = new_watch(
+            root, source, include=include, exclude=exclude, tags=tag_list, interval=interval,
+            previous=watch_state(store, str(root)),
+        )  # fmt: skip
+        state.update(outcome(Synced(result)))
+        save_watch(store, state)
+        return self._watch_info(state)
+
+    def list_watches(self, active_only: bool = False, to_uri: str | None = None) -> WatchList:
+        """The watched sources, oldest first (see the interface)."""
+        from .store.watches import watch_states
+
+        self._watches_are_the_roots()
+        active_only = flag(active_only, "active_only")
+        wanted = None if to_uri is None else str(self._uri(to_uri, "to_uri"))
+        store = self._existing_store()
+        states = watch_states(store) if store is not None else []
+        infos = [
+            self._watch_info(state)
+            for state in states
+            if (wanted is None or state["to_uri"] == wanted) and (state.get("is_active", True) or not active_only)
+        ]
+        if wanted is not None and not infos:
+            raise NotFoundError(f"Watch not found: {wanted}", details={"resource": wanted, "type": "watch_task"})
+        return WatchList(tasks=infos, total=len(infos))
+
+    def update_watch(
+        self, to_uri: str, *, watch_interval: float | None = None, is_active: bool | None = None
+    ) -> WatchInfo:
+        """Pause or resume a watch, or change its interval (see the interface)."""
+        from .store.watches import change_watch
+
+        self._watches_are_the_roots()
+        fields: dict[str, Any] = {}
+        if watch_interval is not None:
+            fields["watch_interval"] = _minutes(watch_interval, "watch_interval")
+        if is_active is not None:
+            fields["is_active"] = flag(is_active, "is_active")
+        uri = self._watched(to_uri)
+        state = change_watch(self._open(), uri, fields)
+        if state is None:
+            raise _not_watched(uri)
+        return self._watch_info(state)
+
+    def delete_watch(self, to_uri: str) -> WatchDeleted:
+        """Stop watching a source (see the interface)."""
+        from .store.watches import forget_watch, watch_state
+
+        self._watches_are_the_roots()
+        uri = self._watched(to_uri)
+        store = self._open()
+        state = watch_state(store, uri)
+        forget_watch(store, uri)
+        return WatchDeleted(task_id=str((state or {}).get("task_id", "")), to_uri=uri)
+
+    def trigger_watch(self, to_uri: str) -> WatchInfo:
+        """Bring a watched source in step now, in full (see the interface)."""
+        from .store.watches import watch_state
+
+        self._watches_are_the_roots()
+        uri = self._watched(to_uri)
+        state = watch_state(self._open(), uri)
+        if state is None:
+            raise _not_watched(uri)
+        self._sync_watched(state, None)
+        return self._watch_info(watch_state(self._open(), uri) or state)
+
+    def keep_watching(
+        self,
+        to_uris: Sequence[str] = (),
+        *,
+        stop: threading.Event | None = None,
+        report: Callable[[WatchReport], None] | None = None,
+    ) -> None:
+        """Keep the watched sources of the store (``to_uris``: those only) in step until ``stop``
+        is set (or, with ``to_uris``, until none of them is watched any more); ``report`` is told
+        what happens (each sync with its counts, each error). Blocks: run it in a thread to watch
+        in the background. A source another process watches is taken over when that one stops."""
+        from .ingest.watching import Watcher
+        from .store.watches import claim_watch, watch_states
+
+        self._watches_are_the_roots()
+        wanted = [str(self._watched(uri)) for uri in to_uris]
+        store = self._open(create=True)
+        Watcher(
+            lambda: watch_states(store),
+            self._sync_watched,
+            lambda uri: claim_watch(self.store_path, uri),
+            report or _logged,
+            stop or threading.Event(),
+            only=wanted,
+            store_dir=self._local_store_dir(),
+        ).run()
+
+    def _sync_watched(self, state: Mapping[str, Any], changed: Collection[Path] | None) -> Synced:
+        """Bring one watched source in (in full, or the folder of ``changed``) and record how it went."""
+        from .errors import OpenVikingError
+        from .ingest.watching import outcome, sync_source
+        from .store.watches import change_watch
+
+        store = self._open()
+        uri = state["to_uri"]
+        try:
+            with self._writing(store) as w:  # sync_source finishes, or refuses, an unfinished move
+                synced = sync_source(
+                    store, w.embedder, state, changed, limits=w.limits, store_dir=self._local_store_dir()
+                )
+        except OpenVikingError as exc:
+            change_watch(store, uri, outcome(None, exc))
+            raise
+        self._said(synced.result)
+        change_watch(store, uri, outcome(synced))
+        return synced
+
+    def _watch_info(self, state: Mapping[str, Any]) -> WatchInfo:
+        from .store.watches import watch_holder
+
+        return WatchInfo.from_dict({**state, "watcher": watch_holder(self.store_path, state["to_uri"])})
+
+    def _watched(self, to_uri: str) -> str:
+        """``to_uri`` as stored, when it names a watched source."""
+        from .store.watches import watch_state
+
+        uri = str(self._uri(to_uri, "to_uri"))
+        store = self._existing_store()
+        if store is None or watch_state(store, uri) is None:
+            raise _not_watched(uri)
+        return uri
+
+    def _watches_are_the_roots(self) -> None:
+        """Refuse watched sources to a client confined to its user's space: they read paths of
+        the server's machine."""
+        if self._isolated:
+            raise PermissionDeniedError(
+                "Only the root key may watch sources or list them: they are paths of the server's machine",
+                hint="Ask whoever holds the root key",
+                details={"user": self.user},
+            )
+
+    def _local_store_dir(self) -> Path | None:
+        return None if "://" in self.store_path else Path(self.store_path).absolute()
 
     def write(self, uri: str, content: str, mode: str = "replace") -> WriteResult:
         """Write a file's text (replace, append or create), then index it again."""
@@ -638,17 +858,15 @@ class OpenViking(Embedded):
         ``RECORDS_PER_HIT x limit`` records, several of a file; with a session, the hits of its
         planned search (one a file)."""
         from .retrieve.context import RECORDS_PER_HIT, pack
-        from .retrieve.request import REQUEST_ARGUMENTS
+        from .retrieve.request import query_arguments
         from .retrieve.retriever import record_hits
 
         budget = whole_number(budget, "budget", minimum=1, maximum=1_000_000)
         limit = whole_number(limit, "limit", minimum=1, maximum=200)
-        if session_id:
+        if optional_text(session_id, "session_id"):
             found = self.search(query, target_uri=target_uri, session_id=session_id, limit=limit)
             return pack(self._open(), found, budget, ranked_by="search")
-        arguments: dict[str, Any] = dict.fromkeys(REQUEST_ARGUMENTS)
-        arguments.update(query=query, target_uri=target_uri, limit=limit * RECORDS_PER_HIT)
-        request = self._find_request(arguments)
+        request = self._find_request(query_arguments(query, target_uri, limit * RECORDS_PER_HIT))
         store, embedder = self._retrieval_backend(request)
         hits = self._said_missing_targets(request, record_hits(store, embedder, request))
         return pack(store, hits, budget)
@@ -682,8 +900,11 @@ class OpenViking(Embedded):
         k = whole_number(k, "k", minimum=1, maximum=1000)
         search, progress = flag(search, "search"), callback(progress, "progress")
         checked = check_queries(queries, k)
-        for query in checked:
-            query["relevant"] = {str(parse(uri, user=self.user)): grade for uri, grade in query["relevant"].items()}
+        for index, query in enumerate(checked):
+            # Another user's URI is refused whether it exists or not (a user key's golden file
+            # would otherwise learn which of its guesses are stored).
+            field = f"queries[{index}].relevant"
+            query["relevant"] = {str(self._uri(uri, field)): grade for uri, grade in query["relevant"].items()}
         with_search = search or session_id is not None
         store = self._open()
 
@@ -715,7 +936,11 @@ class OpenViking(Embedded):
         """Every snapshot of the store, oldest first."""
         from .store.snapshots import list_snapshots
 
-        return [Snapshot.from_dict(item) for item in list_snapshots(self._open())]
+        snapshots = [Snapshot.from_dict(item) for item in list_snapshots(self._open())]
+        if self._isolated:  # each table's version counts every user's writes: the root key's to know
+            for snapshot in snapshots:
+                snapshot.tables = {}
+        return snapshots
 
     def delete_snapshot(self, name: str) -> Snapshot:
         """Forget a snapshot (see the interface)."""
@@ -753,3 +978,47 @@ class OpenViking(Embedded):
             files = self._open().count_nodes(VikingURI(("user", self.user))) if report.store.get("readable") else 0
             return for_one_user(report, self.user, files)
         return report
+
+
+def _minutes(value: object, name: str) -> float | None:
+    """A watch interval in minutes: a number of at least 0 (0, like None: file events)."""
+    import math
+
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise InvalidArgumentError(
+            f"{name} must be a number of minutes, 0 or more (got {describe(value)})",
+            hint="For example 0.5 (every 30 s), or 0 to follow file events",
+            details={name: describe(value)},
+        )
+    return float(value) or None
+
+
+def _not_watched(uri: str) -> NotFoundError:
+    return NotFoundError(
+        f"Watch not found: {uri}",
+        hint="List the watched sources with list_watches()",
+        details={"resource": uri, "type": "watch_task"},
+    )
+
+
+def _refuse_another_watch(states: list[dict[str, Any]], uri: str, path: str) -> None:
+    """Refuse to watch ``path`` at ``uri`` when another path is watched there.
+
+    Raises:
+        AlreadyExistsError: it is.
+    """
+    for state in states:
+        if state["to_uri"] == uri and state.get("path") != path:
+            raise AlreadyExistsError(
+                f"{uri} is watched from {state.get('path')}",
+                hint=f"Stop that watch first: delete_watch('{uri}')",
+                details={"resource": uri, "type": "watch_task", "path": state.get("path")},
+            )
+
+
+def _logged(report: WatchReport) -> None:
+    import logging
+
+    logging.getLogger("openviking.watch").info("%s: %s", report.uri, report.message)

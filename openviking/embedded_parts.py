@@ -167,10 +167,10 @@ class Embedded:
 
         from .arguments import optional_text
 
-        text = optional_text(as_of, "as_of")
+        text = (optional_text(as_of, "as_of") or "").strip()
         if not text:
             raise InvalidArgumentError(
-                "as_of is empty", hint="Name a snapshot, a version of the store or a time", details={"as_of": ""}
+                "as_of is empty", hint="Name a snapshot, a version of the store or a time", details={"as_of": as_of}
             )
         pinned = copy.copy(self)
         pinned._store = None

@@ -205,7 +205,7 @@ class DeadlineExceededError(OpenVikingError):
 
 
 class UnimplementedError(OpenVikingError):
-    """Something upstream OpenViking offers that this tool does not (its admin, ACL or watch
+    """Something upstream OpenViking offers that this tool does not (its admin, ACL or task
     routes, say): asked of a server, it answers upstream's own code for it."""
 
     code = "UNIMPLEMENTED"

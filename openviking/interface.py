@@ -45,6 +45,9 @@ from .results import (
     Snapshot,
     Stat,
     UnlinkResult,
+    WatchDeleted,
+    WatchInfo,
+    WatchList,
     WriteResult,
 )
 from .uri import sessions_folder
@@ -160,6 +163,11 @@ FIND_LEFT_OUT = {
     "as_of": AS_OF_LEFT_OUT,
 }
 PROGRESS = Param("Called with (bytes done, bytes total) while the write embeds.", local=True)
+WATCH_INTERVAL = Param(
+    "Check the whole source every this many minutes (upstream's unit; 0.05 is 3 s) instead of "
+    "following file events: for network filesystems, which send none (default: file events).",
+    ge=0,
+)
 # Fields upstream's clients send that change nothing here, and why.
 FIND_UPSTREAM = {
     "read_content": "every hit carries its abstract; read its uri for the whole text",
@@ -681,6 +689,131 @@ class Operations(Protocol):
         """
         declared()
 
+    # ------------------------------------------------------------------ watched sources
+    @operation(
+        http=Route("POST", "/api/v1/watches", custom=True),
+        mcp=NoTool("it reads a path on the machine of whoever serves the tools"),
+        command="watch",
+        writes=True,
+        params={
+            "path": Param(
+                "The local folder or file to keep in step (on the server's machine, for an HTTP client).",
+                pattern=forms.NOT_BLANK,
+            ),
+            "to": Param("The exact URI of the resource.", pattern=forms.ENTRY),
+            "parent": Param("A directory URI to put it in, under its own name.", pattern=forms.URI),
+            "tags": Param("key=value retrieval tags for everything added.", schema=forms.TAGS),
+            "include": Param("Only files matching one of these gitignore-style globs."),
+            "exclude": Param("Leave out what matches these globs."),
+            "watch_interval": WATCH_INTERVAL,
+            "progress": PROGRESS,
+        },
+    )
+    def watch(
+        self,
+        path: str | os.PathLike[str],
+        to: str | None = None,
+        parent: str | None = None,
+        *,
+        tags: TagSpec | None = None,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        watch_interval: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> WatchInfo:
+        """Add a local folder or file as add_resource does, and keep it in step with its files: a
+        saved file is indexed again within seconds, a deleted one removed, a renamed one moved.
+        The watch is kept in the store; a process watching the store (``openviking watch``,
+        ``serve --watch``) follows it. Watching it again changes its globs, tags and interval.
+
+        Raises:
+            NotFoundError: ``path`` does not exist, or ``parent`` does not.
+            InvalidArgumentError: a URL or an archive (only a local folder or file is watched), or
+                nothing to add.
+            AlreadyExistsError: the target is watched from another path.
+        """
+        declared()
+
+    @operation(
+        http=Route("GET", "/api/v1/watches"),
+        mcp=Tool(
+            "List watched sources",
+            "The local folders and files kept in step with the store: each one's viking:// URI "
+            "(to_uri), its local path, whether it is active, its last sync's time and counts, its "
+            "last error, and which process watches it now (watcher, null when none). Use it to "
+            "tell whether what find returns from a folder is current. Result: JSON {tasks, total}.",
+            "{}",
+        ),
+        command="watch",
+        params={
+            "active_only": Param("Only the watches that are not paused."),
+            "to_uri": Param("Only the watch of this URI (NOT_FOUND when it is not watched).", pattern=forms.URI),
+        },
+    )
+    def list_watches(self, active_only: bool = False, to_uri: str | None = None) -> WatchList:
+        """The watched sources, oldest first (upstream's ``{tasks, total}``).
+
+        Raises:
+            NotFoundError: ``to_uri`` is not watched.
+        """
+        declared()
+
+    @operation(
+        http=Route("PATCH", "/api/v1/watches", custom=True),
+        mcp=NoTool("pausing and pacing a watch is its operator's choice"),
+        command="watch",
+        writes=True,
+        params={
+            "to_uri": Param("The watched URI.", pattern=forms.URI),
+            "watch_interval": Param(
+                "Check the whole source every this many minutes; 0 follows file events again; none leaves it as it is.",
+                ge=0,
+            ),
+            "is_active": Param("false pauses the watch, true resumes it (catching up with what changed)."),
+        },
+    )
+    def update_watch(
+        self, to_uri: str, *, watch_interval: float | None = None, is_active: bool | None = None
+    ) -> WatchInfo:
+        """Pause or resume a watch, or change its interval (upstream's PATCH of a watch).
+
+        Raises:
+            NotFoundError: ``to_uri`` is not watched.
+        """
+        declared()
+
+    @operation(
+        http=Route("DELETE", "/api/v1/watches"),
+        mcp=NoTool("stopping a watch is its operator's choice"),
+        command="watch",
+        writes=True,
+        params={"to_uri": Param("The watched URI.", pattern=forms.URI)},
+    )
+    def delete_watch(self, to_uri: str) -> WatchDeleted:
+        """Stop watching a source; what it added stays in the store. The process watching it
+        stops within a few seconds.
+
+        Raises:
+            NotFoundError: ``to_uri`` is not watched.
+        """
+        declared()
+
+    @operation(
+        http=Route("POST", "/api/v1/watches/trigger", query=True),
+        mcp=NoTool("a watched source is synced by its watcher; this is its operator's nudge"),
+        command="watch",
+        writes=True,
+        params={"to_uri": Param("The watched URI.", pattern=forms.URI)},
+    )
+    def trigger_watch(self, to_uri: str) -> WatchInfo:
+        """Bring a watched source in step now, in full (as its watcher does when it starts), and
+        answer when it is done, with the sync's counts in ``last_result``.
+
+        Raises:
+            NotFoundError: ``to_uri`` is not watched, or its source is not there.
+        """
+        declared()
+
     @operation(
         http=Route("POST", "/api/v1/content/write"),
         mcp=NoTool("an agent's writes are its memories"),
@@ -897,7 +1030,8 @@ class Operations(Protocol):
             "a part of it worth keeping, has ended; committing again with no new messages changes "
             "nothing. dry_run shows what would be archived and remembered, writing nothing. "
             "Result: JSON {status, archived, archive_uri, messages_archived, extraction, "
-            "extraction_error, memories: [{uri, category, text, day, action: created|merged|skipped}]}.",
+            "extraction_error, memories: [{uri, category, text, day, action: "
+            "created|merged|skipped|superseded|aged}], notes, summary}.",
             '{"session_id": "design-review"}',
         ),
         command="session commit",

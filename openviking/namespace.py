@@ -120,6 +120,8 @@ class Namespace:
         info = self.fs.stat(target)
         if info.children is not None:
             info.children += self.folders.count_in(target)
+            if target.segments == ("user",):  # as ls lists it: the other users' folders are not counted
+                info.children -= len(self._hidden_below(target))
         return info
 
     # ------------------------------------------------------------------ searching the tree

@@ -11,6 +11,7 @@ again updates what it added, and removes what it no longer holds.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,13 +21,15 @@ from pathlib import Path, PurePath
 
 from .archives import archive_suffix, is_archive, unpack
 from .arguments import describe
+from .config import env_number
 from .errors import InvalidArgumentError, NotFoundError, OpenVikingError
 from .fetch import Address, fetch, is_url, shown_url
 
-__all__ = ["LocalSource", "existing_path", "local_source"]
+__all__ = ["LocalSource", "existing_path", "local_source", "recorded_source", "unpack_cap", "watchable_path"]
 
 # An archive added from a path unpacks to at most this much (OPENVIKING_UNPACK_MAX_MB).
 DEFAULT_UNPACKED_MB = 2048
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,7 @@ class LocalSource:
     recorded_as: PurePath | None
     shown: str
     temporary: str | None = None
+    scratch: Path | None = None  # a folder of the add's own, deleted when it ends (archives inside unpack there)
 
 
 @contextmanager
@@ -53,12 +57,12 @@ def local_source(
         NotFoundError: ``path`` is no URL and does not exist.
         OpenVikingError: the URL cannot be fetched, or the archive cannot be unpacked.
     """
-    recorded: PurePath | None = _recorded(source_name)
-    if not is_url(path) and not _is_local_archive(path):
-        yield LocalSource(existing_path(path), recorded, str(path))
-        return
+    recorded: PurePath | None = recorded_source(source_name)
     scratch = Path(tempfile.mkdtemp(prefix="openviking-source-"))
     try:
+        if not is_url(path) and not _is_local_archive(path):
+            yield LocalSource(existing_path(path), recorded, str(path), scratch=scratch / "nested")
+            return
         if is_url(path):
             assert isinstance(path, str)
             shown = shown_url(path)
@@ -71,12 +75,29 @@ def local_source(
         if is_archive(local):
             local = _unpacked(local, scratch, shown)
         try:
-            yield LocalSource(local, recorded, shown, temporary=str(local))
+            yield LocalSource(local, recorded, shown, temporary=str(local), scratch=scratch / "nested")
         except OpenVikingError as exc:
             exc.message = exc.message.replace(str(local), shown)
             raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def watchable_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute, when it is a local folder or file that can be watched.
+
+    Raises:
+        InvalidArgumentError: a URL or an archive (a copy is added, which does not change), or an
+            empty path.
+        NotFoundError: nothing is there.
+    """
+    if isinstance(path, str | os.PathLike) and (is_url(path) or _is_local_archive(path)):
+        raise InvalidArgumentError(
+            f"Only a local folder or file can be watched, not {'a URL' if is_url(path) else 'an archive'}: {path}",
+            hint="Add it with add-resource, and again when it changes",
+            details={"path": str(path)},
+        )
+    return existing_path(path)
 
 
 def existing_path(path: str | os.PathLike[str]) -> Path:
@@ -106,10 +127,14 @@ def existing_path(path: str | os.PathLike[str]) -> Path:
     return source.absolute()
 
 
-def _recorded(source_name: str | None) -> PurePath | None:
+def recorded_source(source_name: str | None) -> PurePath | None:
+    """What the nodes record as their source for ``source_name``: a URL (without credentials),
+    an address of another scheme (a server's ``upload://<user>/...``) or a path; None for none."""
     if not source_name:
         return None
-    return Address(shown_url(source_name)) if is_url(source_name) else Path(source_name)
+    if is_url(source_name):
+        return Address(shown_url(source_name))
+    return Address(source_name) if _SCHEME.match(source_name) else Path(source_name)
 
 
 def _is_local_archive(path: str | os.PathLike[str]) -> bool:
@@ -119,6 +144,11 @@ def _is_local_archive(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def unpack_cap() -> int:
+    """The bytes an add may unpack from archives, all of them together (OPENVIKING_UNPACK_MAX_MB)."""
+    return int(env_number("OPENVIKING_UNPACK_MAX_MB", DEFAULT_UNPACKED_MB, "MiB") * 1024 * 1024)
+
+
 def _unpacked(archive: Path, scratch: Path, shown: str) -> Path:
     """The archive unpacked into a folder named after it (``docs.tar.gz``: ``docs``); an archive
     that holds just one folder (``tar -czf docs.tar.gz docs``) is that folder."""
@@ -126,8 +156,7 @@ def _unpacked(archive: Path, scratch: Path, shown: str) -> Path:
     name = archive.name[: -len(suffix)] or "archive"
     folder = scratch / "unpacked" / name
     folder.parent.mkdir()
-    cap = int(float(os.environ.get("OPENVIKING_UNPACK_MAX_MB") or DEFAULT_UNPACKED_MB) * 1024 * 1024)
-    unpack(archive, folder, cap, zipped=suffix == ".zip", what=f"The archive {shown}")
+    unpack(archive, folder, unpack_cap(), zipped=suffix == ".zip", what=f"The archive {shown}")
     inner = os.listdir(folder)
     if inner == [name] and (folder / name).is_dir() and not (folder / name).is_symlink():
         return folder / name

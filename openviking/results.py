@@ -43,6 +43,10 @@ __all__ = [
     "SessionInfo",
     "Stat",
     "UnlinkResult",
+    "WatchDeleted",
+    "WatchInfo",
+    "WatchList",
+    "WatchReport",
     "WriteResult",
     "fields_schema",
     "schema_of",
@@ -424,6 +428,65 @@ class Snapshot(Record):
 
 
 @dataclass(slots=True, eq=False)
+class WatchInfo(Record):
+    """A watched source (upstream's watch task): the local ``path`` kept in step at ``to_uri``,
+    by file events or, with ``watch_interval`` (minutes), checked at that interval; whether it is
+    active (not paused), its last sync's time and counts (``last_result``: added, updated,
+    removed, moved, unchanged, skipped, seconds), its last error, and who watches it now
+    (``watcher``: ``pid N on HOST``, or None when no process does)."""
+
+    task_id: str
+    to_uri: str
+    path: str
+    watch_interval: float | None = None
+    is_active: bool = True
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    created_at: str = ""
+    last_execution_time: str | None = None
+    last_result: dict[str, float] | None = None
+    last_error: str | None = None
+    watcher: str | None = None
+
+
+@dataclass(slots=True, eq=False)
+class WatchList(Record):
+    """The watched sources, oldest first (upstream's ``{tasks, total}``)."""
+
+    ITEMS: ClassVar[dict[str, type[Record]]] = {"tasks": WatchInfo}
+
+    tasks: list[WatchInfo] = field(default_factory=list)
+    total: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class WatchDeleted(Record):
+    """A source no longer watched (what it added stays in the store)."""
+
+    task_id: str
+    to_uri: str
+    deleted: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class WatchReport:
+    """What a watcher tells as it goes (``keep_watching``'s report): ``kind`` is watching, waiting,
+    synced (with the sync's counts in ``result``), error or stopped."""
+
+    uri: str
+    kind: str
+    message: str
+    result: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"uri": self.uri, "event": self.kind, "message": self.message}
+        if self.result is not None:
+            data["result"] = self.result
+        return data
+
+
+@dataclass(slots=True, eq=False)
 class SessionDeleted(Record):
     """A session deleted, with how many messages went with it."""
 
@@ -538,10 +601,13 @@ class MessageAdded(Record):
 
 @dataclass(slots=True, eq=False)
 class CommittedMemory(Record):
-    """A memory a commit found: where it is (or would be), what it says, its category, the day
-    it tells of, the messages it came from, and what the commit did with it: ``created``,
-    ``merged`` (into ``uri``, an existing memory, rewritten when ``text`` differs) or
-    ``skipped`` (known already), with ``reason``."""
+    """A memory a commit found or changed: where it is (or would be), what it says, its category
+    and topic, the day it tells of, the messages it came from, who found it (``extraction``:
+    ``extractive`` or ``llm``), and what the commit did with it: ``created``, ``merged`` (into
+    ``uri``, an existing memory, rewritten when ``text`` differs) or ``skipped`` (known already);
+    a stored memory it changed is ``superseded`` (no longer true: its text is kept as history in
+    ``superseded_by``) or ``aged`` (a plan whose day has passed), with the text it had in
+    ``previous``."""
 
     uri: str
     category: str
@@ -550,6 +616,10 @@ class CommittedMemory(Record):
     action: str
     reason: str = ""
     source: list[str] = field(default_factory=list)
+    topic: str = ""
+    extraction: str = ""
+    previous: str | None = field(default=None, metadata=_omitted_when_none())
+    superseded_by: str | None = field(default=None, metadata=_omitted_when_none())
 
 
 @dataclass(slots=True, eq=False)
@@ -557,7 +627,9 @@ class CommitResult(Record):
     """What ``commit_session`` did, in upstream's keys (``status`` ``accepted`` or ``skipped``
     with its ``reason``; ``task_id`` is always null: the work is done when it answers) and ours:
     the messages archived, how memories were taken (``llm``, ``extractive``, or ``none``) and
-    why that failed, and each memory with what became of it. ``dry_run``: nothing was written."""
+    why that failed, each memory with what became of it, ``notes`` (what an LLM's answer gave
+    that could not be used, and what was done instead), and the session's ``summary`` as the
+    commit wrote it. ``dry_run``: nothing was written."""
 
     ITEMS: ClassVar[dict[str, type[Record]]] = {"memories": CommittedMemory}
 
@@ -575,6 +647,8 @@ class CommitResult(Record):
     dry_run: bool = False
     estimated_active_tokens: int = 0
     budget_exceeded: bool = False
+    notes: list[str] = field(default_factory=list)
+    summary: str | None = field(default=None, metadata=_omitted_when_none())
 
 
 @dataclass(slots=True, eq=False)

@@ -59,12 +59,6 @@ class TimeRange:
         """True when ``gte`` is later than ``lte``: no moment is inside."""
         return self.gte is not None and self.lte is not None and self.gte > self.lte
 
-    def contains(self, moment: datetime) -> bool:
-        """True when ``moment`` lies inside the window (both ends included)."""
-        if self.gte is not None and moment < self.gte:
-            return False
-        return not (self.lte is not None and moment > self.lte)
-
 
 EARLIEST = datetime.min.replace(tzinfo=UTC)
 LATEST = datetime.max.replace(tzinfo=UTC)

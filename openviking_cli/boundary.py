@@ -10,7 +10,6 @@ line for jsonl. Nothing else in the CLI writes an error.
 from __future__ import annotations
 
 import enum
-import sys
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -29,7 +28,7 @@ from openviking.errors import (
 )
 from openviking_cli.hints import cli_hint
 
-from .console import OutputFormat, json_text, make_console, silence_stdout
+from .console import OutputFormat, json_text, make_console, say, silence_stdout
 
 
 class ExitCode(enum.IntEnum):
@@ -81,7 +80,7 @@ def guard_command(call: Callable[[], int], output: OutputFormat, *, command: str
             raise  # typer's own ways to stop, for the parser to finish
         except Exception as exc:
             if debug:
-                traceback.print_exc(file=sys.stderr)
+                say(traceback.format_exc(), stderr=True)
             if interrupt.seen:
                 report_interrupt(output, command)
                 return ExitCode.INTERRUPTED
@@ -142,7 +141,7 @@ def report_interrupt(output: OutputFormat, command: str = "") -> None:
     if output.machine:
         _say(CancelledError(message), output, styled=True)
     else:
-        sys.stderr.write(f"\n{message}\n")
+        say(f"\n{message}\n", stderr=True)
 
 
 def _say(error: OpenVikingError, output: OutputFormat, *, styled: bool) -> None:
@@ -150,9 +149,9 @@ def _say(error: OpenVikingError, output: OutputFormat, *, styled: bool) -> None:
     the parser's errors stay plain text, as click prints them, and load no rich."""
     if output.machine:
         payload = {"status": "error", "error": error.to_dict()}
-        sys.stderr.write(json_text(payload, compact=output is not OutputFormat.json) + "\n")
+        say(json_text(payload, compact=output is not OutputFormat.json) + "\n", stderr=True)
     elif not styled:
-        sys.stderr.write(f"Error: {error.message}\n" + (f"Hint: {error.hint}\n" if error.hint else ""))
+        say(f"Error: {error.message}\n" + (f"Hint: {error.hint}\n" if error.hint else ""), stderr=True)
     else:
         from rich.text import Text
 

@@ -63,6 +63,7 @@ _STATIC = {
     ),
     "Pass level_limit as a whole number; 0 means all levels": "Use -L with a whole number; 0 means all levels",
     "Sessions are made by create_session() and add_message()": "openviking session --help",
+    "List the watched sources with list_watches()": "List the watched sources with: openviking watch --list",
 }
 _PATTERNS = [
     (
@@ -76,6 +77,14 @@ _PATTERNS = [
     (
         re.compile(r"Add to it with add_message\('(.*)', 'user', TEXT\)"),
         r"Add to it with: openviking session add-message \1 --role user --content TEXT",
+    ),
+    (
+        re.compile(r"Stop that watch first: delete_watch\('(.*)'\)"),
+        r"Stop that watch first: openviking watch --stop \1",
+    ),
+    (
+        re.compile(r"Mount or restore it, or stop watching it with delete_watch\('(.*)'\)"),
+        r"Mount or restore it, or stop watching it with: openviking watch --stop \1",
     ),
 ]
 

@@ -25,11 +25,14 @@ from .boundary import ExitCode, guard_parser, report_usage
 from .console import OutputFormat
 
 # The command modules in the order their commands appear in the help.
-MODULES = ("add", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve", "mcp")
+MODULES = (
+    "add", "watch", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve", "mcp",
+)  # fmt: skip
 # Which module defines each command and group: a run builds only the one it names, since
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
 COMMAND_MODULES = {
     "add-resource": "add",
+    "watch": "watch",
     "find": "find",
     "search": "search",
     "context": "context",

@@ -1,4 +1,4 @@
-"""Table-mode rendering shared by several commands: result cards, wrapped text, inert control characters, notes."""
+"""Table-mode rendering shared by several commands: result cards, wrapped text, notes."""
 
 from __future__ import annotations
 
@@ -11,15 +11,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = ["hit_cards", "note", "shorten_cells", "text_width", "wrap_cells", "wrap_indented"]
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
-
-
-def printable(text: str) -> str:
-    """``text`` for a table cell or a card: control characters (an escape sequence from a file's
-    bytes, a stray carriage return) shown as ``\\x1b``, not sent to the terminal."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def text_width(console: Console) -> int:
@@ -130,7 +121,7 @@ def hit_cards(console: Console, result: dict[str, Any], header: str, subheader: 
         reason = hit.get("match_reason")
         if reason:
             console.print(Text("   " + str(reason), style="dim"), soft_wrap=True)
-        text = printable(" ".join(str(hit.get("abstract") or "").split())) or "No abstract available."
+        text = " ".join(str(hit.get("abstract") or "").split()) or "No abstract available."
         lines = wrap_cells(text, width)
         if len(lines) > 2:
             rest = text[len(lines[0]) :].strip()  # the first line is the start of the text

@@ -24,7 +24,7 @@ import typer
 from openviking.errors import InvalidArgumentError
 
 from .boundary import ExitCode, guard_command, is_usage_error
-from .console import LISTING_FORMATS, STANDARD_FORMATS, OutputFormat, json_text, make_console
+from .console import LISTING_FORMATS, STANDARD_FORMATS, OutputFormat, json_text, make_console, say
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -191,7 +191,7 @@ class CliContext:
 
     def warn(self, message: str) -> None:
         """A one-line warning on stderr (never on stdout)."""
-        sys.stderr.write(f"Warning: {message}\n")
+        say(f"Warning: {message}\n", stderr=True)
 
     def close(self) -> None:
         if self._client is not None:
@@ -321,10 +321,10 @@ def emit(ctx: CliContext, outcome: Output, seconds: float) -> None:
     """Print a command's output in the chosen format (JSON never goes through rich)."""
     if ctx.output is OutputFormat.json:
         envelope = {"status": "ok", "result": outcome.result, "time": round(seconds, 4)}
-        sys.stdout.write(json_text(envelope) + "\n")
+        say(json_text(envelope) + "\n")
     elif ctx.output is OutputFormat.jsonl:
         for item in _items(outcome):
-            sys.stdout.write(json_text(item, compact=True) + "\n")
+            say(json_text(item, compact=True) + "\n")
     elif ctx.output in (OutputFormat.csv, OutputFormat.tsv):
         _write_rows(_items(outcome), "," if ctx.output is OutputFormat.csv else "\t")
     elif outcome.table is not None:
@@ -338,16 +338,20 @@ def _items(outcome: Output) -> Iterable[Any]:
 
 def _write_rows(items: Iterable[Any], delimiter: str) -> None:
     """One row per item under a header of every key the items have, in the order they first
-    appear (sqlite-utils' ``--csv``); a list or an object in a cell is its compact JSON."""
+    appear (sqlite-utils' ``--csv``); a list or an object in a cell is its compact JSON, and a
+    control character in a cell is shown as ``\\x1b`` (CSV has no escape of its own for it)."""
     import csv
+    import io
 
     rows = [dict(item) if isinstance(item, Mapping) else {"value": item} for item in items]
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    writer = csv.writer(sys.stdout, delimiter=delimiter, lineterminator="\n")
+    text = io.StringIO()
+    writer = csv.writer(text, delimiter=delimiter, lineterminator="\n")
     if columns:
         writer.writerow(columns)
     for row in rows:
         writer.writerow([_cell(row.get(column)) for column in columns])
+    say(text.getvalue())
 
 
 def _cell(value: Any) -> str:

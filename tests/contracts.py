@@ -239,8 +239,10 @@ class Command:
 
 
 # Commands that serve until stopped: valid input starts a server, so their bad input is tested
-# by the server's own tests (test_server_lifecycle.py, test_server_mcp.py) instead.
-SERVING = frozenset({"serve", "mcp"})
+# by the server's own tests (test_server_lifecycle.py, test_server_mcp.py) instead; so do watch
+# and add-resource --watch, which watch until Ctrl-C (their bad input: test_watch.py).
+SERVING = frozenset({"serve", "mcp", "watch"})
+SERVING_OPTIONS = frozenset({"watch", "watch_interval"})
 
 
 def cli_commands() -> list[Command]:
@@ -263,7 +265,7 @@ def cli_commands() -> list[Command]:
                 p.param_type_name == "argument", p.nargs, bool(p.required),
             )
             for p in command.params
-            if p.name not in GLOBAL_OPTIONS
+            if p.name not in GLOBAL_OPTIONS and p.name not in SERVING_OPTIONS
         )  # fmt: skip
         found.append(Command(path, params))
 

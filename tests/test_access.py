@@ -6,7 +6,9 @@ an isolated one may not name it at all, and listings, grep and glob leave it out
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import hash_config, make_tree, snapshot
@@ -34,28 +36,57 @@ def test_an_embedded_client_reads_another_users_space(owner: OpenViking) -> None
     assert "walrus" in alice.read(f"{BOB}/resources/notes/notes.md")
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda c: c.read(f"{BOB}/resources/notes/notes.md"),
-        lambda c: c.abstract(f"{BOB}/resources/notes"),
-        lambda c: c.ls(BOB),
-        lambda c: c.tree(BOB),
-        lambda c: c.stat(f"{BOB}/resources/notes"),
-        lambda c: c.grep(BOB, "walrus"),
-        lambda c: c.glob("**", BOB),
-        lambda c: c.relations(f"{BOB}/resources/notes/notes.md"),
-        lambda c: c.rm(f"{BOB}/resources/notes", recursive=True),
-        lambda c: c.mv(f"{BOB}/resources/notes", "viking://user/alice/resources/stolen"),
-        lambda c: c.find("walrus", target_uri=BOB),
-    ],
-    ids=["read", "abstract", "ls", "tree", "stat", "grep", "glob", "relations", "rm", "mv", "find"],
-)
-def test_an_isolated_client_cannot_name_another_users_space(owner: OpenViking, call: object) -> None:
+NOTES = f"{BOB}/resources/notes"
+ANOTHER_USERS_SPACE = "in another user's space"
+ROOT_ONLY = "Only the root key may watch sources"
+# Every operation that names a place, called by alice's isolated client on bob's space, and
+# what its refusal says (watched sources are paths of the server's machine: the root key's).
+NAMES_ANOTHER_USERS_SPACE: dict[str, tuple[Callable[[Any, Path], object], str]] = {
+    "find": (lambda c, _: c.find("walrus", target_uri=BOB), ANOTHER_USERS_SPACE),
+    "search": (lambda c, _: c.search("walrus", target_uri=BOB), ANOTHER_USERS_SPACE),
+    "context": (lambda c, _: c.context("walrus", target_uri=BOB), ANOTHER_USERS_SPACE),
+    "grep": (lambda c, _: c.grep(BOB, "walrus"), ANOTHER_USERS_SPACE),
+    "glob": (lambda c, _: c.glob("**", BOB), ANOTHER_USERS_SPACE),
+    "read": (lambda c, _: c.read(f"{NOTES}/notes.md"), ANOTHER_USERS_SPACE),
+    "download": (lambda c, _: c.download(f"{NOTES}/notes.md"), ANOTHER_USERS_SPACE),
+    "abstract": (lambda c, _: c.abstract(NOTES), ANOTHER_USERS_SPACE),
+    "overview": (lambda c, _: c.overview(NOTES), ANOTHER_USERS_SPACE),
+    "ls": (lambda c, _: c.ls(BOB), ANOTHER_USERS_SPACE),
+    "tree": (lambda c, _: c.tree(BOB), ANOTHER_USERS_SPACE),
+    "stat": (lambda c, _: c.stat(NOTES), ANOTHER_USERS_SPACE),
+    "relations": (lambda c, _: c.relations(f"{NOTES}/notes.md"), ANOTHER_USERS_SPACE),
+    "add_resource": (lambda c, src: c.add_resource(src, to=f"{BOB}/resources/x"), ANOTHER_USERS_SPACE),
+    "write": (lambda c, _: c.write(f"{NOTES}/notes.md", "overwritten"), ANOTHER_USERS_SPACE),
+    "mkdir": (lambda c, _: c.mkdir(f"{BOB}/resources/new"), ANOTHER_USERS_SPACE),
+    "rm": (lambda c, _: c.rm(NOTES, recursive=True), ANOTHER_USERS_SPACE),
+    "mv": (lambda c, _: c.mv(NOTES, "viking://user/alice/resources/stolen"), ANOTHER_USERS_SPACE),
+    "link": (lambda c, _: c.link(f"{NOTES}/notes.md", ["viking://user/alice"]), ANOTHER_USERS_SPACE),
+    "unlink": (lambda c, _: c.unlink(f"{NOTES}/notes.md", "viking://user/alice"), ANOTHER_USERS_SPACE),
+    "reindex": (lambda c, _: c.reindex(NOTES), ANOTHER_USERS_SPACE),
+    "watch": (lambda c, src: c.watch(src, to=f"{BOB}/resources/x"), ROOT_ONLY),
+    "list_watches": (lambda c, _: c.list_watches(to_uri=f"{BOB}/resources/x"), ROOT_ONLY),
+    "update_watch": (lambda c, _: c.update_watch(f"{BOB}/resources/x", is_active=False), ROOT_ONLY),
+    "delete_watch": (lambda c, _: c.delete_watch(f"{BOB}/resources/x"), ROOT_ONLY),
+    "trigger_watch": (lambda c, _: c.trigger_watch(f"{BOB}/resources/x"), ROOT_ONLY),
+}
+PLACE_PARAMETERS = {"uri", "uris", "target_uri", "to_uri", "from_uri", "to", "parent"}
+
+
+def test_every_operation_that_names_a_place_is_tried() -> None:
+    from openviking.operations import OPERATIONS
+
+    naming = {name for name, op in OPERATIONS.items() if PLACE_PARAMETERS & set(op.params)}
+    assert sorted(naming) == sorted(NAMES_ANOTHER_USERS_SPACE)
+
+
+@pytest.mark.parametrize("name", sorted(NAMES_ANOTHER_USERS_SPACE))
+def test_an_isolated_client_cannot_name_another_users_space(owner: OpenViking, tmp_path: Path, name: str) -> None:
+    call, refusal = NAMES_ANOTHER_USERS_SPACE[name]
+    source = make_tree(tmp_path / "src", {"x.md": "# X\n\nA note of alice.\n"})
     alice = owner.as_user("alice", isolated=True)
     before = snapshot(Path(owner.store_path))
-    with pytest.raises(PermissionDeniedError, match="in another user's space"):
-        call(alice)  # type: ignore[operator]
+    with pytest.raises(PermissionDeniedError, match=refusal):
+        call(alice, source)
     assert snapshot(Path(owner.store_path)) == before
 
 

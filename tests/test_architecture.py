@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,6 +80,26 @@ def test_vulture_finds_no_dead_code() -> None:
         [str(vulture), *paths, "--min-confidence", "60"], cwd=str(REPO), capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0 and proc.stdout == "", proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_every_vulture_whitelist_entry_is_one_vulture_reports() -> None:
+    # An entry for a name the code now uses (or no longer has) would let a later dead one pass.
+    vulture = Path(sys.executable).parent / "vulture"
+    proc = subprocess.run(
+        [str(vulture), "openviking", "openviking_cli", "bench", "--min-confidence", "60"],
+        cwd=str(REPO),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    reported = set(re.findall(r"^(\S+?):\d+: unused \w+ '(\S+)'", proc.stdout, flags=re.MULTILINE))
+    entries = re.findall(
+        r"^(?:_\.)?(\S+)\s+# unused \w+ \((\S+?)\)",
+        (REPO / "tests" / "vulture_whitelist.py").read_text(encoding="utf-8"),
+        flags=re.MULTILINE,
+    )
+    assert entries, "the whitelist's entries are read"
+    assert [(name, path) for name, path in entries if (path, name) not in reported] == []
 
 
 def test_only_the_store_imports_lancedb() -> None:
@@ -251,3 +272,34 @@ def test_mypy_strict_passes() -> None:
         env=dict(os.environ),
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+def _modules_the_guide_names() -> set[str]:
+    """The modules ARCHITECTURE.md's tables name: a cell's first path gives the folder of the
+    bare names after it (`store/fs.py`, `relations.py`), relative to the package unless it
+    names another top folder."""
+    named: set[str] = set()
+    for line in (REPO / "ARCHITECTURE.md").read_text(encoding="utf-8").splitlines():
+        if not line.startswith("| `"):
+            continue
+        folder = ""
+        for name in re.findall(r"`([^`]+)`", line.split("|")[1]):
+            if "/" in name:
+                folder = name.rsplit("/", 1)[0] + "/"
+                path = name
+            else:
+                path = folder + name
+            if path.endswith(".py"):
+                named.add(path if path.startswith(("openviking_cli/", "bench/", "tests/")) else "openviking/" + path)
+    return named
+
+
+def test_the_guide_names_every_module_and_no_module_that_is_not_there() -> None:
+    named = _modules_the_guide_names()
+    modules = {
+        str(path.relative_to(REPO))
+        for path in python_files(LIBRARY, CLI)
+        if path.name != "__init__.py" and "__pycache__" not in path.parts
+    }
+    assert sorted(named - modules) == [], "named in ARCHITECTURE.md, not in the tree"
+    assert sorted(modules - named) == [], "in the tree, not named in ARCHITECTURE.md"

@@ -1039,8 +1039,7 @@ def test_add_resource_prints_skips_and_warnings(cli: Cli, tmp_path: Path, hash_c
     assert sorted(
         result.err.splitlines()
     ) == [  # a file added with a caveat is a warning, on stderr as every warning is
-        "Warning: latin.md: not UTF-8: 2 undecodable byte sequence(s) replaced by U+FFFD "
-        "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+        "Warning: latin.md: not UTF-8: read as cp1252",
         "Warning: what?.md: stored as viking://resources/enc/what_.md: a URI segment cannot hold \\, ? or #, "
         "control characters, or start like a drive (C:)",
     ]
@@ -1367,7 +1366,9 @@ def test_control_sequences_in_content_never_reach_the_terminal_through_a_table(
     listing = ov("ls", "viking://resources/esc").out
     assert "\x1b" not in listing and "made by hand" in listing
     # what an older store or an LLM may hold is shown inert in a table, not sent to the terminal
-    from openviking_cli.render import printable
+    from openviking.ostext import printable
 
     assert printable("a \x1b[2J b\rc\x7f") == "a \\x1b[2J b\\x0dc\\x7f"
-    assert ov("read", "viking://resources/esc/esc.txt").out == "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"  # as cat does
+    assert ov("read", "viking://resources/esc/esc.txt").out == "intro \\x1b[2J\\x1b[31mRED\\x1b[0m text\n"
+    exact = ov("read", "viking://resources/esc/esc.txt", "-o", "json").json()["result"]
+    assert exact == "intro \x1b[2J\x1b[31mRED\x1b[0m text\n"

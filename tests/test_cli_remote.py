@@ -118,7 +118,31 @@ READS = [
     ("relations", f"{H}/auth.md"),
     ("session", "list"),
     ("session", "show", "s1"),
+    ("session", "context", "s1", "--budget", "200"),
+    ("context", "how do users authenticate", "--budget", "300"),
+    ("snapshot", "list"),
+    ("watch", "--list"),
 ]
+# Read commands compared by a test of their own below, and why.
+COMPARED_APART = {
+    "eval": "reads a golden file the test writes",
+    "doctor": "reports the store and config of the process that runs it (the server's: its own test)",
+}
+
+
+def test_every_read_command_is_compared() -> None:
+    from openviking.operations import OPERATIONS
+
+    tried = {" ".join(argv[:2]) for argv in READS} | {argv[0] for argv in READS} | set(COMPARED_APART)
+    reads = sorted({op.command for op in OPERATIONS.values() if not op.writes})
+    assert [command for command in reads if command not in tried] == []
+
+
+def test_eval_prints_the_same_over_a_server(both: Both, served: tuple[Path, Path, Path, str]) -> None:
+    golden = served[0] / "golden.jsonl"
+    golden.write_text(json.dumps({"query": "run it in containers", "relevant": [f"{H}/deploy/docker.md"]}) + "\n")
+    for fmt in ((), ("-o", "json")):
+        assert both.same("eval", golden, "-k", "5", *fmt).code == 0
 
 
 @pytest.mark.parametrize("fmt", [(), ("-o", "json"), ("-o", "jsonl")], ids=["table", "json", "jsonl"])

@@ -45,7 +45,7 @@ def _memory_files(client: Any) -> list[str]:
 
 # ----------------------------------------------------------------------------- offline
 @pytest.mark.slow
-def test_offline_the_users_own_words_become_dated_memories_that_find_returns_first(local: OpenViking) -> None:
+def test_offline_the_users_statements_become_dated_memories_that_find_returns_first(local: OpenViking) -> None:
     _talk(local)
     result = local.commit_session("s1")
     assert (result.status, result.archived, result.messages_archived, result.extraction) == (
@@ -54,20 +54,21 @@ def test_offline_the_users_own_words_become_dated_memories_that_find_returns_fir
     assert result.archive_uri == "viking://user/default/history/s1/archive_001.md"
     made = {m.text.split("\n")[0]: m for m in result.memories}
     assert set(made) == {
-        "What the user eats and drinks: I'm vegetarian.",
-        "Where the user lives: I moved to Lisbon last month.",
-        "The user's family and friends: Last Friday I went hiking with my sister in Sintra.",
+        "The user is vegetarian.",
+        "The user moved to Lisbon in April 2023.",
+        "On Friday 5 May 2023 the user went hiking with their sister in Sintra.",
     }, made
-    assert all(m.action == "created" for m in made.values())
-    vegetarian = made["What the user eats and drinks: I'm vegetarian."]
-    lisbon = made["Where the user lives: I moved to Lisbon last month."]
-    hiking = made["The user's family and friends: Last Friday I went hiking with my sister in Sintra."]
-    assert (vegetarian.category, vegetarian.day) == ("preferences", "2023-05-12")  # the session's day
+    assert all(m.action == "created" and m.extraction == "extractive" for m in made.values())
+    vegetarian = made["The user is vegetarian."]
+    lisbon = made["The user moved to Lisbon in April 2023."]
+    hiking = made["On Friday 5 May 2023 the user went hiking with their sister in Sintra."]
+    assert (vegetarian.category, vegetarian.topic, vegetarian.day) == ("preferences", "food", "2023-05-12")
     assert (lisbon.category, lisbon.day) == ("events", "2023-04-01")  # "last month": April
-    assert hiking.day == "2023-05-05"  # "last Friday" of Friday 12 May
+    assert (hiking.category, hiking.day) == ("events", "2023-05-05")  # "last Friday" of Friday 12 May
+    assert lisbon.text.endswith("(said on 2023-05-12, of April 2023)")
 
     assert local.find("what does the user eat").memories[0].uri == vegetarian.uri
-    assert local.find("where does the user live").memories[0].uri == lisbon.uri
+    assert local.find("which city did the user move to").memories[0].uri == lisbon.uri
     assert local.stat(vegetarian.uri).updated_at.startswith("2023-05-12")
     assert local.stat(lisbon.uri).updated_at.startswith("2023-04-01")
     # A memory's time is the day it tells of: time filters and dates in questions work on it.
@@ -80,17 +81,201 @@ def test_offline_the_users_own_words_become_dated_memories_that_find_returns_fir
     assert "User: Last Friday I went hiking" in local.read(result.archive_uri)
 
 
+# Three facts told in passing, each after a lead-in or before an aside, among small talk.
+PASSING = [
+    ("user", "Morning! Quick background before we start: I keep bees on my roof in Utrecht, three hives."),
+    ("assistant", "Lovely! What can I help with?"),
+    ("user", "I'm allergic to penicillin, so if you ever suggest first aid, keep that in mind."),
+    ("assistant", "Noted."),
+    ("user", "Last week I switched my whole team to trunk-based development and it went fine."),
+    ("assistant", "Nice. Anything else?"),
+    ("user", "Can you suggest a name for our newsletter?"),
+]
+ASKED = {
+    "what is the user allergic to": ("penicillin", {"profile"}),
+    "where does the user keep bees": ("bees", {"profile", "preferences"}),
+    "how does the user's team work with branches now": ("trunk-based", {"events", "profile"}),
+}
+
+
+def _first(found: Any) -> tuple[str, str]:
+    """The first memory's URI, and the first hit's of all (transcripts and resources too)."""
+    every = sorted([*found["memories"], *found["resources"], *found["skills"]], key=lambda hit: -hit["score"])
+    return found["memories"][0]["uri"], every[0]["uri"]
+
+
+def _kept(result: Any) -> dict[str, Any]:
+    """Each asked fact's word -> the memory the commit made of it."""
+    return {word: next(m for m in result["memories"] if word in m["text"]) for word, _ in ASKED.values()}
+
+
+@pytest.mark.slow
+def test_offline_facts_told_in_passing_are_each_found_first_in_a_fitting_category(local: OpenViking) -> None:
+    for role, text in PASSING:
+        local.add_message("s1", role, text, created_at=SAID)
+    result = local.commit_session("s1")
+    kept = _kept(result)
+    assert kept["penicillin"]["text"].startswith("The user is allergic to penicillin.\n")
+    assert kept["bees"]["text"].startswith("The user keeps bees on their roof in Utrecht, three hives.\n")
+    assert kept["trunk-based"]["text"].startswith(
+        "In the week of 1 May 2023 the user switched their whole team to trunk-based development"
+    )
+    assert all(m["action"] == "created" for m in kept.values())
+    for question, (word, fitting) in ASKED.items():
+        assert kept[word]["category"] in fitting, kept[word]
+        found = local.find(question).to_dict()
+        assert _first(found) == (kept[word]["uri"], kept[word]["uri"]), (question, found)
+        group = local.find(question, target_uri="viking://user/memories").memories
+        assert group[0].uri == kept[word]["uri"]
+
+
+@pytest.mark.slow
+def test_the_cli_keeps_the_facts_told_in_passing_and_finds_each_first(cli: Cli, tmp_path: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", write_config(tmp_path / "c" / "ov.conf", {}))
+    for role, text in PASSING:
+        assert ov("session", "add-message", "s1", "--role", role, "--content", text).code == 0
+    committed = ov("session", "commit", "s1", "-o", "json").json()["result"]
+    kept = _kept(committed)
+    for question, (word, fitting) in ASKED.items():
+        assert kept[word]["category"] in fitting
+        found = ov("find", question, "-o", "json").json()["result"]
+        assert _first(found) == (kept[word]["uri"], kept[word]["uri"]), (question, found)
+    printed = " ".join(ov("session", "show", "s1").out.split())
+    assert "Summary Part 1 (" in printed and "The user is allergic to penicillin." in printed
+
+
+@pytest.mark.slow
+def test_over_http_the_facts_told_in_passing_are_kept_and_found_first(tmp_path: Path) -> None:
+    from openviking_sdk import SyncHTTPClient as UpstreamClient
+
+    with thread_server({}, tmp_path / "store") as url:
+        upstream = UpstreamClient(url=url)
+        upstream.initialize()
+        try:
+            for role, text in PASSING:
+                upstream.add_message("s1", role, text)
+            kept = _kept(upstream.commit_session("s1"))
+            session = upstream.get_session("s1")
+            assert "The user keeps bees on their roof in Utrecht" in session["summary"]
+        finally:
+            upstream.close()
+        with httpx.Client(base_url=url, timeout=120) as http:
+            for question, (word, fitting) in ASKED.items():
+                assert kept[word]["category"] in fitting
+                found = body_of(http.post("/api/v1/search/find", json={"query": question}))
+                assert _first(found) == (kept[word]["uri"], kept[word]["uri"]), (question, found)
+
+
 @pytest.mark.slow
 def test_offline_a_near_duplicate_is_merged_into_what_is_remembered(local: OpenViking) -> None:
-    local.add_message("s1", "user", "I'm vegetarian.", created_at=SAID)
+    local.add_message("s1", "user", "I have two dogs.", created_at=SAID)
     first = local.commit_session("s1").memories[0]
-    local.add_message("s2", "user", "I am a vegetarian. I'm vegan now.", created_at="2023-06-01T09:00:00Z")
+    local.add_message("s2", "user", "I've got two dogs. My son started school.", created_at="2023-06-01T09:00:00Z")
     second = local.commit_session("s2")
     by_action = {m.action: m for m in second.memories}
     assert by_action["merged"].uri == first.uri and "similarity" in by_action["merged"].reason
-    assert by_action["created"].text.startswith("What the user eats and drinks: I'm vegan now.")
-    assert second.memories_extracted == {"created": 1, "merged": 1, "skipped": 0, "total": 2}
+    assert by_action["created"].text.startswith("The user's son started school.")
+    assert second.memories_extracted == {"created": 1, "merged": 1, "skipped": 0, "superseded": 0, "aged": 0,
+                                         "total": 2}  # fmt: skip
     assert len(_memory_files(local)) == 2
+
+
+@pytest.mark.slow
+def test_offline_the_same_event_on_another_day_is_another_memory(local: OpenViking) -> None:
+    local.add_message("s1", "user", "Yesterday I went hiking with my sister.", created_at=SAID)
+    first = local.commit_session("s1").memories[0]
+    local.add_message("s2", "user", "Yesterday I went hiking with my sister.", created_at="2023-05-20T09:00:00Z")
+    second = local.commit_session("s2").memories[0]
+    assert (first.day, second.day) == ("2023-05-11", "2023-05-19")
+    assert second.action == "created" and second.uri != first.uri
+    local.add_message("s3", "user", "Yesterday I went hiking with my sister!", created_at="2023-05-20T18:00:00Z")
+    assert local.commit_session("s3").memories[0].action == "merged"  # the same day: the same event
+
+
+@pytest.mark.slow
+def test_offline_a_memory_that_is_no_longer_so_is_superseded_and_kept_as_history(local: OpenViking) -> None:
+    local.add_message(
+        "s1", "user", "I live in Berlin. I drink three cups of coffee a day.", created_at="2023-01-10T10:00:00Z"
+    )
+    before = {m.text.split("\n")[0]: m for m in local.commit_session("s1").memories}
+    berlin, coffee = before["The user lives in Berlin."], before["The user drinks three cups of coffee a day."]
+    local.add_message("s2", "user", "Big news: we moved from Berlin to Lisbon last month! And I don't drink coffee "
+                      "anymore.", created_at="2023-06-01T10:00:00Z")  # fmt: skip
+    result = local.commit_session("s2")
+    assert result.memories_extracted["superseded"] == 2
+    old = {m.uri: m for m in result.memories if m.action == "superseded"}
+    new = {m.text.split("\n")[0]: m for m in result.memories if m.action == "created"}
+    lisbon = new["The user and their family moved from Berlin to Lisbon in May 2023!"]
+    no_coffee = new["The user doesn't drink coffee anymore."]
+    assert old[berlin.uri].superseded_by == lisbon.uri and old[coffee.uri].superseded_by == no_coffee.uri
+    assert old[berlin.uri].previous == berlin.text and old[berlin.uri].reason.startswith("no longer so: ")
+    # The old memories are gone from the memories, their text kept below what replaced them.
+    assert berlin.uri not in _memory_files(local) and coffee.uri not in _memory_files(local)
+    assert (
+        "\n\nBefore, until 2023-06-01: The user lives in Berlin. (said on 2023-01-10) (was " + berlin.uri + ")"
+    ) in local.read(lisbon.uri)
+    assert local.find("where does the user live", target_uri="viking://user/memories").memories[0].uri == lisbon.uri
+    assert local.find("does the user drink coffee").memories[0].uri == no_coffee.uri
+    # Undone: the old text added again lands on its URI.
+    assert local.add_memory(old[berlin.uri].previous or "", "profile").uri == berlin.uri
+
+
+def test_the_cli_says_what_a_commit_superseded_and_where_its_text_is_kept(cli: Cli, tmp_path: Path) -> None:
+    ov = with_store(cli, tmp_path / "store", write_config(tmp_path / "c" / "ov.conf", HASH_CONF))
+    ov("session", "add-message", "s1", "--role", "user", "--content", "We live in Berlin with our kids.")
+    old = ov("session", "commit", "s1", "-o", "json").json()["result"]["memories"][0]
+    ov("session", "add-message", "s2", "--role", "user", "--content", "We moved from Berlin to Lisbon with our kids.")
+    printed = ov("session", "commit", "s2")
+    assert printed.code == 0 and "Memories (extractive): 1 new, 0 merged, 0 known, 1 superseded" in printed.out
+    lines = printed.out.splitlines()
+    created = next(line for line in lines if line.strip().startswith("created"))
+    superseded = " ".join(line.strip() for line in lines[lines.index(created) + 1 :])
+    assert superseded.startswith("superseded profile") or superseded.startswith("superseded entities"), printed.out
+    assert "(kept as history in viking://user/default/memories/" in superseded
+    assert old["uri"] not in ov("ls", "viking://user/memories", "-r").out
+    kept = ov("find", "Berlin", "-u", "viking://user/memories", "-o", "json").json()["result"]["memories"][0]
+    assert f"(was {old['uri']})" in ov("read", kept["uri"]).out
+
+
+def test_a_plan_whose_days_have_passed_ages_at_the_next_commit(hash_client: OpenViking) -> None:
+    hash_client.add_message("s1", "user", "Next month I'm flying to Tokyo for a conference.", created_at=SAID)
+    plan = hash_client.commit_session("s1").memories[0]
+    assert plan.text == (
+        "In June 2023 the user is flying to Tokyo for a conference.\n\n(said on 2023-05-12, planned for June 2023)"
+    )
+    hash_client.add_message("s1", "user", "Any tips for jet lag?", created_at="2023-06-20T09:00:00Z")
+    assert [m.action for m in hash_client.commit_session("s1").memories] == []  # June is not over
+    hash_client.add_message("s1", "user", "Back home now.", created_at="2023-07-02T09:00:00Z")
+    aged = hash_client.commit_session("s1")
+    (changed,) = [m for m in aged.memories if m.action == "aged"]
+    assert changed.uri == plan.uri and changed.previous == plan.text
+    assert changed.text.endswith("(said on 2023-05-12, planned for June 2023, which had passed by 2023-07-02)")
+    assert hash_client.read(plan.uri) == changed.text + "\n"
+    hash_client.add_message("s1", "user", "Still tired.", created_at="2023-07-05T09:00:00Z")
+    assert not [m for m in hash_client.commit_session("s1").memories if m.action == "aged"]  # once
+
+
+def test_a_commit_writes_the_sessions_summary_that_search_reads(tmp_path: Path) -> None:
+    from servers import plan_json
+
+    with ChatServer(plan_json(("the user's diet", "memory"))) as chat:
+        raw = {**HASH_CONF, "query_planner": {"model": "planner", "api_base": chat.api_base}}
+        with OpenViking(path=tmp_path / "store", config=config_from_dict(raw)) as client:
+            _talk(client)
+            assert client.get_session("s1").summary == ""
+            result = client.commit_session("s1")
+            assert result.extraction == "extractive"  # the planner is not the memory's model
+            summary = client.get_session("s1").summary
+            assert summary == result.summary and summary.startswith("Part 1 (2023-05-12, 3 messages): ")
+            assert "The user is vegetarian." in summary and "The user asked: Do you know a good market?" in summary
+            client.add_message(
+                "s1", "user", "I adopted a cat called Miso yesterday.", created_at="2023-05-20T10:00:00Z"
+            )
+            client.commit_session("s1")
+            both = client.get_session("s1").summary
+            assert both.startswith(summary + "\n\nPart 2 (2023-05-20, 1 messages): ") and "Miso" in both
+            client.search("what should I cook tonight", session_id="s1")
+    assert "Miso" in chat.prompts()[-1] and "The user is vegetarian." in chat.prompts()[-1]
 
 
 def test_committing_again_changes_nothing_and_a_later_commit_reads_only_what_is_new(
@@ -108,7 +293,7 @@ def test_committing_again_changes_nothing_and_a_later_commit_reads_only_what_is_
     later = hash_client.commit_session("s1")
     assert later.archive_uri == "viking://user/default/history/s1/archive_002.md" and later.messages_archived == 1
     first_lines = [m.text.split("\n")[0] for m in later.memories]
-    assert first_lines == ["The user's pets: I adopted a cat called Miso yesterday."]
+    assert first_lines == ["The user adopted a cat called Miso on 19 May 2023."]
     assert later.memories[0].day == "2023-05-19"
     assert "Miso" in hash_client.read(later.archive_uri) and "Sintra" not in hash_client.read(later.archive_uri)
 
@@ -128,10 +313,11 @@ def test_a_dry_run_says_what_would_be_done_and_writes_nothing(hash_client: OpenV
     preview = hash_client.commit_session("s1", dry_run=True)
     assert preview.dry_run and preview.archived and preview.messages_archived == 3
     assert preview.archive_uri == "viking://user/default/history/s1/archive_001.md"
-    assert len(preview.memories) == 3
-    assert snapshot(tmp_path / "store") == before
+    assert len(preview.memories) == 3 and preview.summary and "The user is vegetarian." in preview.summary
+    assert snapshot(tmp_path / "store") == before and hash_client.get_session("s1").summary == ""
     done = hash_client.commit_session("s1")
     assert [m.uri for m in done.memories] == [m.uri for m in preview.memories]
+    assert done.summary == preview.summary == hash_client.get_session("s1").summary
 
 
 def test_committing_a_session_that_is_not_there_is_not_found(
@@ -219,31 +405,6 @@ def test_an_llms_memories_and_decisions_are_applied_exactly_as_it_gives_them(tmp
         assert "[1] user at 2023-05-12 14:00 Friday: " + SELF in chat.prompts()[0]
 
 
-@pytest.mark.parametrize("broken", ["not json at all", '{"memories": [{"category": "mood", "text": "x"}]}'])
-def test_a_broken_llm_answer_keeps_the_archive_and_the_next_commit_tries_again(tmp_path: Path, broken: str) -> None:
-    answers = iter([broken])
-
-    def answer(request: Request) -> Reply:
-        reply = next(answers, None)
-        if reply is not None:
-            return Reply(body=completion(reply))
-        good = {"memories": [{"category": "profile", "text": "The user lives in Lisbon.", "day": "2023-05-12",
-                              "messages": [1]}]}  # fmt: skip
-        return Reply(body=completion(json.dumps(good)))
-
-    with ChatServer(answer) as chat, _llm_client(tmp_path / "store", chat) as client:
-        client.add_message("s1", "user", SELF, created_at=SAID)
-        failed = client.commit_session("s1")
-        assert failed.archived and failed.archive_uri.endswith("archive_001.md")
-        assert failed.extraction_error is not None and "the next commit tries again" in failed.extraction_error
-        assert failed.memories == [] and _memory_files(client) == []
-        assert "Lisbon" in client.read(failed.archive_uri)
-        retried = client.commit_session("s1")  # no new message: the extraction alone runs again
-        assert (retried.status, retried.archived) == ("accepted", False)
-        assert [m.text.split("\n")[0] for m in retried.memories] == ["The user lives in Lisbon."]
-        assert client.commit_session("s1").status == "skipped"
-
-
 def test_an_llm_that_does_not_answer_in_time_leaves_the_archive(tmp_path: Path) -> None:
     with ChatServer(slow('{"memories": []}', 5)) as chat, _llm_client(tmp_path / "store", chat, timeout=0.5) as client:
         client.add_message("s1", "user", SELF, created_at=SAID)
@@ -265,7 +426,7 @@ def test_upstreams_client_commits_and_then_finds_the_memories(tmp_path: Path) ->
             assert committed["task_id"] is None and committed["memories_extracted"]["created"] == 2
             found = upstream.find("vegetarian", target_uri="viking://user/memories")
             uris = [hit["uri"] for hit in found["memories"]]
-            assert any("eats-and-drinks" in uri for uri in uris), uris
+            assert any("vegetarian" in uri for uri in uris), uris
             assert upstream.commit_session("s1")["status"] == "skipped"
             context = upstream.get_session_context("s1", token_budget=500)
             assert context["messages"] == [] and "Lisbon" in context["latest_archive_overview"]
@@ -284,6 +445,50 @@ def test_upstreams_client_commits_and_then_finds_the_memories(tmp_path: Path) ->
             assert "token_budget" in bad["message"]
             ours = body_of(http.post("/api/v1/search/context", json={"query": "vegetarian", "budget": 80}))
             assert ours["used_tokens"] <= 80 and ours["tokenizer"]
+
+
+def test_over_http_a_commit_says_what_it_superseded_and_get_session_returns_its_summary(tmp_path: Path) -> None:
+    from openviking_sdk import SyncHTTPClient as UpstreamClient
+
+    with thread_server(HASH_CONF, tmp_path / "store") as url:
+        upstream = UpstreamClient(url=url)
+        upstream.initialize()
+        try:
+            upstream.add_message("s1", "user", "We live in Berlin with our kids.")
+            (old,) = upstream.commit_session("s1")["memories"]
+            upstream.add_message("s2", "user", "We moved from Berlin to Lisbon with our kids.")
+            committed = upstream.commit_session("s2")
+            assert committed["memories_extracted"]["superseded"] == 1
+            by_action = {m["action"]: m for m in committed["memories"]}
+            gone, lisbon = by_action["superseded"], by_action["created"]
+            assert (gone["uri"], gone["superseded_by"], gone["previous"]) == (old["uri"], lisbon["uri"], old["text"])
+            assert gone["reason"].startswith("no longer so: ")
+            assert upstream.get_session("s2")["summary"] == committed["summary"]
+            assert "Lisbon" in committed["summary"]
+            assert f"(was {old['uri']})" in upstream.read(lisbon["uri"])
+        finally:
+            upstream.close()
+
+
+def test_a_mcp_agent_sees_what_a_commit_superseded(hash_client: OpenViking) -> None:
+    import anyio
+    from mcp import Client
+
+    from openviking.server.mcp import mcp_server
+
+    hash_client.add_message("s1", "user", "We live in Berlin with our kids.")
+    (old,) = hash_client.commit_session("s1").memories
+    hash_client.add_message("s2", "user", "We moved from Berlin to Lisbon with our kids.")
+
+    async def run() -> Any:
+        async with Client(mcp_server(lambda: hash_client, max_concurrent_calls=1)) as session:
+            return await session.call_tool("commit_session", {"session_id": "s2"})
+
+    committed = json.loads(anyio.run(run).content[0].text)
+    by_action = {m["action"]: m for m in committed["memories"]}
+    assert by_action["superseded"]["uri"] == old.uri and by_action["superseded"]["previous"] == old.text
+    assert by_action["superseded"]["superseded_by"] == by_action["created"]["uri"]
+    assert committed["summary"] == hash_client.get_session("s2").summary
 
 
 # ----------------------------------------------------------------------------- context within a budget

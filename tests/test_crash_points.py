@@ -87,6 +87,23 @@ CASES = [
             ["session", "add-message", "s1", "--role", "user", "--content", "Last Friday I went hiking."],
         ],
     ),
+    Case(
+        "session commit superseding a memory",  # the new memory written, then the old one removed
+        ["session", "commit", "s2"],
+        setup=[
+            ["session", "add-message", "s1", "--role", "user", "--content", "We live in Berlin with our kids."],
+            ["session", "commit", "s1"],
+            [
+                "session",
+                "add-message",
+                "s2",
+                "--role",
+                "user",
+                "--content",
+                "We moved from Berlin to Lisbon with our kids.",
+            ],
+        ],
+    ),
     Case("reindex to another model", ["reindex"], setup=[ADD], conf="hash64"),
     Case("reindex in place", ["reindex"], setup=[ADD]),
     # Two folders are enough for the LLM's pass (each folder's summary is a commit of its own).

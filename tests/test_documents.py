@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from documents import FACTS, make_bad_documents, make_documents
+from documents import ARABIC_LINES, FACTS, make_bad_documents, make_documents, make_faithful_documents
 from helpers import CONVERTERS, Cli, cli_error, hash_config, loaded_modules, snapshot, unharmed, write_hash_config
 from ovserver import ALICE_KEY, ROOT_KEY, body_of, error_of, headers, keyed_config, thread_server
 from servers import Reply, Request, StubServer
@@ -287,6 +287,163 @@ def test_a_store_made_before_documents_takes_them(tmp_path: Path) -> None:
         assert client.download("viking://resources/notes/parking.md") == NOTE.encode()
 
 
+# ----------------------------------------------------------------------------- nothing lost
+FAITHFUL = "viking://resources/faithful"
+
+
+@pytest.fixture(scope="module")
+def faithful(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
+    """The documents of ``make_faithful_documents`` added once, hash embedder: (client, AddResult)."""
+    from conftest import _isolate
+
+    from openviking.embedded import OpenViking
+
+    with pytest.MonkeyPatch.context() as mp:
+        _isolate(mp, tmp_path_factory.mktemp("faithful-home"))
+        base = tmp_path_factory.mktemp("faithful")
+        folder = make_faithful_documents(base / "faithful")
+        client = OpenViking(path=base / "store", config=hash_config())
+        with pytest.warns(OpenVikingWarning):
+            result = client.add_resource(folder, to=FAITHFUL)
+        yield client, result
+        client.close()
+
+
+def test_tables_of_short_cells_and_short_texts_are_text(faithful: Any) -> None:
+    client, result = faithful
+    assert result.skipped_files == [], result.skipped_files  # none of them is NO_TEXT
+    assert "| SKU-8843 | A-03 | 9 |" in client.read(f"{FAITHFUL}/ids.xlsx")
+    assert "| Scone | 4 |" in client.read(f"{FAITHFUL}/prices.docx")
+    assert client.read(f"{FAITHFUL}/hello.pdf") == "<!-- page 1 -->\nHello, World!\n"
+
+
+def test_a_statements_repeated_lines_keep_their_data_on_every_page(faithful: Any) -> None:
+    client, _ = faithful
+    pages = client.read(f"{FAITHFUL}/statement.pdf").split("<!-- page ")[1:]
+    assert len(pages) == 4
+    for number, page in enumerate(pages, start=1):
+        assert f"Monthly statement {number}\n" in page, page  # data that looks like a page number stays
+        assert "Invoice date 2024-03-31" in page and f"Items shipped: {number * 7 + 3}" in page
+        assert f"Order {1000 + number}: {number * 2} crates of pears" in page
+        assert "of 4" not in page  # the page numbers go
+    assert [("ACME Supplies Ltd" in page) for page in pages] == [True, False, False, False]  # said once
+
+
+def test_arabic_in_a_pdf_reads_in_its_own_order_without_stray_glyphs(faithful: Any) -> None:
+    """PDFium alone gives "السالم" (the lam-alef ligature's letters reversed with the line), the
+    cluster "حَيبيب" and "ĒēĔĕĖ" for the cluster's glyphs that map to no character."""
+    text = faithful[0].read(f"{FAITHFUL}/arabic.pdf")
+    assert text == "<!-- page 1 -->\n" + "".join(f"{line}\n" for line, _ in ARABIC_LINES)
+
+
+def test_word_keeps_equations_comments_and_alt_text(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/physics.docx")
+    assert "Energy is $E=mc^{2}$ for a body at rest." in text
+    assert "$$\\frac{a}{b}$$" in text
+    assert "![A map of the north parking lot](" in text
+    assert "## Comments\n\n- Grace: Check the travel line with finance first." in text
+
+
+def test_word_keeps_its_notes_headers_footers_and_charts(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/lease.docx")
+    assert "The tenant pays the rent monthly.[^1] Repairs are shared.[^e1]" in text
+    assert "[^1]: Rent is due on the first working day.\n\n[^e1]: Roof repairs fall to the landlord." in text
+    assert "**Header:** Harbour Street lease, confidential\n\n**Footer:** Drafted by the estates office" in text
+    assert "### Chart: Rent by year\n\n| Category | Rent |\n|---|---|\n| 2024 | 1200 |\n| 2025 | 1260 |" in text
+
+
+def test_powerpoint_keeps_smartart_and_slide_comments(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/process.pptx")
+    assert "- Pick the crates\n- Weigh them\n- Book the courier" in text
+    assert "Comments:\n\n- Ask the warehouse about Saturday pickups." in text
+
+
+def test_a_workbook_keeps_its_cell_comments_and_charts(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/stock.xlsx")
+    sheet = text.split("<!-- sheet Harvest A1:B3 -->")[1]
+    assert "### Chart: Crates by fruit\n\nData: 'Harvest'!B1, 'Harvest'!$A$2:$A$3, 'Harvest'!$B$2:$B$3" in sheet
+    assert "Comments:\n\n- B2: Ines: Counted twice, both times forty." in sheet
+    ods = faithful[0].read(f"{FAITHFUL}/tolls.ods")
+    assert "| Truck | 9 |\n\nComments:\n\n- B3: Raised in March" in ods
+
+
+def test_opendocument_text_keeps_notes_comments_alt_text_and_names_its_objects(faithful: Any) -> None:
+    client, result = faithful
+    text = client.read(f"{FAITHFUL}/survey.odt")
+    assert "The bridge needs new railings.[^1]\n\n![Rust along the north pier](pier)" in text
+    assert "[^1]: Measured in May by two inspectors.\n\n## Comments\n\n- Ruth: Check the east side too." in text
+    assert "**Header:** Quarry road survey, draft\n\n**Footer:** Prepared by the county office" in text
+    said = [w["warning"] for w in result.warnings if w["path"] == "survey.odt"]
+    assert said == ["1 embedded object(s) (a chart, a formula) not kept"]
+
+
+def test_pictures_alt_text_is_kept_in_books_and_pages(faithful: Any) -> None:
+    client, _ = faithful
+    assert "![The front desk on the ground floor](desk.png)" in client.read(f"{FAITHFUL}/handbook.epub")
+    assert "![Rust on the north pier railing](pier.jpg)" in client.read(f"{FAITHFUL}/pier.html")
+    assert "![A map of the north parking lot](" in client.read(f"{FAITHFUL}/physics.docx")
+
+
+def test_powerpoint_keeps_its_charts_values_and_alt_text(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/sales.pptx")
+    assert "### Chart: Units sold per year\n\n| Category | Units |\n|---|---|\n| 2022 | 1250 |\n| 2023 | 1875 |" in text
+    assert "![The sales team at the spring fair](Picture3.png)" in text
+
+
+def test_an_epub_keeps_its_authors_and_description(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/handbook.epub")
+    assert text.startswith("**Authors:** Ada Lovelace\n**Description:** How the office runs, for newcomers.\n")
+
+
+def test_a_page_of_results_keeps_its_results_not_only_a_side_box(faithful: Any) -> None:
+    text = faithful[0].read(f"{FAITHFUL}/results.html")
+    assert "[Result 37: tide tables for pier 37](https://example.org/37)" in text
+    assert "The harbour authority publishes these tables" in text
+
+
+def test_a_pdf_pdfium_cannot_open_is_read_by_pdfminer_and_said(faithful: Any) -> None:
+    client, result = faithful
+    assert client.read(f"{FAITHFUL}/damaged.pdf") == "<!-- page 1 -->\nThe spare projector is in cabinet nine.\n"
+    said = [w["warning"] for w in result.warnings if w["path"] == "damaged.pdf"]
+    assert said == [
+        "PDFium cannot open it (Failed to load document (PDFium: Data format error).); "
+        "its text was read by pdfminer.six, without its outline"
+    ]
+
+
+def test_a_placeholder_title_is_no_title(faithful: Any) -> None:
+    client, _ = faithful
+    overview = client.abstract(f"{FAITHFUL}/keys.pdf")
+    assert "anonymous" not in overview.lower() and "boiler room key" in overview
+
+
+def test_a_text_on_one_line_is_cut_into_records_and_its_end_is_found(faithful: Any) -> None:
+    client, _ = faithful
+    hits = client.find("lighthouse keeper retires after forty winters", target_uri=f"{FAITHFUL}/harbour.log", limit=3)
+    assert hits.resources[0].uri == f"{FAITHFUL}/harbour.log"
+    records = client._open().records_by_uri([f"{FAITHFUL}/harbour.log"], ["text"])
+    bodies = [r["text"].split("\n", 1)[-1] for r in records]  # each after the line naming its file
+    assert len(records) > 10 and all(len(body) <= 1800 for body in bodies)
+    hits = client.find("lighthouse keeper retires after forty winters", target_uri=FAITHFUL, limit=3)
+    assert {hit.uri for hit in hits.resources[:2]} == {f"{FAITHFUL}/harbour.log", f"{FAITHFUL}/feed.xml"}
+
+
+def test_a_feed_is_read_item_by_item(faithful: Any) -> None:
+    client, result = faithful
+    text = client.read(f"{FAITHFUL}/feed.xml")
+    assert text.startswith("# Harbour news\n\n<!-- item 1 -->\n\n## Story 0\n\nDay 0 of the **harbour** log.\n")
+    assert "<!-- item 601 -->\n\n## The lighthouse keeper retires after forty winters\n" in text
+    assert "<rss" not in text and "<item>" not in text
+    assert [m.place for m in client.grep(f"{FAITHFUL}/feed.xml", "lighthouse keeper").matches] == ["item 601"]
+    assert client.download(f"{FAITHFUL}/feed.xml").startswith(b'<?xml version="1.0"?><rss')
+
+
+def test_a_csv_in_a_legacy_encoding_is_read_in_it(faithful: Any) -> None:
+    client, result = faithful
+    assert client.read(f"{FAITHFUL}/people.csv") == "名前,年齢,住所\r\n佐藤太郎,30,東京\r\n髙橋淳,35,名古屋\r\n"
+    assert {"path": "people.csv", "warning": "not UTF-8: read as cp932"} in result.warnings
+
+
 # ----------------------------------------------------------------------------- archives
 def _zip(folder: Path, target: Path, prefix: str = "") -> Path:
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -319,18 +476,58 @@ def test_an_archive_adds_what_is_inside_it(hash_client: Any, tmp_path: Path) -> 
     assert {e["uri"].rsplit("/", 1)[-1] for e in hash_client.ls("viking://resources/notes")} >= {"guide", "report.pdf"}
 
 
-def test_an_archive_in_a_folder_is_named_not_added(hash_client: Any, tmp_path: Path) -> None:
+def test_an_archive_in_a_folder_is_unpacked_in_place_three_deep(hash_client: Any, tmp_path: Path) -> None:
     folder = tmp_path / "mixed"
     folder.mkdir()
     (folder / "parking.md").write_text(NOTE, encoding="utf-8")
-    inner = tmp_path / "inner"
-    inner.mkdir()
-    (inner / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
-    _zip(inner, folder / "bundle.zip")
+    levels = []
+    for depth in range(1, 5):  # level1.zip holds a.md and level2.zip, which holds level3.zip...
+        level = tmp_path / f"level{depth}"
+        level.mkdir()
+        (level / f"note{depth}.md").write_text(f"# Depth {depth}\n\nThe heron nests {depth} deep.\n", encoding="utf-8")
+        levels.append(level)
+    for depth in range(4, 1, -1):
+        _zip(levels[depth - 1], levels[depth - 2] / f"level{depth}.zip")
+    make_documents(levels[0], ["report.pdf"])
+    _zip(levels[0], folder / "bundle.zip")
+
     result = hash_client.add_resource(folder)
-    assert result.added == 1 and result.skipped_files == [
-        {"path": "bundle.zip", "reason": "an archive: add it on its own to add what it holds", "code": "ARCHIVE"}
+    base = "viking://resources/mixed"
+    stored = {f"{base}/{rel}" for rel in ("bundle.zip/note1.md", "bundle.zip/level2.zip/note2.md")}
+    stored.add(f"{base}/bundle.zip/level2.zip/level3.zip/note3.md")
+    for uri in stored:
+        assert hash_client.read(uri).startswith("# Depth"), uri
+    assert hash_client.grep(f"{base}/bundle.zip", "Churn among").matches[0].place == "page 2"
+    assert hash_client.stat(f"{base}/bundle.zip/note1.md").source == f"{folder}/bundle.zip/note1.md"
+    assert result.added == 5, result  # parking.md, three notes and the PDF
+    assert {"path": "bundle.zip/level2.zip/level3.zip/level4.zip", "code": "ARCHIVE",
+            "reason": "an archive nested more than 3 deep"} in result.skipped_files  # fmt: skip
+    assert hash_client.add_resource(folder).unchanged == 5  # the same bytes again: nothing to do
+
+    (levels[0] / "note1.md").unlink()  # an archive that no longer holds a file removes it
+    _zip(levels[0], folder / "bundle.zip")
+    again = hash_client.add_resource(folder)
+    assert again.removed == 1 and again.unchanged == 4, again
+
+
+def test_an_unsafe_archive_in_a_folder_is_skipped_and_the_rest_added(hash_client: Any, tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "parking.md").write_text(NOTE, encoding="utf-8")
+    with zipfile.ZipFile(folder / "evil.zip", "w") as archive:
+        archive.writestr("ok.md", "# fine\n")
+        archive.writestr("../escape.md", "# out\n")
+    result = hash_client.add_resource(folder)
+    assert result.added == 1
+    assert result.skipped_files == [
+        {
+            "path": "evil.zip",
+            "reason": "an archive that cannot be unpacked: The archive evil.zip is refused: "
+            "'../escape.md' leaves the folder (an absolute path or '..')",
+            "code": "ARCHIVE",
+        }
     ]
+    assert not (tmp_path / "escape.md").exists()
 
 
 def test_an_unsafe_or_oversized_archive_is_refused_and_nothing_is_lost(

@@ -86,6 +86,11 @@ def _json(value: Any) -> Any:
     return _timeless(value.to_dict()) if hasattr(value, "to_dict") else value
 
 
+def _but_the_store_path(report: dict[str, Any]) -> dict[str, Any]:
+    """A doctor's report without where its store is (the two clients' stores are two folders)."""
+    return {**report, "store": {k: v for k, v in report["store"].items() if k != "path"}}
+
+
 def _build(store: Path, tree: Path) -> None:
     with ov.OpenViking(path=store, config=dict(HASH_CONF)) as client:
         client.add_resource(tree)
@@ -137,7 +142,22 @@ READS: list[tuple[str, Callable[[Any], Any]]] = [
     ("get-session", lambda c: c.get_session("s1")),
     ("list-sessions", lambda c: c.list_sessions()),
     ("user", lambda c: c.user),
+    ("download", lambda c: c.download(f"{H}/auth.md")),
+    ("context", lambda c: c.context("how do users authenticate", budget=300)),
+    ("get-session-context", lambda c: c.get_session_context("s1", token_budget=200)),
+    ("evaluate", lambda c: c.evaluate([{"query": "docker compose", "relevant": [f"{H}/deploy/docker.md"]}], k=3)),
+    ("list-snapshots", lambda c: c.list_snapshots()),
+    ("list-watches", lambda c: c.list_watches()),
+    ("doctor", lambda c: _but_the_store_path(c.doctor().to_dict())),
 ]
+
+
+def test_every_read_operation_is_compared() -> None:
+    from openviking.operations import OPERATIONS
+
+    tried = {name.replace("-", "_") for name, _ in READS}
+    reads = [name for name, op in OPERATIONS.items() if not op.writes]
+    assert [name for name in reads if not any(t == name or t.startswith(name + "_") for t in tried)] == []
 
 
 @pytest.mark.parametrize(("name", "call"), READS, ids=[name for name, _ in READS])
@@ -320,7 +340,8 @@ def test_a_user_key_acts_as_its_user_and_uploads_what_it_adds(keyed: Any) -> Non
     first = alice.add_resource(notes, to="viking://user/alice/resources/notes")  # loopback, refused as a path: uploaded
     assert (first.added, first.root_uri) == (1, "viking://user/alice/resources/notes")
     assert alice.add_resource(notes, to="viking://user/alice/resources/notes").unchanged == 1
-    assert alice.stat("viking://user/alice/resources/notes")["source"] == str(notes)
+    # A user key's word names no file of the server's machine: its path is recorded as its upload.
+    assert alice.stat("viking://user/alice/resources/notes")["source"] == f"upload://alice{notes}"
     root = ov.SyncHTTPClient(url, api_key=ROOT_KEY, user="alice")
     assert root.user == "alice" and root.read("viking://user/alice/resources/notes/todo.md").startswith("# Todo")
 

@@ -222,6 +222,7 @@ SDK_CASES: list[tuple[str, dict[str, Any], type[OpenVikingError], str]] = [
     ("add_resource", {"path": __file__, "source_name": True}, InvalidArgumentError, "source_name must be a string"),
     ("add_skill", {"path": __file__, "source_name": 5}, InvalidArgumentError, "source_name must be a string (got int)"),
     ("session", {"session_id": _deep(5000)}, InvalidArgumentError, "Invalid session id '[[[[...]]]]'"),
+    ("context", {"query": "auth", "session_id": ()}, InvalidArgumentError, "session_id must be a string (got tuple)"),
 ]
 
 

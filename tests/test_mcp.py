@@ -35,8 +35,8 @@ from openviking.server.mcp import TOOLS, mcp_server, streamable_http_app
 
 H = "viking://resources/handbook"
 TOOL_NAMES = [
-    "find", "search", "grep", "glob", "read", "abstract", "overview", "ls", "tree", "add_memory", "commit_session",
-    "context",
+    "find", "search", "grep", "glob", "read", "abstract", "overview", "ls", "tree", "add_memory", "list_watches",
+    "commit_session", "context",
 ]  # fmt: skip
 # What `openviking mcp --help` must not load: the SDK, its server stack and its async runtime.
 MCP_STACK = ("mcp", "mcp_types", "starlette", "uvicorn", "anyio", "httpx2", "sse_starlette", "fastapi")
@@ -184,6 +184,7 @@ def test_stdio_lists_the_tools_and_answers_as_the_embedded_client(
             H, level_limit=0, node_limit=3
         ),
         ("ls", json.dumps({"uri": H, "node_limit": 2})): client.ls(H, node_limit=2),
+        ("list_watches", json.dumps({})): client.list_watches(),
     }
     texts = {
         ("read", json.dumps({"uri": f"{H}/auth.md"})): client.read(f"{H}/auth.md"),

@@ -25,8 +25,16 @@ from openviking.operations import OPERATIONS, NoTool, Param, Route, Tool, declar
 CLIENT_MEMBERS = {"user", "initialize", "close", "session"}
 # Commands that run no operation of the interface: they serve it, or make a key for it.
 NOT_OPERATIONS = {"serve", "key new", "mcp"}
-# Routes written by hand that no operation declares: an upload, and doctor's write.
-UNDECLARED_ROUTES = {("POST", "/api/v1/resources/temp_upload"), ("POST", "/api/v1/doctor/repair")}
+# Routes written by hand that no operation declares: an upload, doctor's write, and upstream's
+# routes that name a watch by its task_id (each calls the operation of its URI).
+UNDECLARED_ROUTES = {
+    ("POST", "/api/v1/resources/temp_upload"),
+    ("POST", "/api/v1/doctor/repair"),
+    ("GET", "/api/v1/watches/{task_id}"),
+    ("PATCH", "/api/v1/watches/{task_id}"),
+    ("DELETE", "/api/v1/watches/{task_id}"),
+    ("POST", "/api/v1/watches/{task_id}/trigger"),
+}
 
 
 def _parameters(signature: inspect.Signature) -> list[tuple[str, object, object]]:
@@ -256,8 +264,10 @@ def test_a_parameter_with_no_json_form_has_none() -> None:
     assert wire_type(OPERATIONS["search"].hints["session"]) == str | None  # the handle drops out
 
 
-# A valid call of each operation that takes a number, which each bound below is then broken in.
+# A valid call of each operation that takes a number, which each bound below is then broken in
+# ("{handbook}": the handbook's folder, which the fixture watches at WATCHED).
 H = "viking://resources/handbook"
+WATCHED = "viking://resources/watched"
 VALID_CALLS: dict[str, dict[str, Any]] = {
     "find": {"query": "docker"},
     "search": {"query": "docker"},
@@ -270,6 +280,8 @@ VALID_CALLS: dict[str, dict[str, Any]] = {
     "get_session_context": {"session_id": "bounds"},
     "context": {"query": "docker"},
     "evaluate": {"queries": [{"query": "docker", "relevant": [f"{H}/deploy/docker.md"]}]},
+    "watch": {"path": "{handbook}", "to": WATCHED},
+    "update_watch": {"to_uri": WATCHED},
 }
 
 
@@ -297,6 +309,7 @@ def handbook_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     client.add_resource(make_tree(base / "handbook", EN_FILES))
     client.create_session("bounds")
     client.session("bounds").add_message("user", "We deploy with docker compose on Fridays")
+    client.watch(base / "handbook", WATCHED)
     yield client
     client.close()
 
@@ -308,8 +321,10 @@ def test_a_number_outside_its_declared_range_is_refused_on_every_face(
     from helpers import unharmed
     from ovserver import thread_server
 
-    arguments = {**VALID_CALLS[name], param: int(value)}
-    getattr(handbook_client, name)(**VALID_CALLS[name])  # the call is valid without the broken bound
+    handbook = str(Path(handbook_client.store_path).parent / "handbook")
+    valid = {key: handbook if given == "{handbook}" else given for key, given in VALID_CALLS[name].items()}
+    arguments = {**valid, param: int(value)}
+    getattr(handbook_client, name)(**valid)  # the call is valid without the broken bound
     error = unharmed(handbook_client, lambda: getattr(handbook_client, name)(**arguments))
     assert error.code == "INVALID_ARGUMENT" and param in error.message, error.to_dict()
     with thread_server({"embedding": {"dense": {"provider": "hash"}}}, Path(handbook_client.store_path)) as url:

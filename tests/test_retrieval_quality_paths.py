@@ -85,15 +85,23 @@ def test_explain_gives_each_side_and_the_record(client: OpenViking, cli: Any, tm
     assert first["explain"]["keyword"]["rank"] == 1
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "stage", "advice"),
-    [
-        ({"target_uri": "viking://resources/nowhere"}, "scope", "--uri"),
-        ({"since": "2099-01-01"}, "time", "--after"),
-        ({"tags": "team=other"}, "tags", "--tags"),
-        ({"context_type": "skill"}, "context_type", "--context-type"),
-    ],
-)
+EMPTIED_BY_ONE_STAGE = [
+    ({"target_uri": "viking://resources/nowhere"}, "scope", "--uri"),
+    ({"context_type": "skill"}, "context_type", "--context-type"),
+    ({"target_uri": "viking://resources/kb/auth.md", "level": 0}, "level", "--level"),
+    ({"tags": "team=other"}, "tags", "--tags"),
+    ({"since": "2099-01-01"}, "time", "--after"),
+    ({"filter": {"op": "prefix", "field": "uri", "prefix": "viking://resources/kb/zzz"}}, "filter", "--filter"),
+]
+
+
+def test_every_stage_of_a_scope_is_diagnosed() -> None:
+    from openviking.store.filters import SCOPE_STAGES
+
+    assert [stage for _, stage, _ in EMPTIED_BY_ONE_STAGE] == [stage.name for stage in SCOPE_STAGES]
+
+
+@pytest.mark.parametrize(("kwargs", "stage", "advice"), EMPTIED_BY_ONE_STAGE)
 def test_explain_says_which_stage_removed_everything(
     client: OpenViking, kwargs: dict[str, Any], stage: str, advice: str
 ) -> None:

@@ -8,8 +8,11 @@ an upload belongs to its caller and is used once, and every cap holds.
 from __future__ import annotations
 
 import io
+import os
 import stat
 import tarfile
+import tempfile
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -323,3 +326,115 @@ def test_zips_are_capped(http: httpx.Client, tmp_path: Path) -> None:
     error = error_of(response, 400, "INVALID_ARGUMENT")
     assert error["message"].startswith("The uploaded archive cannot be unpacked: "), error
     assert snapshot(tmp_path / "store") == before
+
+
+def test_a_user_keys_source_name_names_its_upload_never_a_file_of_the_server(tmp_path: Path) -> None:
+    with thread_server(keyed_config(), tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        data = b"# Not the server's\n\nalice's own notes\n"
+
+        def stat_of(uri: str, key: str) -> Any:
+            return body_of(http.get("/api/v1/fs/stat", params={"uri": uri}, headers=headers(key)))
+
+        uri = "viking://user/alice/resources/passwd.md"
+        body = {"source_name": "/etc/passwd", "to": uri}
+        result = added(http, {**body, "temp_file_id": upload(http, "passwd", data, key=ALICE_KEY)}, key=ALICE_KEY)
+        assert result["added"] == 1 and stat_of(uri, ALICE_KEY)["source"] == "upload://alice/etc/passwd"
+        again = added(http, {**body, "temp_file_id": upload(http, "passwd", data, key=ALICE_KEY)}, key=ALICE_KEY)
+        assert again["unchanged"] == 1  # the same source, as uploading the same file again should be
+        # A folder: its files are recorded below it, and a file gone from it goes from the store too.
+        folder = make_tree(tmp_path / "etc", {"hosts.md": "# Hosts\n", "motd.md": "# Motd\n"})
+        tree = {"source_name": "/etc", "to": "viking://user/alice/resources/etc"}
+        added(http, {**tree, "temp_file_id": upload(http, "etc.tgz", tar_of(folder), key=ALICE_KEY)}, key=ALICE_KEY)
+        hosts = stat_of("viking://user/alice/resources/etc/hosts.md", ALICE_KEY)
+        assert hosts["source"] == "upload://alice/etc/hosts.md"
+        (folder / "motd.md").unlink()
+        fewer = added(
+            http, {**tree, "temp_file_id": upload(http, "etc.tgz", tar_of(folder), key=ALICE_KEY)}, key=ALICE_KEY
+        )
+        assert (fewer["unchanged"], fewer["removed"]) == (1, 1)
+        # A bare name names no place, and the root key's word is the server's own.
+        bare = {"source_name": "passwd", "to": "viking://user/alice/resources/bare.md"}
+        added(http, {**bare, "temp_file_id": upload(http, "passwd", data, key=ALICE_KEY)}, key=ALICE_KEY)
+        assert stat_of("viking://user/alice/resources/bare.md", ALICE_KEY)["source"] == "passwd"
+        root = {"source_name": "/etc/passwd", "to": "viking://resources/passwd.md"}
+        added(http, {**root, "temp_file_id": upload(http, "passwd", data)})
+        assert stat_of("viking://resources/passwd.md", ROOT_KEY)["source"] == "/etc/passwd"
+
+
+def test_an_error_to_a_user_key_names_no_path_of_the_server(tmp_path: Path) -> None:
+    with thread_server(keyed_config(), tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        long_name = _archive(_member("n" * 300 + ".md"))  # no file system takes a name this long
+        response = http.post(
+            "/api/v1/resources/temp_upload", files={"file": ("long.tar.gz", long_name)}, headers=headers(ALICE_KEY)
+        )
+        error = error_of(response, 400, "INVALID_ARGUMENT")
+        assert error["message"] == "The uploaded archive cannot be unpacked: File name too long", error
+        assert "openviking-uploads" not in response.text and "/tmp" not in response.text
+
+
+# ----------------------------------------------------------------------------- what one caller may hold
+def _zip_of_zeros(size: int) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("zeros.md", b"\n" * size)
+    return buffer.getvalue()
+
+
+def test_uploads_not_yet_added_are_held_to_a_quota_per_caller(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    config = keyed_config(max_upload_bytes=64 * 1024, upload_quota_bytes=100 * 1024)
+    bomb = _zip_of_zeros(60 * 1024)  # small, and unpacks to 60 KiB
+    with thread_server(config, tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        (uploads,) = (tmp_path / "tmp").iterdir()
+        first = upload(http, "a.zip", bomb, key=ALICE_KEY)
+        response = http.post(
+            "/api/v1/resources/temp_upload", files={"file": ("b.zip", bomb)}, headers=headers(ALICE_KEY)
+        )
+        error = error_of(response, 413, "INVALID_ARGUMENT")
+        assert error["message"] == (
+            "Your uploads not yet added hold 61,440 bytes: with this one they would hold more than 102,400, "
+            "the most one caller may"
+        )
+        assert error["details"] == {"limit_bytes": 100 * 1024} and error["hint"].startswith("Add what you uploaded")
+        assert sorted(os.listdir(uploads)) == [first]  # the refused one left nothing behind
+        # The quota is each caller's own.
+        upload(http, "b.zip", bomb, key=BOB_KEY)
+        # Once alice adds what she uploaded, she may upload again.
+        added(http, {"temp_file_id": first, "to": "viking://user/alice/resources/a"}, key=ALICE_KEY)
+        upload(http, "b.zip", bomb, key=ALICE_KEY)
+
+
+def test_an_upload_nobody_adds_is_deleted_though_no_other_comes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    config = keyed_config(upload_unused_seconds=1)
+    with thread_server(config, tmp_path / "store") as url, httpx.Client(base_url=url, timeout=60) as http:
+        (uploads,) = (tmp_path / "tmp").iterdir()
+        unused = upload(http, "a.zip", _zip_of_zeros(1024), key=ALICE_KEY)
+        assert os.listdir(uploads) == [unused]
+        deadline = time.monotonic() + 60
+        while os.listdir(uploads):  # no request comes meanwhile
+            assert time.monotonic() < deadline, "the unused upload was never deleted"
+            time.sleep(0.1)
+        error = error_of(http.post("/api/v1/resources", json={"temp_file_id": unused}, headers=headers(ALICE_KEY)),
+                         404, "NOT_FOUND")  # fmt: skip
+        assert error["hint"].endswith("and deleted when unused for 1 s")
+
+
+@pytest.mark.parametrize(
+    ("server", "message"),
+    [
+        ({"upload_quota_bytes": 0}, "'server.upload_quota_bytes' must be a positive integer"),
+        ({"upload_quota_bytes": "1GB"}, "'server.upload_quota_bytes' must be an integer"),
+        ({"upload_unused_seconds": 0}, "'server.upload_unused_seconds' must be a positive number of seconds"),
+    ],
+)
+def test_the_upload_settings_are_checked(server: dict[str, Any], message: str) -> None:
+    from openviking.config import config_from_dict
+    from openviking.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        _ = config_from_dict(keyed_config(**server)).server

@@ -74,6 +74,27 @@ def test_add_message_creates_the_session_and_keeps_order(hash_client: Any) -> No
     assert len({m["id"] for m in session["messages"]}) == 3
 
 
+def test_a_long_session_stays_a_few_files(hash_client: Any) -> None:
+    # Each message is a write of its own; were each left in a file of its own, every count and
+    # read of a session would open them all, and an add would cost more the longer it grew.
+    from openviking.store.lance import COMPACT_AFTER_FILES
+
+    said = []
+    for number in range(3 * COMPACT_AFTER_FILES):
+        session = ("long", "other")[number % 2]  # two sessions: a session's row is updated in place
+        added = hash_client.add_message(session, "user" if number % 4 < 2 else "assistant", f"message {number}")
+        said.append((session, f"message {number}"))
+        assert added["message_count"] == sum(s == session for s, _ in said)
+    store = hash_client._open()
+    for table in ("messages", "sessions"):
+        files = store._table(table).stats()["fragment_stats"]["num_fragments"]
+        assert files <= COMPACT_AFTER_FILES, (table, files)
+    for session in ("long", "other"):
+        got = hash_client.get_session(session)
+        assert [m["parts"][0]["text"] for m in got["messages"]] == [text for s, text in said if s == session]
+        assert got["message_count"] == len(got["messages"]) == 3 * COMPACT_AFTER_FILES // 2
+
+
 def test_brief_sdk_style(hash_client: Any) -> None:
     """The SDK example of OpenViking's retrieval API docs: ``client.session()`` and TextPart messages."""
     session = hash_client.session()

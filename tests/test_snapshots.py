@@ -5,7 +5,7 @@ errors of each face; and what a user key may do."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -308,23 +308,29 @@ def test_a_warm_pinned_read_on_object_storage_asks_the_bucket_what_a_read_of_now
         assert pinned.get("LIST", 0) == 0 and pinned.get("GET", 0) <= now.get("GET", 0) + 1, (name, now, pinned)
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda c: c.find("", as_of="nightly"),
-        lambda c: c.search("docker", limit=-1, as_of="nightly"),
-        lambda c: c.grep(None, "docker", as_of="nightly"),
-        lambda c: c.glob("[", as_of="nightly"),
-        lambda c: c.ls(None, as_of="nightly"),
-        lambda c: c.tree(None, as_of="nightly"),
-        lambda c: c.read(None, as_of="nightly"),
-        lambda c: c.stat(None, as_of="nightly"),
-        lambda c: c.abstract(None, as_of="nightly"),
-        lambda c: c.overview(None, as_of="nightly"),
-        lambda c: c.evaluate([{"query": "x"}], as_of="nightly"),
-    ],
-    ids=["find", "search", "grep", "glob", "ls", "tree", "read", "stat", "abstract", "overview", "evaluate"],
-)
-def test_a_bad_argument_is_told_before_an_unknown_snapshot(handbook_client: ov.OpenViking, call: Any) -> None:
+# Every operation that reads at a version, called with a bad argument and an unknown snapshot.
+BAD_ARGUMENT_AS_OF: dict[str, Callable[[Any], object]] = {
+    "find": lambda c: c.find("", as_of="nightly"),
+    "search": lambda c: c.search("docker", limit=-1, as_of="nightly"),
+    "grep": lambda c: c.grep(None, "docker", as_of="nightly"),
+    "glob": lambda c: c.glob("[", as_of="nightly"),
+    "ls": lambda c: c.ls(None, as_of="nightly"),
+    "tree": lambda c: c.tree(None, as_of="nightly"),
+    "read": lambda c: c.read(None, as_of="nightly"),
+    "stat": lambda c: c.stat(None, as_of="nightly"),
+    "abstract": lambda c: c.abstract(None, as_of="nightly"),
+    "overview": lambda c: c.overview(None, as_of="nightly"),
+    "evaluate": lambda c: c.evaluate([{"query": "x"}], as_of="nightly"),
+}
+
+
+def test_every_operation_that_reads_at_a_version_is_tried() -> None:
+    from openviking.operations import OPERATIONS
+
+    assert sorted(BAD_ARGUMENT_AS_OF) == sorted(name for name, op in OPERATIONS.items() if "as_of" in op.params)
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENT_AS_OF))
+def test_a_bad_argument_is_told_before_an_unknown_snapshot(handbook_client: ov.OpenViking, name: str) -> None:
     with pytest.raises((InvalidArgumentError, InvalidURIError)):
-        call(handbook_client)
+        BAD_ARGUMENT_AS_OF[name](handbook_client)

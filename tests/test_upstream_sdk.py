@@ -23,10 +23,13 @@ import pytest
 from helpers import HASH_CONF, REPO
 from ovserver import handbook_store, thread_server
 
+import openviking as ov
+
 openviking_sdk = pytest.importorskip("openviking_sdk")
 from openviking_sdk import errors as sdk_errors  # noqa: E402
 
 KB = "viking://resources/sdk/kb"
+WATCHED = "viking://resources/sdk/watched"
 TABLE_START = "<!-- upstream-sdk-table: made by tests/test_upstream_sdk.py -->"
 TABLE_END = "<!-- /upstream-sdk-table -->"
 
@@ -41,12 +44,12 @@ class Row:
 
 
 @pytest.fixture(scope="module")
-def sdk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
+def sdk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path, str]]:
     base = tmp_path_factory.mktemp("sdk")
     with thread_server(HASH_CONF, handbook_store(base)) as url:
         client = openviking_sdk.SyncHTTPClient(url=url, timeout=120)
         client.initialize()
-        yield client, base
+        yield client, base, url
         client.close()
 
 
@@ -73,7 +76,7 @@ SKILL = textwrap.dedent(
 )
 
 
-def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], Callable[[Any], None]]]:
+def _calls(client: Any, base: Path, url: str) -> list[tuple[str, str, Callable[[], Any], Callable[[Any], None]]]:
     """(call, route, the call itself, what its answer must be)."""
     kb = _tree(
         base,
@@ -86,7 +89,22 @@ def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], C
     first = _tree(base / "m1", "kb", {"one.md": "# One\n\nThe first folder's page.\n"})
     second = _tree(base / "m2", "kb", {"two.md": "# Two\n\nThe second folder's page.\n"})
     skill = _tree(base, "release-notes", {"SKILL.md": SKILL})
+    notes = _tree(base, "notes", {"n.md": "# Notes\n\nA watched page.\n"})
     session: dict[str, str] = {}
+    task: dict[str, str] = {}
+
+    def upload_not_watched(exc: Any) -> None:
+        # upstream's client uploads a local folder, and an upload does not change (upstream refuses it too)
+        assert isinstance(exc, sdk_errors.InvalidArgumentError) and "upload" in str(exc), repr(exc)
+
+    def watched() -> Any:
+        # upstream's client makes no watch of a path of the server's machine: this tool's client does
+        ov.SyncHTTPClient(url=url).watch(notes, to=WATCHED)
+        return client.list_watches()
+
+    def listed_watch(answer: Any) -> None:
+        assert answer["total"] == 1 and answer["tasks"][0]["to_uri"] == WATCHED, answer
+        task["id"] = answer["tasks"][0]["task_id"]
 
     def has(*keys: str) -> Callable[[Any], None]:
         def check(answer: Any) -> None:
@@ -128,7 +146,8 @@ def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], C
 
     def committed(answer: Any) -> None:
         assert answer["archived"] and answer["messages_archived"] == 2, answer
-        assert answer["memories_extracted"] == {"created": 3, "merged": 0, "skipped": 0, "total": 3}, answer
+        counts = {"created": 3, "merged": 0, "skipped": 0, "superseded": 0, "aged": 0, "total": 3}
+        assert answer["memories_extracted"] == counts, answer
         lisbon = next(m for m in answer["memories"] if "Lisbon" in m["text"])
         assert lisbon["day"] == "2023-04-01" and lisbon["action"] == "created", lisbon
 
@@ -297,7 +316,7 @@ def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], C
         (
             "find(question about the user) after the commit",
             "POST /api/v1/search/find",
-            lambda: client.find("where does the user live", target_uri="viking://user/default/memories", limit=3),
+            lambda: client.find("which city did the user move to", target_uri="viking://user/memories", limit=3),
             remembered_lisbon,
         ),
         (
@@ -339,7 +358,32 @@ def _calls(client: Any, base: Path) -> list[tuple[str, str, Callable[[], Any], C
         ),
         ("admin_list_accounts()", "GET /api/v1/admin/accounts", client.admin_list_accounts, unimplemented),
         ("acl_get(uri)", "GET /api/v1/acl", lambda: client.acl_get(KB), unimplemented),
-        ("list_watches()", "GET /api/v1/watches", client.list_watches, unimplemented),
+        (
+            "add_resource(folder, options watch_interval)",
+            "POST /api/v1/resources",
+            lambda: client.add_resource(str(notes), to=WATCHED, wait=True, options={"watch_interval": 5}),
+            upload_not_watched,
+        ),
+        ("list_watches()", "GET /api/v1/watches", watched, listed_watch),
+        ("get_watch(task_id)", "GET /api/v1/watches/{task_id}", lambda: client.get_watch(task["id"]), has("to_uri")),
+        (
+            "update_watch(to_uri, is_active=False)",
+            "PATCH /api/v1/watches",
+            lambda: client.update_watch(to_uri=WATCHED, is_active=False),
+            lambda a: None if a["is_active"] is False else pytest.fail(str(a)),
+        ),
+        (
+            "trigger_watch(to_uri)",
+            "POST /api/v1/watches/trigger",
+            lambda: client.trigger_watch(to_uri=WATCHED),
+            has("last_result"),
+        ),
+        (
+            "delete_watch(to_uri)",
+            "DELETE /api/v1/watches",
+            lambda: client.delete_watch(to_uri=WATCHED),
+            lambda a: None if a["deleted"] is True else pytest.fail(str(a)),
+        ),
     ]
 
 
@@ -359,9 +403,9 @@ def _table(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def test_upstreams_client_works_unchanged(sdk: tuple[Any, Path]) -> None:
-    client, base = sdk
-    rows = [Row(name, route, _outcome(check, call)) for name, route, call, check in _calls(client, base)]
+def test_upstreams_client_works_unchanged(sdk: tuple[Any, Path, str]) -> None:
+    client, base, url = sdk
+    rows = [Row(name, route, _outcome(check, call)) for name, route, call, check in _calls(client, base, url)]
     readme = REPO / "README.md"
     text = readme.read_text(encoding="utf-8")
     block = re.compile(re.escape(TABLE_START) + r".*?" + re.escape(TABLE_END), re.DOTALL)

@@ -16,11 +16,11 @@ MEMORY  # unused variable (openviking/hits.py)
 RESOURCE  # unused variable (openviking/hits.py)
 SKILL  # unused variable (openviking/hits.py)
 ALL  # unused variable (openviking/hits.py)
-_._find  # unused method (openviking/http_client/calls.py)
 _._grep  # unused method (openviking/http_client/calls.py)
 _._ls  # unused method (openviking/http_client/calls.py)
 _._stat  # unused method (openviking/http_client/calls.py)
 _._add_resource  # unused method (openviking/http_client/calls.py)
+_._update_watch  # unused method (openviking/http_client/calls.py)
 _._add_skill  # unused method (openviking/http_client/calls.py)
 _._add_memory  # unused method (openviking/http_client/calls.py)
 _._rm  # unused method (openviking/http_client/calls.py)
@@ -37,44 +37,36 @@ _.__signature__  # unused attribute (openviking/operations.py)
 linked  # unused variable (openviking/results.py)
 mod_time  # unused variable (openviking/results.py)
 tags_changed  # unused variable (openviking/results.py)
-deleted  # unused variable (openviking/results.py)
 messages_deleted  # unused variable (openviking/results.py)
 resumed  # unused variable (openviking/results.py)
 previous_embedder  # unused variable (openviking/results.py)
 switched_table  # unused variable (openviking/results.py)
-packages  # unused variable (openviking/results.py)
-model_config  # unused variable (openviking/server/bodies.py)
 _._one_of  # unused method (openviking/server/bodies.py)
 _._one_of  # unused method (openviking/server/bodies.py)
 media_type  # unused variable (openviking/server/envelope.py)
 _.__signature__  # unused attribute (openviking/server/routes/declared.py)
 temp_upload  # unused function (openviking/server/routes/resources.py)
-ready  # unused function (openviking/server/routes/system.py)
 doctor_repair  # unused function (openviking/server/routes/system.py)
 observer_system  # unused function (openviking/server/routes/upstream.py)
 observer_component  # unused function (openviking/server/routes/upstream.py)
 wait_processed  # unused function (openviking/server/routes/upstream.py)
 content_reindex  # unused function (openviking/server/routes/upstream.py)
+get_watch  # unused function (openviking/server/routes/watches.py)
+update_watch_by_id  # unused function (openviking/server/routes/watches.py)
+delete_watch_by_id  # unused function (openviking/server/routes/watches.py)
+trigger_watch_by_id  # unused function (openviking/server/routes/watches.py)
 written_bytes  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
 content_updated  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
-_.set_summary  # unused method (openviking/session/sessions.py)
-_.contains  # unused method (openviking/timefilter.py)
 new_key  # unused function (openviking_cli/commands/serve.py)
 _.on_broken_pipe  # unused method (openviking_cli/console.py)
 _.quiet  # unused attribute (openviking_cli/console.py)
 _.__signature__  # unused attribute (openviking_cli/runtime.py)
 _.__annotations__  # unused attribute (openviking_cli/runtime.py)
 _._context  # unused method (openviking/http_client/calls.py): found by name, as the other builders
-_.commit  # unused method (openviking/interface.py): the Session handle's, for SDK users
 archived  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
-task_id  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
-messages_archived  # unused variable (openviking/results.py): CommitResult's JSON
-extraction  # unused variable (openviking/results.py): CommitResult's JSON
-memories_extracted  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 estimated_active_tokens  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 budget_exceeded  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
 rendered  # unused variable (openviking/results.py): ContextResult's JSON
-used_tokens  # unused variable (openviking/results.py): ContextResult's JSON
 tokenizer  # unused variable (openviking/results.py): ContextResult's JSON
 latest_archive_overview  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
-__all__ = ["FAILURE_CODES", "ConversionFailed", "Converted", "has_text"]
+__all__ = ["FAILURE_CODES", "ConversionFailed", "Converted", "has_text", "shown_title"]
 
 FAILURE_CODES = {
     "CORRUPT": "damaged or cut short",
@@ -39,8 +40,39 @@ class ConversionFailed(Exception):
 
 
 def has_text(text: str) -> bool:
-    """True when ``text`` holds words, not only markers, whitespace and glyph debris (a PDF whose
-    fonts map to no characters gives long runs of nothing readable)."""
-    words = [w for line in text.split("\n") if not line.startswith("<!-- ") for w in line.split()]
+    """True when ``text`` holds words: markdown's own marks (a table's ``|`` and ``|---|``, a
+    list's ``-``, a heading's ``#``) and the place markers are neither words nor noise, so a
+    table of numbers and one-word cells, or "Hello, World!", has text. What has none is
+    whitespace and glyph debris: a PDF whose fonts map to no characters gives long runs of
+    nothing readable, and most of its tokens then hold no letter or digit."""
+    words = [
+        word
+        for line in text.split("\n")
+        if not line.startswith("<!-- ")
+        for word in line.split()
+        if not _MARKUP.fullmatch(word)
+    ]
     readable = [w for w in words if any(c.isalnum() for c in w) and len(w) < 40]
-    return len(readable) >= 3 and len(readable) >= 0.5 * len(words)
+    return len(readable) >= 1 and len(readable) >= 0.5 * len(words)
+
+
+# A token that is only markdown: a table's pipes and rule, a list's bullet, a heading's hashes,
+# emphasis marks, a block quote.
+_MARKUP = re.compile(r"[|:\-]*|[-*+>#=_~`]+|\d+\.")
+
+# Titles that tools write when nobody named the document: shown as its title, they would say
+# nothing and make every such document look alike.
+_PLACEHOLDER_TITLES = re.compile(
+    r"\(?(anonymous|untitled(\s+document)?|no title|none|null|unknown|document\d*|"
+    r"presentation\d*|powerpoint presentation|book\d*|workbook\d*|slide \d+)\)?",
+    re.IGNORECASE,
+)
+
+
+def shown_title(title: str | None) -> str | None:
+    """``title`` with its whitespace made single, or None when it is empty or a placeholder a tool
+    wrote ("(anonymous)", "untitled", "Presentation1")."""
+    shown = " ".join(str(title or "").split())
+    if not shown or _PLACEHOLDER_TITLES.fullmatch(shown):
+        return None
+    return shown

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from openviking.workers import WorkerProcess
 
-from .converted import ConversionFailed, Converted, has_text
+from .converted import ConversionFailed, Converted, has_text, shown_title
 from .kinds import package_problem
 
 __all__ = ["DEFAULT_SECONDS", "DocumentConverter"]
@@ -83,7 +83,7 @@ class DocumentConverter:
         _, text, title, places, warnings = reply
         if not has_text(text):
             raise ConversionFailed("NO_TEXT", "holds no text to index (a scan, or only images?)")
-        return Converted(text, title=title, places=places, warnings=list(warnings))
+        return Converted(text, title=shown_title(title), places=places, warnings=list(warnings))
 
     def close(self) -> None:
         """Stop the worker and whatever was asked for ahead."""

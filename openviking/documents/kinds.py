@@ -3,13 +3,15 @@ whether a zipped one may be opened at all.
 
 ``kind_of`` reads a file's first bytes: ``%PDF-`` is a PDF whatever its name, an OOXML or
 OpenDocument or EPUB package is known by its members, ``{\\rtf`` is RTF, an OLE2 file is an old
-Excel workbook. A notebook (JSON with ``cells``) and an HTML page are text files known by their
+Excel workbook, XML whose root is ``<rss>``, an Atom ``<feed>`` or an RSS 1.0 ``<rdf:RDF>`` is a
+feed. A notebook (JSON with ``cells``) and an HTML page are text files known by their
 extension and, for HTML, by their first tag. None means: not a document (a text
 file like any other, or a binary one).
 """
 
 from __future__ import annotations
 
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +25,7 @@ __all__ = [
     "package_problem",
 ]
 
-DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "xls", "ods", "odt", "epub", "rtf", "ipynb", "html")
+DOCUMENT_KINDS = ("pdf", "docx", "pptx", "xlsx", "xls", "ods", "odt", "epub", "rtf", "ipynb", "html", "feed")
 # A package's members may unpack to at most this much, and none may have been squeezed more
 # than MAX_RATIO times (a zip bomb is refused before any parser opens it).
 MAX_UNPACKED_BYTES = 256 * 1024 * 1024
@@ -72,9 +74,25 @@ def kind_of_bytes(head: bytes, name: str, package: Path | None = None) -> str | 
         return _package_kind(package)
     if lower.endswith(".ipynb") and head.lstrip()[:1] == b"{":
         return "ipynb"
+    if _is_feed(head):
+        return "feed"
     if lower.endswith(_HTML_SUFFIXES) or _starts_like_html(head):
         return "html"
     return None
+
+
+_XML_PROLOGUE = re.compile(rb"(?:\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)*", re.DOTALL)
+
+
+def _is_feed(head: bytes) -> bool:
+    """XML whose root element is a feed's: ``<rss``, Atom's ``<feed``, RSS 1.0's ``<rdf:RDF``."""
+    start = head.removeprefix(b"\xef\xbb\xbf")
+    start = start[_XML_PROLOGUE.match(start).end() :]  # type: ignore[union-attr]
+    if start.startswith((b"<rss ", b"<rss>")):
+        return True
+    if start.startswith((b"<feed ", b"<feed>")):
+        return b"http://www.w3.org/2005/Atom" in head
+    return start.startswith(b"<rdf:RDF") and b"http://purl.org/rss/1.0/" in head
 
 
 def _starts_like_html(head: bytes) -> bool:

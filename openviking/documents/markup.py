@@ -21,12 +21,19 @@ __all__ = ["convert_epub", "convert_html", "html_markdown"]
 
 _DROPPED = ["script", "style", "noscript", "template", "svg", "iframe", "form", "button", "nav", "footer", "aside"]
 _BLANKS = re.compile(r"\n{3,}")
+MAX_LINK_CHARS = 200
+# The main content readability finds is trusted while it holds at least this share of the
+# page's words; below it (a list of search results, a page of short items) readability picked
+# one block among many alike, and the whole page, without its chrome, says more.
+MAIN_SHARE = 0.2
 _CONSENT = re.compile(r"cookie|consent|gdpr|banner|newsletter|subscribe", re.IGNORECASE)
 
 
 def html_markdown(html: str) -> str:
     """An HTML fragment as markdown (headings as ``#``, links kept; scripts, styles, forms and
-    navigation dropped with what they hold)."""
+    navigation dropped with what they hold). A picture inlined as a ``data:`` URI keeps only
+    its alt text, and a link to script, to inlined data or to a target longer than
+    ``MAX_LINK_CHARS`` (a tracker's redirect, not a place to read) only its words."""
     from lxml import html as lxml_html
     from markdownify import markdownify
 
@@ -35,6 +42,14 @@ def html_markdown(html: str) -> str:
         for element in tree.xpath("|".join(f"//{tag}" for tag in _DROPPED)):
             if element.getparent() is not None:
                 element.drop_tree()
+        for image in tree.xpath("//img[starts-with(normalize-space(@src), 'data:')]"):
+            alt = image.get("alt", "")
+            image.attrib.clear()
+            image.tag, image.text = "span", alt
+        for link in tree.xpath("//a[@href]"):
+            target = link.get("href", "").strip()
+            if len(target) > MAX_LINK_CHARS or target.lower().startswith(("javascript:", "data:")):
+                del link.attrib["href"]
         html = lxml_html.tostring(tree, encoding="unicode")
     text = markdownify(html, heading_style="ATX", bullets="-")
     return _BLANKS.sub("\n\n", text).strip() + "\n"
@@ -59,7 +74,6 @@ def convert_html(path: Path) -> Converted:
     Raises:
         ConversionFailed: NO_TEXT (nothing readable is left of it).
     """
-    from lxml import html as lxml_html
     from readability import Document
 
     source = _decoded(path.read_bytes())
@@ -69,17 +83,36 @@ def convert_html(path: Path) -> Converted:
         main = document.summary(html_partial=True)
     except Exception:  # readability gives up on what it cannot parse: then the whole page, cleaned
         title, main = None, source
-    tree = lxml_html.fromstring(main) if main.strip() else None
-    if tree is not None:
-        for element in tree.xpath("//*[@id or @class]"):
-            names = f"{element.get('id', '')} {element.get('class', '')}"
-            if _CONSENT.search(names) and element.getparent() is not None:
-                element.getparent().remove(element)
-        main = lxml_html.tostring(tree, encoding="unicode")
-    text = html_markdown(main)
+    text = html_markdown(_without_banners(main))
+    if main is not source:
+        whole = html_markdown(_without_banners(_body(source)))
+        if _words(text) < MAIN_SHARE * _words(whole):
+            text = whole
     if title and not text.lstrip().startswith("# "):
         text = f"# {title}\n\n{text}"
     return Converted(text, title=title)
+
+
+def _without_banners(html: str) -> str:
+    """``html`` without the elements whose id or class names a cookie banner or a newsletter box."""
+    from lxml import html as lxml_html
+
+    if not html.strip():
+        return html
+    tree = lxml_html.fromstring(html)
+    for element in tree.xpath("//*[@id or @class]"):
+        names = f"{element.get('id', '')} {element.get('class', '')}"
+        if _CONSENT.search(names) and element.getparent() is not None:
+            element.getparent().remove(element)
+    return str(lxml_html.tostring(tree, encoding="unicode"))
+
+
+def _words(markdown: str) -> int:
+    """The words a reader sees in ``markdown``: link targets are not read."""
+    return len(_LINK_TARGET.sub("]", markdown).split())
+
+
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
 
 
 def convert_epub(path: Path) -> Converted:
@@ -108,7 +141,34 @@ def convert_epub(path: Path) -> Converted:
         raise ConversionFailed("CORRUPT", f"the book cannot be read ({type(exc).__name__})") from None
     title_element = package.find(".//{*}metadata/{*}title")
     title = " ".join((title_element.text or "").split()) if title_element is not None else None
-    return Converted("\n".join(parts), title=title or None, places=len(chapters))
+    about = _book_metadata(package)
+    return Converted("\n".join([*about, *parts]), title=title or None, places=len(chapters))
+
+
+# What a book's metadata says of it, kept above its first chapter (Dublin Core's names).
+_BOOK_FIELDS = (
+    ("creator", "Authors"),
+    ("description", "Description"),
+    ("publisher", "Publisher"),
+    ("date", "Date"),
+    ("subject", "Subjects"),
+)
+
+
+def _book_metadata(package: Any) -> list[str]:
+    """The book's authors, description, publisher, date and subjects as ``**Authors:** ...``
+    lines (a description's HTML as its text)."""
+    lines = []
+    for name, label in _BOOK_FIELDS:
+        values = [" ".join("".join(e.itertext()).split()) for e in package.findall(f".//{{*}}metadata/{{*}}{name}")]
+        values = [_plain_html(v) for v in values if v]
+        if values:
+            lines.append(f"**{label}:** {', '.join(values)}")
+    return [*lines, ""] if lines else []
+
+
+def _plain_html(text: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", text).split()) if "<" in text else text
 
 
 def _spine(package: Any, base: str) -> list[str]:

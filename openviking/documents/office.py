@@ -52,18 +52,127 @@ def convert_docx(path: Path) -> Converted:
             line = _docx_paragraph(child, styles)
             if line:
                 blocks.append(line)
+            blocks.extend(_docx_graphics(document.part, child))
         elif tag == "tbl":
             blocks.append(markdown_table(_docx_rows(child)))
+    blocks.extend(_docx_notes(document.part))
+    blocks.extend(_docx_comments(document))
+    blocks.extend(_docx_running(document.part))
     title = document.core_properties.title or None
     return Converted(_joined(blocks), title=title)
+
+
+def _docx_graphics(part: Any, paragraph: Any) -> list[str]:
+    """The charts (their values) and SmartArt diagrams (their text) a paragraph holds."""
+    from .ooxml import chart_lines, diagram_lines, parse
+
+    blocks: list[str] = []
+    for reference in paragraph.iter(_CHART, _DIAGRAM):
+        related = reference.get(_RELATION if reference.tag == _CHART else _RELATION_DATA, "")
+        try:
+            blob = part.related_parts[related].blob
+        except KeyError:  # a chart whose part is missing is a picture without its data
+            continue
+        lines = chart_lines(parse(blob)) if reference.tag == _CHART else diagram_lines(parse(blob))
+        blocks.extend(lines)
+    return blocks
+
+
+def _docx_notes(part: Any) -> list[str]:
+    """The footnotes and endnotes, each as a markdown footnote (``[^1]: ...``, ``[^e1]: ...``)
+    that its reference in the text (``[^1]``) points to."""
+    from .ooxml import parse
+
+    blocks: list[str] = []
+    for kind, tag, label in (("footnotes", "footnote", ""), ("endnotes", "endnote", "e")):
+        for rel in part.rels.values():
+            if rel.is_external or not rel.reltype.endswith("/" + kind):
+                continue
+            for note in parse(rel.target_part.blob).iter(_w(tag)):
+                text = " ".join(" ".join(_docx_text(p).split()) for p in note.iter(_w("p"))).strip()
+                if text and note.get(_w("type")) in (None, "normal"):
+                    blocks.append(f"[^{label}{note.get(_w('id'))}]: {text}")
+    return blocks
+
+
+def _docx_running(part: Any) -> list[str]:
+    """The headers' and footers' text, each said once (a document's sections often share them)."""
+    seen: set[str] = set()
+    blocks = []
+    for kind, label in (("header", "Header"), ("footer", "Footer")):
+        for rel in part.rels.values():
+            if rel.is_external or not rel.reltype.endswith("/" + kind):
+                continue
+            lines = [" ".join(_docx_text(p).split()) for p in rel.target_part.element.iter(_w("p"))]
+            text = " ".join(line for line in lines if line)
+            if text and text not in seen:
+                seen.add(text)
+                blocks.append(f"**{label}:** {text}")
+    return blocks
+
+
+def _docx_comments(document: Any) -> list[str]:
+    """The document's comments, after its body: each with its author."""
+    try:
+        comments = list(document.comments)
+    except Exception:  # a comments part python-docx cannot read is a document without comments
+        return []
+    lines = []
+    for comment in comments:
+        text = " ".join((comment.text or "").split())
+        if text:
+            author = " ".join((comment.author or "").split())
+            lines.append(f"- {author}: {text}" if author else f"- {text}")
+    return ["## Comments", *lines] if lines else []
 
 
 def _w(name: str) -> str:
     return "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}" + name
 
 
+_MATH = "{http://schemas.openxmlformats.org/officeDocument/2006/math}"
+_CHART = "{http://schemas.openxmlformats.org/drawingml/2006/chart}chart"
+_DIAGRAM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}relIds"
+_RELATION = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+_RELATION_DATA = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}dm"
+_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+_PICTURE = "{http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing}docPr"
+
+
 def _docx_text(element: Any) -> str:
-    return "".join(node.text or "" for node in element.iter(_w("t")))
+    """The text of a paragraph or cell in reading order: its runs, its equations as LaTeX
+    (``$...$`` in a line, ``$$...$$`` on their own), its pictures' alt text (``![alt](name)``),
+    text boxes once (not again from their fallback copy)."""
+    parts: list[str] = []
+    _docx_inline(element, parts)
+    return "".join(parts)
+
+
+def _docx_inline(element: Any, parts: list[str]) -> None:
+    for child in element:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag == _w("t"):
+            parts.append(child.text or "")
+        elif tag in (_w("tab"), _w("br"), _w("cr")):
+            parts.append(" ")
+        elif tag == _MATH + "oMathPara":
+            from .omml import latex
+
+            parts.append(" ".join(f"$${latex(math)}$$" for math in child.iter(_MATH + "oMath")))
+        elif tag == _MATH + "oMath":
+            from .omml import latex
+
+            parts.append(f"${latex(child)}$")
+        elif tag == _w("footnoteReference"):
+            parts.append(f"[^{child.get(_w('id'))}]")
+        elif tag == _w("endnoteReference"):
+            parts.append(f"[^e{child.get(_w('id'))}]")
+        elif tag == _PICTURE:
+            alt = " ".join((child.get("descr") or child.get("title") or "").split())
+            if alt:
+                parts.append(f" ![{alt}]({child.get('name') or 'picture'}) ")
+        elif tag != _FALLBACK and tag != _w("delText"):
+            _docx_inline(child, parts)
 
 
 def _docx_paragraph(paragraph: Any, styles: dict[str, str]) -> str:
@@ -136,6 +245,7 @@ def convert_pptx(path: Path) -> Converted:
             notes = slide.notes_slide.notes_text_frame
             if notes is not None and notes.text.strip():
                 parts.append("Notes: " + " ".join(notes.text.split()))
+        parts.extend(_slide_comments(slide))
     title = presentation.core_properties.title or None
     return Converted(_joined(parts), title=title, places=count)
 
@@ -154,6 +264,21 @@ def _shape_text(shape: Any) -> list[str]:
     if getattr(shape, "has_table", False) and shape.has_table:
         rows = [[cell.text for cell in row.cells] for row in shape.table.rows]
         return [markdown_table(rows)]
+    if getattr(shape, "has_chart", False) and shape.has_chart:
+        from .ooxml import chart_lines, parse
+
+        return chart_lines(parse(shape.chart_part.blob))
+    diagram = shape._element.find(f".//{_DIAGRAM}")
+    if diagram is not None:
+        from .ooxml import diagram_lines, parse
+
+        try:
+            return diagram_lines(parse(shape.part.related_part(diagram.get(_RELATION_DATA, "")).blob))
+        except KeyError:  # a diagram whose data part is missing shows only its drawing
+            return []
+    alt = _alt_text(shape)
+    if alt is not None:
+        return [alt]
     if not getattr(shape, "has_text_frame", False) or not shape.has_text_frame:
         return []
     lines = []
@@ -164,14 +289,48 @@ def _shape_text(shape: Any) -> list[str]:
     return lines
 
 
+def _slide_comments(slide: Any) -> list[str]:
+    """A slide's comments (the legacy ``p:cm`` and the modern threaded ones), each with its text."""
+    from .ooxml import parse
+
+    lines = []
+    for rel in slide.part.rels.values():
+        if rel.is_external or not rel.reltype.endswith("/comments"):
+            continue
+        for comment in parse(rel.target_part.blob):
+            text = " ".join("".join(comment.itertext()).split())
+            if text:
+                lines.append(f"- {text}")
+    return ["Comments:", *lines] if lines else []
+
+
+def _alt_text(shape: Any) -> str | None:
+    """A picture's alt text as markdown's image (``![alt](Picture4.jpg)``), or None for a shape
+    that is no picture or a picture nobody described."""
+    if "PICTURE" not in str(shape.shape_type or ""):
+        return None
+    found = shape._element.xpath("./*[1]/p:cNvPr")
+    described = " ".join((found[0].get("descr") or found[0].get("title") or "").split()) if found else ""
+    if not described:
+        return None
+    try:
+        extension = shape.image.ext
+    except Exception:  # a linked or damaged picture: its name is enough
+        extension = "jpg"
+    name = re.sub(r"\W", "", shape.name) or "picture"
+    return f"![{described}]({name}.{extension})"
+
+
 # ----------------------------------------------------------------------------- OpenDocument
 def convert_odt(path: Path) -> Converted:
-    """An OpenDocument text: headings, paragraphs, lists and tables, in order.
+    """An OpenDocument text: headings, paragraphs, lists and tables, in order; its notes as
+    markdown footnotes, its comments, headers and footers after it; a picture as its title and
+    description. An embedded object (a chart, a formula) is named in a warning.
 
     Raises:
         ConversionFailed: CORRUPT (not an OpenDocument text odfpy can open).
     """
-    from odf import opendocument, teletype
+    from odf import opendocument
     from odf.namespaces import TABLENS, TEXTNS
 
     try:
@@ -179,18 +338,16 @@ def convert_odt(path: Path) -> Converted:
     except Exception as exc:  # odfpy raises whatever its XML parser met, external entities included
         raise ConversionFailed("CORRUPT", f"not an OpenDocument text that opens ({type(exc).__name__})") from None
     blocks: list[str] = []
-
-    def text_of(element: Any) -> str:
-        return " ".join(teletype.extractText(element).split())
+    extras = _OdfExtras()
 
     def walk(element: Any, depth: int) -> None:
         for child in element.childNodes:
             qname = getattr(child, "qname", None)
             if qname == (TEXTNS, "h"):
                 level = int(child.attributes.get((TEXTNS, "outline-level")) or 1)
-                blocks.append("#" * min(level + 1, 6) + " " + text_of(child))
+                blocks.append("#" * min(level + 1, 6) + " " + extras.text_of(child))
             elif qname == (TEXTNS, "p"):
-                line = text_of(child)
+                line = extras.text_of(child)
                 if line:
                     blocks.append(("  " * (depth - 1) + "- " + line) if depth else line)
             elif qname == (TEXTNS, "list"):
@@ -200,7 +357,7 @@ def convert_odt(path: Path) -> Converted:
             elif qname == (TABLENS, "table"):
                 rows = [
                     [
-                        text_of(cell)
+                        extras.text_of(cell)
                         for cell in row.childNodes
                         if getattr(cell, "qname", None) == (TABLENS, "table-cell")
                     ]
@@ -211,7 +368,87 @@ def convert_odt(path: Path) -> Converted:
                 walk(child, depth)
 
     walk(document.text, 0)
-    return Converted(_joined(blocks))
+    blocks.extend(extras.notes)
+    if extras.comments:
+        blocks.extend(["## Comments", *extras.comments])
+    blocks.extend(_odf_running(document, extras))
+    warnings = [f"{extras.objects} embedded object(s) (a chart, a formula) not kept"] if extras.objects else []
+    return Converted(_joined(blocks), warnings=warnings)
+
+
+class _OdfExtras:
+    """The text of OpenDocument elements, and what it sets aside while reading them: notes (kept
+    as ``[^1]`` in the text and ``[^1]: ...`` after it), comments, and embedded objects counted."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+        self.comments: list[str] = []
+        self.objects = 0
+
+    def text_of(self, element: Any) -> str:
+        parts: list[str] = []
+        self._collect(element, parts)
+        return " ".join("".join(parts).split())
+
+    def _collect(self, element: Any, parts: list[str]) -> None:
+        from odf.namespaces import DRAWNS, OFFICENS, SVGNS, TEXTNS
+
+        for child in element.childNodes:
+            if child.nodeType == child.TEXT_NODE:
+                parts.append(child.data)
+                continue
+            qname = getattr(child, "qname", None)
+            if qname in ((TEXTNS, "s"), (TEXTNS, "tab"), (TEXTNS, "line-break")):
+                parts.append(" ")
+            elif qname == (TEXTNS, "note"):
+                label = f"{'e' if child.getAttribute('noteclass') == 'endnote' else ''}{len(self.notes) + 1}"
+                body = [self.text_of(part) for part in child.childNodes if _qname(part) == (TEXTNS, "note-body")]
+                self.notes.append(f"[^{label}]: {' '.join(body)}")
+                parts.append(f"[^{label}]")
+            elif qname == (OFFICENS, "annotation"):
+                said = [self.text_of(part) for part in child.childNodes if _qname(part) == (TEXTNS, "p")]
+                author = [self.text_of(part) for part in child.childNodes if _qname(part)[1] == "creator"]
+                text = " ".join(line for line in said if line)
+                if text:
+                    self.comments.append(f"- {author[0]}: {text}" if author and author[0] else f"- {text}")
+            elif qname == (OFFICENS, "annotation-end"):
+                continue
+            elif qname == (DRAWNS, "frame"):
+                described = [
+                    self.text_of(part)
+                    for part in child.childNodes
+                    if _qname(part) in ((SVGNS, "title"), (SVGNS, "desc"))
+                ]
+                alt = " ".join(dict.fromkeys(line for line in described if line))
+                if alt:
+                    parts.append(f" ![{alt}]({child.getAttribute('name') or 'picture'}) ")
+                self.objects += sum(1 for part in child.childNodes if _qname(part) == (DRAWNS, "object"))
+                for part in child.childNodes:
+                    if _qname(part) == (DRAWNS, "text-box"):
+                        self._collect(part, parts)
+            elif getattr(child, "childNodes", None):
+                self._collect(child, parts)
+
+
+def _qname(node: Any) -> tuple[str, str]:
+    return getattr(node, "qname", None) or ("", "")
+
+
+def _odf_running(document: Any, extras: _OdfExtras) -> list[str]:
+    """The master pages' headers and footers, each said once."""
+    from odf.namespaces import STYLENS
+
+    kinds = {"header": "Header", "header-left": "Header", "footer": "Footer", "footer-left": "Footer"}
+    seen: set[str] = set()
+    blocks = []
+    for page in document.masterstyles.childNodes:
+        for part in page.childNodes:
+            label = kinds.get(_qname(part)[1]) if _qname(part)[0] == STYLENS else None
+            text = extras.text_of(part) if label else ""
+            if label and text and text not in seen:
+                seen.add(text)
+                blocks.append(f"**{label}:** {text}")
+    return blocks
 
 
 def _table_row() -> Any:

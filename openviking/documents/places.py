@@ -1,9 +1,9 @@
 """Where a line of a converted document came from: the marker lines that begin each page, slide,
-sheet, chapter or notebook cell, written and read back.
+sheet, chapter, notebook cell or feed item, written and read back.
 
 A marker is a line of its own, an HTML comment, so that the text still reads as markdown:
 ``<!-- page 2 -->``, ``<!-- slide 3 -->``, ``<!-- sheet Budget A1:D20 -->``,
-``<!-- chapter 2 -->``, ``<!-- cell 4 (code) -->``. The place of a line is the last marker above
+``<!-- chapter 2 -->``, ``<!-- cell 4 (code) -->``, ``<!-- item 7 -->``. The place of a line is the last marker above
 it; chunks never cross one, so every chunk and every grep line has exactly one place.
 """
 
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 __all__ = ["MARKER_PATTERN", "PLACE_KINDS", "Places", "marker", "place_of_marker"]
 
-PLACE_KINDS = ("page", "slide", "sheet", "chapter", "cell")
+PLACE_KINDS = ("page", "slide", "sheet", "chapter", "cell", "item")
 # A text holding a marker line (an RE2 pattern too: Arrow's compute functions search with it).
-MARKER_PATTERN = r"(?m)^<!-- (page|slide|sheet|chapter|cell) "
-_MARKER = re.compile(r"^<!-- (page|slide|sheet|chapter|cell) ([^\n]*?) -->$")
+MARKER_PATTERN = r"(?m)^<!-- (page|slide|sheet|chapter|cell|item) "
+_MARKER = re.compile(r"^<!-- (page|slide|sheet|chapter|cell|item) ([^\n]*?) -->$")
 
 
 def marker(kind: str, label: str) -> str:

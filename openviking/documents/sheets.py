@@ -1,6 +1,7 @@
 """Spreadsheets (Excel's .xlsx and .xls, OpenDocument's .ods, with python-calamine) as markdown
 tables: a marker per sheet, and a marker per block of rows with the block's cell range
-(``<!-- sheet Budget A1:D40 -->``), so that a chunk names the cells it holds.
+(``<!-- sheet Budget A1:D40 -->``), so that a chunk names the cells it holds. A sheet's comments
+and (in .xlsx) charts follow its cells (:mod:`.ooxml`).
 
 A CSV or TSV file is not converted: it is text, stored and grepped as it is, its chunks named
 by their lines (its rows)."""
@@ -13,6 +14,7 @@ from typing import Any
 
 from .converted import ConversionFailed, Converted
 from .office import markdown_table
+from .ooxml import spreadsheet_extras, workbook_extras
 from .places import marker
 
 __all__ = ["ROWS_PER_BLOCK", "convert_sheets"]
@@ -59,6 +61,11 @@ def _blocks(label: str, rows: list[list[str]], first_row: int, first_column: int
     return parts
 
 
+def _is_opendocument(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return b"opendocument" in handle.read(100)
+
+
 def convert_sheets(path: Path) -> Converted:
     """Every sheet of a workbook, with its cached values (formulas as last computed).
 
@@ -76,6 +83,9 @@ def convert_sheets(path: Path) -> Converted:
         raise ConversionFailed("CORRUPT", f"not a workbook that opens ({kind})") from None
     parts: list[str] = []
     warnings: list[str] = []
+    extras, objects = spreadsheet_extras(path) if _is_opendocument(path) else (workbook_extras(path), 0)
+    if objects:
+        warnings.append(f"{objects} embedded object(s) (a chart) not kept")
     for name in workbook.sheet_names:
         sheet = workbook.get_sheet_by_name(name)
         rows = [[_cell(v) for v in row] for row in sheet.to_python(skip_empty_area=True, nrows=MAX_ROWS + 1)]
@@ -83,5 +93,9 @@ def convert_sheets(path: Path) -> Converted:
             rows = rows[:MAX_ROWS]
             warnings.append(f"sheet {name}: only its first {MAX_ROWS:,} rows are kept")
         start = sheet.start or (0, 0)
-        parts.extend(_blocks(name, rows, start[0] + 1, start[1]))
+        blocks = _blocks(name, rows, start[0] + 1, start[1])
+        if name in extras:  # its comments and charts, under its last block's marker or its own
+            blocks.extend([] if blocks else [marker("sheet", name)])
+            blocks.append("\n\n".join(extras[name]))
+        parts.extend(blocks)
     return Converted("\n\n".join(parts) + "\n" if parts else "", places=len(workbook.sheet_names), warnings=warnings)

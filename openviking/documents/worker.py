@@ -4,23 +4,30 @@ answers on stdout (:mod:`openviking.workers`' frames) until stdin closes.
 
 A request is ``(kind, path, seconds)``. The answer is ``("ok", text, title, places, warnings)``,
 ``("failed", code, reason)`` for a document that cannot be read, or ``("error", message)`` for
-a converter's own failure. Its address space is capped at :data:`MEMORY_BYTES` (where the
+a converter's own failure. Its address space is capped at :func:`memory_bytes` (where the
 system lets a process cap it), and past ``seconds`` (and a little more) it ends itself.
 """
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from pathlib import Path
 from typing import IO, Any
 
+from openviking.config import env_number
 from openviking.workers import read_message, write_message
 
 from .converted import ConversionFailed, Converted
 
-MEMORY_BYTES = int(os.environ.get("OPENVIKING_CONVERT_MEMORY_MB", "2048")) * 1024 * 1024
+MEMORY_ENV = "OPENVIKING_CONVERT_MEMORY_MB"
+DEFAULT_MEMORY_MB = 2048
+
+
+def memory_bytes() -> int:
+    """The cap on this process's address space: ``OPENVIKING_CONVERT_MEMORY_MB`` MiB (checked by
+    the add that starts the worker, so that a bad value is its error)."""
+    return int(env_number(MEMORY_ENV, DEFAULT_MEMORY_MB, "MiB") * 1024 * 1024)
 
 
 def convert(kind: str, path: Path) -> Converted:
@@ -41,6 +48,10 @@ def convert(kind: str, path: Path) -> Converted:
         from .markup import convert_epub, convert_html
 
         return convert_html(path) if kind == "html" else convert_epub(path)
+    if kind == "feed":
+        from .feeds import convert_feed
+
+        return convert_feed(path)
     if kind in ("ipynb", "rtf"):
         from .notebooks import convert_notebook, convert_rtf
 
@@ -54,7 +65,7 @@ def answer(kind: str, path: str) -> tuple[Any, ...]:
     except ConversionFailed as exc:
         return ("failed", exc.code, exc.reason)
     except MemoryError:
-        return ("failed", "TOO_LARGE", f"it needs more than {MEMORY_BYTES // 1024 // 1024} MiB to convert")
+        return ("failed", "TOO_LARGE", f"it needs more than {memory_bytes() // 1024 // 1024} MiB to convert")
     except ImportError as exc:
         return ("failed", "MISSING_LIBRARY", f"its converter is not installed ({exc.name or exc})")
     except Exception as exc:  # a converter's own failure on a document it could not parse
@@ -66,7 +77,8 @@ def _cap_memory() -> None:
     try:
         import resource
 
-        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_BYTES, MEMORY_BYTES))
+        cap = memory_bytes()
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     except (ImportError, ValueError, OSError):  # not every system lets a process cap itself
         pass
 

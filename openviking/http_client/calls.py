@@ -11,6 +11,7 @@ own on :class:`Requests`, named after the operation.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,7 +26,7 @@ from openviking.errors import InvalidArgumentError
 from openviking.interface import ProgressCallback
 from openviking.message import TextPart
 from openviking.operations import OPERATIONS, Operation
-from openviking.results import AddResult, DoctorReport, Entry
+from openviking.results import AddResult, DoctorReport, Entry, WatchInfo
 
 from . import upstream
 
@@ -233,6 +234,23 @@ class Requests:
         return Call(
             "POST", "/api/v1/skills", _timed(upstream.added), body=body, upload=upload, progress=a["progress"],
             fallback=fallback, upstream=upstream.skill_body,
+        )  # fmt: skip
+
+    def _watch(self, arguments: dict[str, Any]) -> Call[Any]:
+        path = arguments["path"]
+        if isinstance(path, str | os.PathLike) and self.loopback:
+            local = Path(path).expanduser()
+            with contextlib.suppress(OSError, ValueError):
+                if local.exists():  # the same machine: its absolute path names it there too
+                    arguments = {**arguments, "path": str(local.absolute())}
+        return declared_call(OPERATIONS["watch"], arguments)
+
+    def _update_watch(self, arguments: dict[str, Any]) -> Call[Any]:
+        # upstream's PATCH: the watch's URI in the query, the fields that change in the body
+        body = {k: _plain(v) for k in ("watch_interval", "is_active") if (v := arguments[k]) is not None}
+        return Call(
+            "PATCH", "/api/v1/watches", _decoder(WatchInfo), params={"to_uri": arguments["to_uri"]}, body=body,
+            read=False,
         )  # fmt: skip
 
     def _add_memory(self, arguments: dict[str, Any]) -> Call[Any]:

@@ -51,6 +51,7 @@ class _Block:
     line_start: int
     lines: list[str]
     heading: str
+    part: bool = False  # a piece of one long line: never merged with another piece of it
 
     @property
     def size(self) -> int:
@@ -229,20 +230,48 @@ def _pack(blocks: list[_Block], max_chars: int, min_chars: int) -> list[_Block]:
             previous is not None
             and previous.size + block.size <= max_chars
             and not (top_level and previous.size >= min_chars)
+            and not _same_line(previous, block)
         ):
             previous.lines.extend(block.lines)
+            previous.part = block.part
             label = block.heading.rsplit(" > ", 1)[-1]
             named = re.split(r", | > ", previous.heading)
             if label and label not in named and len(previous.heading) + len(label) + 2 <= HEADING_NAMES_CHARS:
                 previous.heading = f"{previous.heading}, {label}" if previous.heading else label
             continue
-        packed.append(_Block(block.line_start, list(block.lines), block.heading))
+        packed.append(_Block(block.line_start, list(block.lines), block.heading, part=block.part))
     return packed
 
 
 def _split_large(block: _Block, max_chars: int, *, fences: bool = True) -> list[_Block]:
     if block.size <= max_chars:
         return [block]
+    if any(len(line) > max_chars for line in block.lines):
+        return [part for piece in _split_lines(block, max_chars, fences) for part in _cut_long_line(piece, max_chars)]
+    return _split_lines(block, max_chars, fences)
+
+
+def _cut_long_line(block: _Block, max_chars: int) -> list[_Block]:
+    """A block that is one line longer than ``max_chars`` (a feed, a minified file, a text with no
+    line breaks) cut into pieces of that line, each of about ``max_chars`` and ending at a space
+    where there is one, so that every part of the line is a record of its own; each piece names
+    the line it is part of."""
+    if len(block.lines) != 1 or len(block.lines[0]) <= max_chars:
+        return [block]
+    line = block.lines[0]
+    pieces: list[_Block] = []
+    start = 0
+    while start < len(line):
+        end = min(start + max_chars, len(line))
+        if end < len(line):
+            space = line.rfind(" ", start + max_chars // 2, end)
+            end = space + 1 if space > 0 else end
+        pieces.append(_Block(block.line_start, [line[start:end]], block.heading, part=True))
+        start = end
+    return pieces
+
+
+def _split_lines(block: _Block, max_chars: int, fences: bool) -> list[_Block]:
     pieces: list[_Block] = []
     current: list[str] = []
     start = block.line_start
@@ -252,11 +281,15 @@ def _split_large(block: _Block, max_chars: int, *, fences: bool = True) -> list[
         if fences and _FENCE.match(line):
             in_fence = not in_fence
         boundary = not in_fence and not line.strip()
-        if current and (size + len(line) + 1 > max_chars) and (boundary or size > 2 * max_chars):
+        long_line = len(line) > max_chars  # alone in its piece, which _cut_long_line then cuts
+        if current and (long_line or ((size + len(line) + 1 > max_chars) and (boundary or size > 2 * max_chars))):
             pieces.append(_Block(start, current, block.heading))
             current, size, start = [], 0, block.line_start + offset
         current.append(line)
         size += len(line) + 1
+        if long_line:
+            pieces.append(_Block(start, current, block.heading))
+            current, size, start = [], 0, block.line_start + offset + 1
     if current:
         pieces.append(_Block(start, current, block.heading))
     return pieces
@@ -272,11 +305,23 @@ def _merge_small(blocks: list[_Block], min_chars: int, max_chars: int) -> list[_
             # three words that wins keyword searches for them. The section's path names it.
             merged[-1] = _Block(previous.line_start, previous.lines + block.lines, block.heading)
             continue
-        if previous is not None and previous.size < min_chars and previous.size + block.size <= max_chars:
+        if (
+            previous is not None
+            and previous.size < min_chars
+            and previous.size + block.size <= max_chars
+            and not _same_line(previous, block)
+        ):
             previous.lines.extend(block.lines)
+            previous.part = block.part
             continue
-        merged.append(_Block(block.line_start, list(block.lines), block.heading))
+        merged.append(_Block(block.line_start, list(block.lines), block.heading, part=block.part))
     return merged
+
+
+def _same_line(previous: _Block, block: _Block) -> bool:
+    """True when ``previous`` ends with a piece of the line ``block`` starts with a piece of:
+    joined, the two would read as two lines."""
+    return previous.part and block.part and previous.line_start + len(previous.lines) - 1 == block.line_start
 
 
 def _only_a_heading(block: _Block) -> bool:

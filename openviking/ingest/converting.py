@@ -9,13 +9,14 @@ node keeps the bytes it was converted from (``raw``), so that ``read --raw`` giv
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from openviking.config import env_number
 from openviking.documents.converted import FAILURE_CODES, ConversionFailed, Converted
 from openviking.documents.converter import DEFAULT_SECONDS, DocumentConverter
 from openviking.documents.kinds import kind_of, kind_of_bytes
+from openviking.documents.worker import memory_bytes
 
 from .walk import SourceFile
 
@@ -34,6 +35,7 @@ _NAMED = {
     "rtf": "RTF document",
     "ipynb": "Jupyter notebook",
     "html": "web page",
+    "feed": "RSS or Atom feed",
 }
 # Names that promise a zip package of one kind: a zip of anything else under them is no document.
 _PACKAGE_SUFFIXES = (".docx", ".pptx", ".xlsx", ".odt", ".ods", ".epub")
@@ -55,9 +57,9 @@ class Documents:
     started on the first one and stopped by :meth:`close`."""
 
     def __init__(self) -> None:
-        seconds = float(os.environ.get("OPENVIKING_CONVERT_TIMEOUT") or DEFAULT_SECONDS)
+        self._seconds = env_number("OPENVIKING_CONVERT_TIMEOUT", DEFAULT_SECONDS, "seconds")
+        memory_bytes()  # the worker reads it as it starts: a bad value is this add's error
         self._converter: DocumentConverter | None = None
-        self._seconds = seconds
 
     def _active(self) -> DocumentConverter:
         if self._converter is None:

@@ -205,14 +205,16 @@ def prepare_file(
         document.is_new = node is None
         _count(result, node)
         return document
-    text = decode_text(data)
-    if "\ufffd" in text and "\ufffd".encode() not in data:
+    text, encoding = decode_text(data)
+    if encoding is not None:
+        result.warnings.append({"path": item.rel, "warning": f"not UTF-8: read as {encoding}"})
+    elif "\ufffd" in text and "\ufffd".encode() not in data:
         bad = text.count("\ufffd")
         result.warnings.append(
             {
                 "path": item.rel,
                 "warning": f"not UTF-8: {bad} undecodable byte sequence(s) replaced by U+FFFD "
-                "(convert it first, e.g. iconv -f latin1 -t utf-8)",
+                "(convert it first, e.g. iconv -f ENCODING -t utf-8)",
             }
         )
     prepared = prepare_text(item, uri, text, content_hash, created, limits, source_label=item.label, tags=tags)

@@ -35,7 +35,7 @@ from .walk import SourceFile, WalkResult, recorded_under, walk
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
 
-__all__ = ["check_parents_are_directories", "ingest_tree", "write_document"]
+__all__ = ["check_parents_are_directories", "ingest_tree", "safe_rel", "write_document"]
 
 # A file to add, where it goes, and its stored node (None: new).
 _Target = tuple[SourceFile, VikingURI, dict[str, Any] | None]
@@ -65,6 +65,7 @@ def ingest_tree(
     since an unrelated upload may share it, so such an add only adds and updates.
     """
     started = time.monotonic()
+    documents = Documents()  # before anything is written: it checks the conversion's settings
     if walked is None:
         walked = walk(source, include, exclude)
     origin: PurePath = source
@@ -74,7 +75,7 @@ def ingest_tree(
     result.skipped_files = [{"path": rel, "reason": reason, "code": code} for rel, reason, code in walked.skipped]
     result.skipped = len(result.skipped_files)
     single_file = source.is_file()
-    targets = [(item, root if single_file else root.join(_safe_rel(item.rel))) for item in walked.files]
+    targets = [(item, root if single_file else root.join(safe_rel(item.rel))) for item in walked.files]
     targets = _without_name_clashes(targets, result)
     appender = Appender(store)
     existing = _stored_nodes(store, root, targets, appender)
@@ -91,7 +92,6 @@ def ingest_tree(
     dropped: list[str] = []
     if not single_file:
         result.warnings.extend(_renames(root, [(item, uri) for item, uri, node in changed if node is None]))
-    documents = Documents()
     try:
         # Documents convert in a worker process while this one embeds what came before them.
         documents.prefetch((item, node.get("content_hash") if node else None) for item, _, node in changed)
@@ -333,7 +333,7 @@ def _without_name_clashes(
     """Files whose names map to one URI (``a#b.md``, ``a?b.md`` and ``a_b.md`` are all
     ``a_b.md``), or to a folder's URI, would overwrite each other on every add: the file whose
     name needed no change (else the first by path) keeps the URI; the others are skipped."""
-    order = sorted(targets, key=lambda target: (_safe_rel(target[0].rel) != target[0].rel, target[0].rel))
+    order = sorted(targets, key=lambda target: (safe_rel(target[0].rel) != target[0].rel, target[0].rel))
     folders = {str(parent) for _, uri in targets for parent in _parents(uri)}
     taken: dict[str, str] = {}
     kept: set[str] = set()
@@ -359,8 +359,9 @@ def _parents(uri: VikingURI) -> Iterator[VikingURI]:
         parent = parent.parent
 
 
-def _safe_rel(rel: str) -> str:
-    # A local name may hold characters a URI segment cannot (`\`, `?`, `#`).
+def safe_rel(rel: str) -> str:
+    """The URI path of a file's local path ``rel`` below the folder added: a local name may hold
+    characters a URI segment cannot (``\\``, ``?``, ``#``)."""
     return "/".join(_safe_name(part) for part in rel.split("/"))
 
 
@@ -369,7 +370,7 @@ def _renames(root: VikingURI, new: list[tuple[SourceFile, VikingURI]]) -> list[d
     otherwise (``a#b.md`` is ``a_b.md``): once for a folder, not for each file in it."""
     said: dict[str, dict[str, str]] = {}
     for item, uri in new:
-        local = item.path.parts[-(item.rel.count("/") + 1) :]
+        local = item.shown.parts[-(item.rel.count("/") + 1) :]  # an archive's file: its name inside
         segments = uri.segments[-len(local) :]
         for depth, (name, segment) in enumerate(zip(local, segments, strict=True), start=1):
             if has_undecodable(name):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from openviking.access import Access
@@ -20,7 +20,7 @@ from openviking.ostext import utf8_text
 from openviking.uri import VikingURI, parse
 
 from .naming import KEPT_CHARS, SKILL_FILES, resource_name, sanitize_segment, skill_name
-from .walk import WalkResult, looks_binary, walk
+from .walk import WalkResult, looks_binary, unpack_nested, walk
 
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
@@ -88,9 +88,11 @@ class Sources:
             return base.join(resource_name(source))
         return VikingURI(("resources",)).join(resource_name(source))
 
-    def walk_text(self, source: Path, include: Sequence[str], exclude: Sequence[str]) -> WalkResult:
-        """Walk ``source`` once, and refuse it before anything is written when it holds no text
-        and no document.
+    def walk_text(
+        self, source: Path, include: Sequence[str], exclude: Sequence[str], unpack_into: Path | None = None
+    ) -> WalkResult:
+        """Walk ``source`` once (the archives inside it unpacked into ``unpack_into``, when given),
+        and refuse it before anything is written when it holds no text and no document.
 
         Raises:
             InvalidArgumentError: it is the store's own folder, a binary file that is no document,
@@ -104,6 +106,10 @@ class Sources:
                 details={"path": str(source), "store": str(store)},
             )
         walked = walk(source, include, exclude, store=store)
+        if unpack_into is not None and source.is_dir():
+            from openviking.origins import unpack_cap
+
+            walked = unpack_nested(walked, unpack_into, unpack_cap())
         for item in walked.files:
             try:
                 with open(item.path, "rb") as handle:
@@ -160,7 +166,7 @@ class Sources:
         return VikingURI(("agent", "skills", sanitize_segment(name) if name else skill_name(source)))
 
     @staticmethod
-    def not_another_skill(store: LanceStore, folder: VikingURI, source: Path) -> None:
+    def not_another_skill(store: LanceStore, folder: VikingURI, source: PurePath) -> None:
         """A skill's name is taken by the skill added under it from another place: adding this
         one there would mix the two skills' files (re-adding the same source updates it, and so
         does an upload named only by a bare name, or a skill given as text).

@@ -18,7 +18,7 @@ from pathlib import Path, PurePath
 from openviking.errors import InvalidArgumentError
 from openviking.ostext import utf8_text
 
-__all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "recorded_under", "walk"]
+__all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "recorded_under", "unpack_nested", "walk"]
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 
@@ -112,8 +112,48 @@ def walk(
 def recorded_under(walked: WalkResult, root: Path, origin: PurePath) -> WalkResult:
     """``walked``, a walk of ``root``, with every file recorded below ``origin`` instead: the
     same files uploaded again then match what the first upload stored."""
-    files = [dataclasses.replace(f, origin=origin / f.path.relative_to(root)) for f in walked.files]
+    files = [dataclasses.replace(f, origin=origin / f.shown.relative_to(root)) for f in walked.files]
     return WalkResult(files, list(walked.skipped))
+
+
+MAX_ARCHIVE_DEPTH = 3  # an archive in an archive in an archive is unpacked; one more level is not
+
+
+def unpack_nested(walked: WalkResult, scratch: Path, max_bytes: int, depth: int = 1) -> WalkResult:
+    """``walked`` with each archive among its files (``.zip``, ``.tar``, ``.tar.gz``, ``.tgz``)
+    replaced by what it holds, unpacked safely (``archives.unpack``) into ``scratch``, up to
+    ``MAX_ARCHIVE_DEPTH`` archives deep and ``max_bytes`` unpacked in all; a file inside is
+    named below the archive (``docs/data.zip/notes.md``) and recorded below the archive's path.
+    An archive that cannot be unpacked (unsafe, too big, too deep) is skipped as ``ARCHIVE``
+    with the reason."""
+    from openviking.archives import archive_suffix, is_archive, unpack
+    from openviking.errors import OpenVikingError
+
+    result = WalkResult(skipped=list(walked.skipped))
+    budget = max_bytes
+    for item in walked.files:
+        suffix = archive_suffix(item.path.name)
+        if suffix is None or not is_archive(item.path):
+            result.files.append(item)
+            continue
+        if depth > MAX_ARCHIVE_DEPTH:
+            result.skipped.append((item.rel, f"an archive nested more than {MAX_ARCHIVE_DEPTH} deep", "ARCHIVE"))
+            continue
+        into = scratch / str(depth) / str(len(result.files) + len(result.skipped))
+        into.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            unpack(item.path, into, budget, zipped=suffix == ".zip", what=f"The archive {item.rel}")
+        except OpenVikingError as exc:
+            result.skipped.append((item.rel, f"an archive that cannot be unpacked: {exc.message}", "ARCHIVE"))
+            continue
+        inner = unpack_nested(walk(into), scratch, budget, depth + 1)
+        budget -= sum(f.size for f in inner.files)
+        for found in inner.files:
+            rel = found.shown.relative_to(into).as_posix()
+            origin = item.shown / rel
+            result.files.append(SourceFile(found.path, f"{item.rel}/{rel}", found.size, found.mtime, origin))
+        result.skipped.extend((f"{item.rel}/{rel}", why, code) for rel, why, code in inner.skipped)
+    return result
 
 
 def _user_spec(patterns: Sequence[str], flag: str) -> object | None:
@@ -246,12 +286,52 @@ def looks_binary(head: bytes) -> bool:
     return b"\x00" in head and not head.startswith(_UTF16_BOMS)
 
 
-def decode_text(data: bytes) -> str:
-    """UTF-8 (a byte-order mark is an encoding detail, not text: ripgrep and editors drop it
-    too), or UTF-16 when it starts with its byte-order mark; bytes that are neither become U+FFFD."""
+def decode_text(data: bytes) -> tuple[str, str | None]:
+    """The text of ``data`` and the legacy encoding it was read in (None: UTF-8, or UTF-16 with
+    its byte-order mark; a byte-order mark is an encoding detail, not text: ripgrep and editors
+    drop it too). Bytes that are not UTF-8 are read in the encoding charset-normalizer finds
+    (Shift-JIS, cp1252...) when it finds one that reads them all; otherwise the bytes that are
+    not UTF-8 become U+FFFD, and the encoding is None."""
     if data.startswith(_UTF16_BOMS):
-        return data.decode("utf-16", errors="replace")
-    return data.decode("utf-8-sig", errors="replace")
+        return data.decode("utf-16", errors="replace"), None
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        pass
+    encoding = _legacy_encoding(data[:MAX_SNIFFED_BYTES])
+    if encoding is not None:
+        try:
+            return data.decode(encoding), encoding
+        except (UnicodeDecodeError, LookupError):  # the sample's encoding does not read the rest
+            pass
+    return data.decode("utf-8-sig", errors="replace"), None
+
+
+def _legacy_encoding(sample: bytes) -> str | None:
+    """The encoding charset-normalizer reads ``sample`` in with the least chaos; among several
+    that read it equally well (a short text of accented letters reads alike in most Western
+    code pages), Windows' Western one, the most common."""
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(sample))
+    if not matches:
+        return None
+    least = min(match.chaos for match in matches)
+    alike = [match.encoding for match in matches if match.chaos <= least + 0.01]
+    if "cp1252" in alike or ("latin_1" in alike and _reads(sample, "cp1252")):
+        return "cp1252"
+    return None if alike[0] in ("utf_8", "utf_8_sig") else alike[0]
+
+
+def _reads(sample: bytes, encoding: str) -> bool:
+    try:
+        sample.decode(encoding)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+MAX_SNIFFED_BYTES = 256 * 1024  # what charset-normalizer reads of a file to name its encoding
 
 
 def _is_regular(mode: int) -> bool:

@@ -1,6 +1,10 @@
 """Chat LLMs: any OpenAI-compatible ``/chat/completions`` server, through the ``openai`` package.
 
-Used for intent analysis (``query_planner``, falling back to ``vlm``). Every failure becomes
+Used for intent analysis (``query_planner``, falling back to ``vlm``), directory summaries and
+memories. A call given a JSON schema asks for structured output (``response_format``
+``json_schema``); a server that refuses it (HTTP 400, 404, 415, 422 or 501) is asked again
+without, and never with it again. Replies are read leniently (:func:`json_items`): small models
+wrap JSON in prose and fences, leave trailing commas, and stop mid-list. Every failure becomes
 an :class:`~openviking.errors.UnavailableError` or a
 :class:`~openviking.errors.DeadlineExceededError` whose message names the server but never
 the API key nor the server's reply (which could echo it); the library's own exception is
@@ -13,26 +17,34 @@ import json
 import os
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from openviking.config import LLMConfig
 from openviking.errors import DeadlineExceededError, FailedPreconditionError, OpenVikingError, UnavailableError
 
-__all__ = ["ChatModel", "OpenAIChat", "json_in_reply", "make_chat", "safe_url"]
+__all__ = ["ChatModel", "JsonItems", "OpenAIChat", "json_in_reply", "json_items", "make_chat", "safe_url"]
 
 _FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
 
 DEFAULT_MODEL = "default"  # what a bare OpenAI-compatible server (llama.cpp, vLLM) is sent without a model
 
 
+# What a server answers when it does not take a request's response_format.
+STRUCTURED_REFUSALS = (400, 404, 415, 422, 501)
+
+
 class ChatModel(Protocol):
-    """What intent analysis needs from a chat model."""
+    """What intent analysis, summaries and memories need from a chat model; ``structured``:
+    whether the server took structured output (None: not asked yet)."""
 
     identity: str
+    structured: bool | None
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """The text of the model's reply to ``messages`` (``[{"role", "content"}]``)."""
+    def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] | None = None) -> str:
+        """The text of the model's reply to ``messages`` (``[{"role", "content"}]``), as JSON of
+        ``schema`` (``{"name", "schema"}``) when given and the server takes it."""
         ...
 
 
@@ -68,6 +80,7 @@ class OpenAIChat:
         self.config = config
         self.purpose = purpose
         self.identity = f"openai:{config.model or DEFAULT_MODEL}"
+        self.structured: bool | None = None
         self._client: Any = None
 
     def _openai(self) -> Any:
@@ -82,13 +95,27 @@ class OpenAIChat:
             )
         return self._client
 
-    def complete(self, messages: list[dict[str, str]]) -> str:
-        """One chat completion; the text of the first choice.
+    def complete(self, messages: list[dict[str, str]], *, schema: dict[str, Any] | None = None) -> str:
+        """One chat completion; the text of the first choice. With ``schema`` (``{"name",
+        "schema"}``), structured output is asked for while the server takes it.
 
         Raises:
             DeadlineExceededError: no answer within ``timeout`` seconds.
             UnavailableError: the server cannot be reached, refused, failed or sent no text.
         """
+        if schema is not None and self.structured is not False:
+            try:
+                text = self._completion(messages, schema)
+            except UnavailableError as exc:
+                if (exc.details or {}).get("status") not in STRUCTURED_REFUSALS:
+                    raise
+                self.structured = False  # a server without structured output: asked plainly from now on
+            else:
+                self.structured = True
+                return text
+        return self._completion(messages, None)
+
+    def _completion(self, messages: list[dict[str, str]], schema: dict[str, Any] | None) -> str:
         import openai
 
         kwargs: dict[str, Any] = {
@@ -98,6 +125,8 @@ class OpenAIChat:
         }
         if self.config.max_tokens:
             kwargs["max_tokens"] = self.config.max_tokens
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {**schema, "strict": True}}
         where = safe_url(self.config.api_base)
         error: OpenVikingError | None = None
         try:
@@ -180,26 +209,115 @@ def _balanced_spans(text: str, opener: str, closer: str) -> list[str]:
     spans: list[str] = []
     start = text.find(opener)
     while start != -1 and len(spans) < 20:
-        depth = 0
-        in_string = False
-        escaped = False
-        for index in range(start, len(text)):
-            ch = text[index]
-            if in_string:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == '"':
-                    in_string = False
-            elif ch == '"':
-                in_string = True
-            elif ch == opener:
-                depth += 1
-            elif ch == closer:
-                depth -= 1
-                if depth == 0:
-                    spans.append(text[start : index + 1])
-                    break
+        end = _balanced_end(text, start, opener, closer)
+        if end is not None:
+            spans.append(text[start:end])
         start = text.find(opener, start + 1)
     return spans
+
+
+def _balanced_end(text: str, start: int, openers: str, closers: str) -> int | None:
+    """The index after the bracket that closes the one at ``start`` (brackets inside strings do
+    not count), or None when the text ends first."""
+    depth = 0
+    in_string = escaped = False
+    for index in range(start, len(text)):
+        ch = text[index]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in openers:
+            depth += 1
+        elif ch in closers:
+            depth -= 1
+            if depth == 0:
+                return index + 1
+    return None
+
+
+@dataclass(slots=True)
+class JsonItems:
+    """The items of a JSON list in a model's reply, as many as could be read; ``problems``:
+    what could not be (each said in a few words); ``whole``: the list was read to its end."""
+
+    items: list[Any] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    whole: bool = False
+
+
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_OPEN_FENCE = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?")
+
+
+def json_items(text: str, key: str) -> JsonItems:
+    """The items of the list under ``key`` in a model's reply (or of the first list in it),
+    read leniently: prose and code fences around it, trailing commas, and a list cut short
+    (the items before the cut are kept). An item that does not parse is left out and said."""
+    body = _unfenced(text)
+    found = JsonItems()
+    named = re.search(r'["\']' + re.escape(key) + r'["\']\s*:\s*\[', body)
+    start = named.end() if named else body.find("[") + 1
+    if start <= 0:
+        found.problems.append(f"no {key} list in the answer")
+        return found
+    decoder = json.JSONDecoder()
+    position = start
+    while True:
+        while position < len(body) and body[position] in " \t\r\n,":
+            position += 1
+        if position >= len(body):
+            found.problems.append(_cut(key, len(found.items)))
+            return found
+        if body[position] == "]":
+            found.whole = True
+            return found
+        try:
+            item, position = decoder.raw_decode(body, position)
+        except ValueError:
+            end = _item_end(body, position)
+            if end is None:
+                found.problems.append(_cut(key, len(found.items)))
+                return found
+            try:
+                item = json.loads(_TRAILING_COMMA.sub(r"\1", body[position:end]))
+            except json.JSONDecodeError as exc:
+                found.problems.append(
+                    f"an item of its {key} list does not parse ({exc.msg}): {_shown(body[position:end])}"
+                )
+                position = end
+                continue
+            position = end
+        found.items.append(item)
+
+
+def _cut(key: str, kept: int) -> str:
+    return f"the answer stops in the middle of its {key} list, after {kept} whole item{'' if kept == 1 else 's'}"
+
+
+def _shown(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 80 else flat[:77] + "..."
+
+
+def _unfenced(text: str) -> str:
+    """A fenced block's content (to its end, when the closing fence was cut off), else ``text``."""
+    whole = _FENCE.search(text)
+    if whole:
+        return whole.group(1)
+    opened = _OPEN_FENCE.search(text)
+    return text[opened.end() :] if opened else text
+
+
+def _item_end(text: str, start: int) -> int | None:
+    """Where the JSON value starting at ``start`` ends: the index after it, or None when the
+    text ends first."""
+    if text[start] not in "{[":
+        match = re.compile(r"[^,\]]*").match(text, start)
+        return match.end() if match and match.end() < len(text) else None
+    return _balanced_end(text, start, "{[", "}]")

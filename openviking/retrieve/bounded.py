@@ -25,7 +25,6 @@ Past the deadline, or over the input cap, the search fails with ``DEADLINE_EXCEE
 from __future__ import annotations
 
 import atexit
-import os
 import sys
 import threading
 import time
@@ -33,7 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.errors import DeadlineExceededError, InternalError, InvalidArgumentError
+from openviking.config import env_number
+from openviking.errors import DeadlineExceededError, InternalError
 from openviking.workers import WorkerProcess
 
 from .arrays import take, to_bool
@@ -105,18 +105,7 @@ def default_seconds() -> float:
     Raises:
         InvalidArgumentError: the variable holds something else.
     """
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not text:
-        return DEFAULT_SECONDS
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not 0 < seconds < 1e9:
-        raise InvalidArgumentError(
-            f"{TIMEOUT_ENV} must be a number of seconds above 0 (got {text!r})", details={TIMEOUT_ENV: text}
-        )
-    return seconds
+    return env_number(TIMEOUT_ENV, DEFAULT_SECONDS, "seconds")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -110,95 +110,128 @@ def pack(store: LanceStore, hits: Iterable[MatchedContext], budget: int, *, rank
     """The ``hits`` (records, or a search's files) packed into ``budget`` tokens (see the module);
     each entry's reason names its rank (``ranked_by #n``), score and lines."""
     ranked = sorted(hits, key=lambda hit: -hit.score)
-    fs = VikingFS(store)
-    files = _Files(store, fs, [hit.uri for hit in ranked if hit.level == 2])
-    given: dict[str, set[int]] = {}  # the lines of each file the chosen pieces hold
-    texts: set[str] = set()  # the chosen pieces' texts
-    left = budget
-    chosen: list[_Piece] = []
-    deduped = dropped = trimmed = 0
+    packing = _Packing(store, ranked, budget)
     for rank, hit in enumerate(ranked, start=1):
-        if left <= 0:
-            dropped += 1
-            continue
-        steps = _steps(fs, files, hit)
+        packing.choose(rank, hit)
+    packing.grow()
+    return packing.result(ranked_by)
+
+
+class _Packing:
+    """The state the two phases of :func:`pack` share: the tokens left, the pieces chosen, the
+    lines and texts they hold, and the counts a result's stats report."""
+
+    def __init__(self, store: LanceStore, ranked: list[MatchedContext], budget: int) -> None:
+        self.fs = VikingFS(store)
+        self.files = _Files(store, self.fs, [hit.uri for hit in ranked if hit.level == 2])
+        self.candidates = len(ranked)
+        self.budget = self.left = budget
+        self.given: dict[str, set[int]] = {}  # the lines of each file the chosen pieces hold
+        self.texts: set[str] = set()  # the chosen pieces' texts
+        self.chosen: list[_Piece] = []
+        self.deduped = self.dropped = self.trimmed = 0
+
+    def choose(self, rank: int, hit: MatchedContext) -> None:
+        """The first phase for one record: its smallest piece that fits, or its lines not given yet."""
+        if self.left <= 0:
+            self.dropped += 1
+            return
+        steps = _steps(self.fs, self.files, hit)
         if not steps:
-            continue
+            return
         file = _file_of(hit.uri)
-        taken = given.setdefault(file, set())
+        taken = self.given.setdefault(file, set())
         first = steps[0]
         parts = [first]
         if first.lines is not None:  # a chunk: the lines of it not given yet, a piece each run
             free = [n for n in range(first.lines[0], first.lines[1] + 1) if n not in taken]
             parts = [
-                _Step("chunk", files.text(hit.uri, a, b), (a, b), (a, b))
+                _Step("chunk", self.files.text(hit.uri, a, b), (a, b), (a, b))
                 for a, b in _runs(free)
-                if files.text(hit.uri, a, b).strip()
+                if self.files.text(hit.uri, a, b).strip()
             ]
         if not parts or (first.lines is None and _overlaps(first.holds, taken)):
-            deduped += 1
-            continue
+            self.deduped += 1
+            return
         for part in parts:
-            if part.text.strip() in texts:
-                deduped += 1
+            if part.text.strip() in self.texts:
+                self.deduped += 1
                 continue
             piece = _Piece(hit, rank, file, part, steps[1:], span=part.lines)
             piece.trimmed = part.lines is not None and part.lines != first.lines
-            if left < MIN_CUT and fewest_tokens(part.text) > left:
-                dropped += 1  # cannot fit whole, and too little is left to cut it
-                continue
+            if self._fit(piece):
+                self.trimmed += piece.trimmed
+                self.chosen.append(piece)
+                self.texts.add(part.text.strip())
+                taken.update(_held(part.holds))
+
+    def _fit(self, piece: _Piece) -> bool:
+        """Whether ``piece`` goes in (cut at a word when it does not fit whole and enough is
+        left), counting its tokens against the budget when it does."""
+        part, left = piece.step, self.left
+        if left < MIN_CUT and fewest_tokens(part.text) > left:
+            self.dropped += 1  # cannot fit whole, and too little is left to cut it
+            return False
+        tokens = count_tokens(part.text)
+        if tokens > left:
+            if left < MIN_CUT:
+                self.dropped += 1
+                return False
+            piece.cut = True
+            part.text = cut_to_tokens(part.text, left)
             tokens = count_tokens(part.text)
-            if tokens > left:
-                if left < MIN_CUT:
-                    dropped += 1
-                    continue
-                piece.cut = True
-                part.text = cut_to_tokens(part.text, left)
-                tokens = count_tokens(part.text)
-            piece.tokens = tokens
-            left -= tokens
-            trimmed += piece.trimmed
-            chosen.append(piece)
-            texts.add(part.text.strip())
-            taken.update(_held(part.holds))
-    grown = True
-    while grown and left > 0:
-        grown = False
-        for piece in chosen:
-            if piece.cut:
-                continue
-            following = _next_step(files, piece, given[piece.file], texts)
-            if following is None:
-                continue
-            step, widened = following
-            if fewest_tokens(step.text) - piece.tokens > left:
-                continue
-            tokens = count_tokens(step.text)
-            if tokens - piece.tokens <= left:
-                left -= tokens - piece.tokens
-                texts.discard(piece.step.text.strip())
-                texts.add(step.text.strip())
-                given[piece.file].update(_held(step.holds))
-                if piece.span is None:
-                    piece.later.pop(0)
-                piece.step, piece.widened, piece.tokens, piece.grown, grown = step, widened, tokens, True, True
-    entries = [_entry(piece, ranked_by) for piece in chosen]
-    used = budget - left
-    details: dict[str, int] = {}
-    for entry in entries:
-        details[entry.detail] = details.get(entry.detail, 0) + 1
-    return ContextResult(
-        entries=entries,
-        rendered=_rendered(entries),
-        budget=budget,
-        used_tokens=used,
-        tokenizer=tokenizer_name(),
-        stats={
-            "searched": 1, "candidates": len(ranked), "max_tokens": budget, "used_tokens": used,
-            "returned": len(entries), "dropped": dropped, "deduped": deduped, "trimmed": trimmed,
-            "files": len({piece.file for piece in chosen}), "tier_counts": details,
-        },
-    )  # fmt: skip
+        piece.tokens = tokens
+        self.left -= tokens
+        return True
+
+    def grow(self) -> None:
+        """The second phase: while tokens are left, each chosen piece takes its next step, best
+        first, for as long as a step fits."""
+        grown = True
+        while grown and self.left > 0:
+            grown = False
+            for piece in self.chosen:
+                grown = self._grow_one(piece) or grown
+
+    def _grow_one(self, piece: _Piece) -> bool:
+        if piece.cut:
+            return False
+        following = _next_step(self.files, piece, self.given[piece.file], self.texts)
+        if following is None:
+            return False
+        step, widened = following
+        if fewest_tokens(step.text) - piece.tokens > self.left:
+            return False
+        tokens = count_tokens(step.text)
+        if tokens - piece.tokens > self.left:
+            return False
+        self.left -= tokens - piece.tokens
+        self.texts.discard(piece.step.text.strip())
+        self.texts.add(step.text.strip())
+        self.given[piece.file].update(_held(step.holds))
+        if piece.span is None:
+            piece.later.pop(0)
+        piece.step, piece.widened, piece.tokens, piece.grown = step, widened, tokens, True
+        return True
+
+    def result(self, ranked_by: str) -> ContextResult:
+        entries = [_entry(piece, ranked_by) for piece in self.chosen]
+        used = self.budget - self.left
+        details: dict[str, int] = {}
+        for entry in entries:
+            details[entry.detail] = details.get(entry.detail, 0) + 1
+        return ContextResult(
+            entries=entries,
+            rendered=_rendered(entries),
+            budget=self.budget,
+            used_tokens=used,
+            tokenizer=tokenizer_name(),
+            stats={
+                "searched": 1, "candidates": self.candidates, "max_tokens": self.budget, "used_tokens": used,
+                "returned": len(entries), "dropped": self.dropped, "deduped": self.deduped, "trimmed": self.trimmed,
+                "files": len({piece.file for piece in self.chosen}), "tier_counts": details,
+            },
+        )  # fmt: skip
 
 
 def session_context(store: LanceStore, user: str, session_id: str, budget: int) -> SessionContext:

@@ -19,15 +19,6 @@ class Scored(Protocol):
 
 __all__ = ["diagnose"]
 
-_ADVICE = {
-    "scope": "search a wider --uri (or none)",
-    "context_type": "drop --context-type",
-    "level": "drop --level",
-    "tags": "drop or change --tags",
-    "time": "widen --after/--before, or use --time-field created_at",
-    "filter": "loosen --filter",
-}
-
 
 def diagnose(store: LanceStore, request: FindRequest, best: Callable[[int], Sequence[Scored]]) -> dict[str, Any]:
     """Count the records left after each restriction, in order, and say what to loosen.
@@ -48,7 +39,7 @@ def diagnose(store: LanceStore, request: FindRequest, best: Callable[[int], Sequ
     advice = None
     threshold_info: dict[str, Any] | None = None
     if blocking is not None:
-        advice = _ADVICE.get(blocking)
+        advice = request.scope.loosening(blocking)
     elif remaining > 0:
         scored = best(20)
         top = max((c.score for c in scored), default=0.0)

@@ -8,7 +8,6 @@ no-result diagnosis take as it is.
 
 from __future__ import annotations
 
-import inspect
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -26,7 +25,15 @@ from openviking.tags import normalize_tags
 from openviking.timefilter import parse_time_range
 from openviking.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
 
-__all__ = ["MAX_LIMIT", "REQUEST_ARGUMENTS", "FindRequest", "Telemetry", "context_types_from", "find_request"]
+__all__ = [
+    "MAX_LIMIT",
+    "FindArguments",
+    "FindRequest",
+    "Telemetry",
+    "context_types_from",
+    "find_request",
+    "query_arguments",
+]
 
 MAX_LIMIT = 10_000
 
@@ -46,25 +53,53 @@ class FindRequest:
 UPSTREAM_DEFAULT_MODE = "list"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FindArguments:
+    """What a caller of find, search or context asked for, unchecked: one field per parameter
+    of theirs that the request is made of, each passed by its name (none has a default, so a
+    field a caller leaves out is a type error, not a value lost on the way)."""
+
+    query: object
+    target_uri: str | Sequence[str] | None
+    limit: object
+    node_limit: object
+    score_threshold: object
+    filter: Mapping[str, object] | str | None  # noqa: A002 - upstream's name
+    since: str | datetime | date | None
+    until: str | datetime | date | None
+    time_field: str | None
+    level: int | str | Sequence[int | str] | None
+    context_type: str | Sequence[str] | None
+    tags: Iterable[str] | str | None
+    mode: str | None
+
+
+def query_arguments(query: object, target_uri: str | Sequence[str] | None, limit: object) -> FindArguments:
+    """The arguments of a find that gives only a query, its targets and a count (context's)."""
+    return FindArguments(
+        query=query,
+        target_uri=target_uri,
+        limit=limit,
+        node_limit=None,
+        score_threshold=None,
+        filter=None,
+        since=None,
+        until=None,
+        time_field=None,
+        level=None,
+        context_type=None,
+        tags=None,
+        mode=None,
+    )
+
+
 def find_request(
-    query: object,
+    arguments: FindArguments,
     *,
     user: str,
     default_threshold: float,
     default_mode: str,
     translate: bool,
-    target_uri: str | Sequence[str] | None,
-    limit: object,
-    node_limit: object,
-    score_threshold: object,
-    filter: Mapping[str, object] | str | None,  # noqa: A002 - upstream's name
-    since: str | datetime | date | None,
-    until: str | datetime | date | None,
-    time_field: str | None,
-    level: int | str | Sequence[int | str] | None,
-    context_type: str | Sequence[str] | None,
-    tags: Iterable[str] | str | None,
-    mode: str | None,
 ) -> FindRequest:
     """Check every argument of a find (or search) and build its request.
 
@@ -72,31 +107,32 @@ def find_request(
         InvalidArgumentError: the first bad argument.
         InvalidURIError, PermissionDeniedError: a bad target, or another user's space.
     """
-    if not isinstance(query, str):
+    if not isinstance(arguments.query, str):
         raise InvalidArgumentError(
-            f"Search query must be a string (got {type(query).__name__})", details={"query": describe(query)}
+            f"Search query must be a string (got {type(arguments.query).__name__})",
+            details={"query": describe(arguments.query)},
         )
-    require_utf8(query, "Search query", "query")
-    if not query.strip():
+    require_utf8(arguments.query, "Search query", "query")
+    if not arguments.query.strip():
         raise InvalidArgumentError(
             "Search query must not be empty.",
             hint='Say what to look for in words, e.g. "how to authenticate users"',
-            details={"query": query},
+            details={"query": arguments.query},
         )
     # any count above MAX_LIMIT asks for everything there is (it never reaches the store, so it
     # may be as large as a caller likes); node_limit, when given, wins
     hint = "Pass limit as a whole number, e.g. limit=10"
-    effective = whole_number(limit, "limit", maximum=None, hint=hint)
-    if node_limit is not None:
-        effective = whole_number(node_limit, "node_limit", maximum=None, hint=hint)
+    effective = whole_number(arguments.limit, "limit", maximum=None, hint=hint)
+    if arguments.node_limit is not None:
+        effective = whole_number(arguments.node_limit, "node_limit", maximum=None, hint=hint)
     threshold = real_number(
-        default_threshold if score_threshold is None else score_threshold,
+        default_threshold if arguments.score_threshold is None else arguments.score_threshold,
         "score_threshold",
         hint="Pass score_threshold as a number, e.g. score_threshold=0.3 (-1 keeps everything)",
     )
     # upstream's search calls its default mode "list" (its other, "context", is context's own route)
-    given_default = mode is None or mode in ("", UPSTREAM_DEFAULT_MODE)
-    chosen_mode: object = default_mode if given_default else mode
+    given_default = arguments.mode is None or arguments.mode in ("", UPSTREAM_DEFAULT_MODE)
+    chosen_mode: object = default_mode if given_default else arguments.mode
     if not isinstance(chosen_mode, str) or chosen_mode not in RETRIEVAL_MODES:
         shown = chosen_mode if isinstance(chosen_mode, str) and len(chosen_mode) <= 60 else describe(chosen_mode)
         raise InvalidArgumentError(
@@ -104,28 +140,22 @@ def find_request(
             hint="Pass mode='hybrid', 'vector' or 'keyword'",
             details={"mode": shown},
         )
-    time_range = parse_time_range(since, until, time_field)
-    parsed_filter = parse_filter(filter)
+    time_range = parse_time_range(arguments.since, arguments.until, arguments.time_field)
+    parsed_filter = parse_filter(arguments.filter)
     if parsed_filter:
         check_filter(parsed_filter, user=user)
     scope = Scope(
-        targets=targets_of(target_uri, user),
-        context_types=context_types_from(context_type),
-        levels=levels_from(level),
-        tags=normalize_tags(tags),
+        targets=targets_of(arguments.target_uri, user),
+        context_types=context_types_from(arguments.context_type),
+        levels=levels_from(arguments.level),
+        tags=normalize_tags(arguments.tags),
         time_range=time_range,
         filter=parsed_filter,
         user=user,
     )
-    return FindRequest(query.strip(), scope, min(effective, MAX_LIMIT), float(threshold), chosen_mode, translate)
-
-
-REQUEST_ARGUMENTS = tuple(
-    name
-    for name in inspect.signature(find_request).parameters
-    if name not in ("user", "default_threshold", "default_mode", "translate")
-)
-"""The arguments of find and search that the request is made of (the others are the config's)."""
+    return FindRequest(
+        arguments.query.strip(), scope, min(effective, MAX_LIMIT), float(threshold), chosen_mode, translate
+    )
 
 
 def targets_of(target_uri: str | Sequence[str] | None, user: str) -> tuple[VikingURI, ...]:

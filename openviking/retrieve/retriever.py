@@ -25,6 +25,7 @@ by score (ties by URI, so results are deterministic), cut to ``limit``.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -57,6 +58,12 @@ KEYWORD_WEIGHT = 0.6
 # (plain BM25 over whole sessions: 0.455); at 0.6-0.8 every category beats BM25 (bench/README.md).
 DIALOGUE_VECTOR_WEIGHT = 0.65
 DIALOGUE_KEYWORD_WEIGHT = 0.35
+# So does a memory's: a sentence or two, where one shared word ("jobs" for "what is the user's
+# job") decides BM25 between memories. Facts told in passing, asked in other words: the first
+# memory holds the fact for 0.626 -> 0.677 of the questions, the first hit of all 0.495 -> 0.626
+# (bench/README.md, "Facts told in passing").
+MEMORY_VECTOR_WEIGHT = 0.65
+MEMORY_KEYWORD_WEIGHT = 0.35
 NORMALIZE_DEPTH = 100
 VECTOR_MIN_SPREAD = 0.1
 VECTOR_FLOOR = 0.05
@@ -238,66 +245,81 @@ def score_candidates(
     records as they come, for what packs several pieces of one file (``context``): every
     record is scored as a file is, and a summary match adds to every record of its URI.
     """
-    by_uri: dict[str, Candidate] = {}  # by record id with ``per_record``
-    key = "id" if per_record else "uri"
-    best_first = _as_found if per_record else _best_per_uri
+    found = _Found("id" if per_record else "uri", _as_found if per_record else _best_per_uri)
     depth = max(NORMALIZE_DEPTH, fetch // 3)
     searches: list[Any] = []
     record_columns = store.record_columns(RECORD_COLUMNS)  # a store an older version wrote may lack some
-
-    def keyword_side(column: str, columns: list[str]) -> tuple[list[dict[str, Any]], str]:
-        expansion = ""
-        if translate:
-            from .crosslingual import english_terms
-
-            expansion = english_terms(query)  # the dictionary loads here, off the vector side's path
-        if column == "text":
-            return keyword_search(
-                store, query, scope, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
-            ), expansion
-        try:  # the summary part is a refinement: without it, find still answers
-            if not store.has_text_index(column):
-                return [], expansion  # a store an older version wrote, with no summary index yet
-            rows = keyword_search(
-                store,
-                query,
-                scope,
-                fetch,
-                columns,
-                expansion=expansion,
-                expansion_weight=TRANSLATION_WEIGHT,
-                column=column,
-            )
-        except OpenVikingError:
-            return [], expansion
-        return rows, expansion
-
+    side = functools.partial(_keyword_side, store, query, scope, fetch, translate)
     if mode in ("keyword", "hybrid"):
         # The records' text and their summaries are searched while the query is embedded and
         # the vector side searched.
-        searches = [
-            _POOL.submit(keyword_side, "text", record_columns),
-            _POOL.submit(keyword_side, "abstract", ["uri"]),
-        ]
+        searches = [_POOL.submit(side, "text", record_columns), _POOL.submit(side, "abstract", ["uri"])]
     if mode in ("vector", "hybrid"):
         vector = query_vector if query_vector is not None else embed_query(embedder, query)
-        rows = best_first(vector_search(store, vector, scope, fetch, record_columns))[:depth]
-        for rank, row in enumerate(rows, start=1):
-            similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
-            item = by_uri.setdefault(row[key], Candidate(row))
-            item.vector_score, item.vector_rank = similarity, rank
+        found.add_vector_side(vector_search(store, vector, scope, fetch, record_columns), depth)
     expansion = ""
     if mode in ("keyword", "hybrid"):
-        (found, expansion), (summaries, _) = (search.result() for search in searches)
+        (rows, expansion), (summaries, _) = (search.result() for search in searches)
+        found.add_keyword_side(rows, depth)
+        found.add_summary_matches(summaries)
+    candidates = list(found.by_key.values())
+    _score(candidates, mode, query)
+    if expansion:
+        for item in candidates:
+            item.extra["keyword_translation"] = expansion
+    _memory_folders_below_their_memories(candidates)
+    candidates.sort(key=lambda c: (-c.score, c.uri))  # stable: a URI's records, at a tie, as found
+    return candidates
+
+
+def _keyword_side(
+    store: LanceStore, query: str, scope: Scope | None, fetch: int, translate: bool, column: str, columns: list[str]
+) -> tuple[list[dict[str, Any]], str]:
+    """The BM25 matches of ``query`` on ``column`` (the records' ``text``, or their summaries'
+    ``abstract``), and the English glosses added to a Chinese query."""
+    expansion = ""
+    if translate:
+        from .crosslingual import english_terms
+
+        expansion = english_terms(query)  # the dictionary loads here, off the vector side's path
+    if column == "text":
+        return keyword_search(
+            store, query, scope, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT
+        ), expansion
+    try:  # the summary part is a refinement: without it, find still answers
+        if not store.has_text_index(column):
+            return [], expansion  # a store an older version wrote, with no summary index yet
+        rows = keyword_search(
+            store, query, scope, fetch, columns, expansion=expansion, expansion_weight=TRANSLATION_WEIGHT, column=column
+        )
+    except OpenVikingError:
+        return [], expansion
+    return rows, expansion
+
+
+class _Found:
+    """The candidates the two sides found, by URI (or by record id): each side's rank and score
+    on them, and their summaries' match."""
+
+    def __init__(self, key: str, best_first: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+        self.key, self.best_first = key, best_first
+        self.by_key: dict[str, Candidate] = {}
+
+    def add_vector_side(self, rows: list[dict[str, Any]], depth: int) -> None:
+        for rank, row in enumerate(self.best_first(rows)[:depth], start=1):
+            similarity = _finite(1.0 - float(row.pop("_distance", 1.0)))
+            item = self.by_key.setdefault(row[self.key], Candidate(row))
+            item.vector_score, item.vector_rank = similarity, rank
+
+    def add_keyword_side(self, rows: list[dict[str, Any]], depth: int) -> None:
         # A file's keyword score is its best chunk's. Adding its other chunks' scores lost on the
         # conversations (a long file mentioning the words outranks a short answer); BM25 over
         # the whole file as a field gained too little for a second index (bench/README.md).
-        rows = best_first(found)[:depth]
-        for rank, row in enumerate(rows, start=1):
+        for rank, row in enumerate(self.best_first(rows)[:depth], start=1):
             bm25 = _finite(float(row.pop("_score", 0.0)))
-            known = by_uri.get(row[key])
+            known = self.by_key.get(row[self.key])
             if known is None:
-                item = by_uri[row[key]] = Candidate(row)
+                item = self.by_key[row[self.key]] = Candidate(row)
             elif known.vector_rank is not None and (
                 rank < known.vector_rank or (rank == known.vector_rank and row.get("place"))
             ):
@@ -311,39 +333,40 @@ def score_candidates(
             else:
                 item = known
             item.keyword_score, item.keyword_rank = bm25, rank
-        # A summary match adds to a URI that either side found; it brings no URI of its own.
+
+    def add_summary_matches(self, summaries: list[dict[str, Any]]) -> None:
+        """A summary match adds to a URI that either side found; it brings no URI of its own."""
         of_uri: dict[str, list[Candidate]] = {}
-        for item in by_uri.values():
+        for item in self.by_key.values():
             of_uri.setdefault(item.uri, []).append(item)
         for rank, row in enumerate(_best_per_uri(summaries), start=1):
             for found_by_a_side in of_uri.get(row["uri"], ()):
                 found_by_a_side.summary_score, found_by_a_side.summary_rank = _finite(float(row["_score"])), rank
-    candidates = list(by_uri.values())
+
+
+def _score(candidates: list[Candidate], mode: str, query: str) -> None:
+    """Each candidate's score in ``mode``: one side's, or the two fused (with the nearness of a
+    date the query names)."""
     if mode == "vector":
         for item in candidates:
             item.score = max(0.0, min(1.0, item.vector_score or 0.0))
-    elif mode == "keyword":
+        return
+    if mode == "keyword":
         for item, part in zip(candidates, _keyword_parts(candidates), strict=True):
             item.score = part
-    else:
-        vector_parts = _vector_parts(candidates)
-        keyword_parts = _keyword_parts(candidates)
-        for item, v, k in zip(candidates, vector_parts, keyword_parts, strict=True):
-            item.extra = {"vector_part": v, "keyword_part": k}
-            vector_weight, keyword_weight = _fusion_weights(item.row)
-            item.score = vector_weight * v + keyword_weight * k
-        periods = query_periods(query) if DATE_WEIGHT else []
-        if periods:
-            for item in candidates:
-                near = nearness(periods, _told_of(item.row))
-                item.extra["date_part"] = near
-                item.score = (1 - DATE_WEIGHT) * item.score + DATE_WEIGHT * near
-    if expansion:
+        return
+    vector_parts = _vector_parts(candidates)
+    keyword_parts = _keyword_parts(candidates)
+    for item, v, k in zip(candidates, vector_parts, keyword_parts, strict=True):
+        item.extra = {"vector_part": v, "keyword_part": k}
+        vector_weight, keyword_weight = _fusion_weights(item.row)
+        item.score = vector_weight * v + keyword_weight * k
+    periods = query_periods(query) if DATE_WEIGHT else []
+    if periods:
         for item in candidates:
-            item.extra["keyword_translation"] = expansion
-    _memory_folders_below_their_memories(candidates)
-    candidates.sort(key=lambda c: (-c.score, c.uri))  # stable: a URI's records, at a tie, as found
-    return candidates
+            near = nearness(periods, _told_of(item.row))
+            item.extra["date_part"] = near
+            item.score = (1 - DATE_WEIGHT) * item.score + DATE_WEIGHT * near
 
 
 def _memory_folders_below_their_memories(candidates: list[Candidate]) -> None:
@@ -364,9 +387,12 @@ def _memory_folders_below_their_memories(candidates: list[Candidate]) -> None:
 
 
 def _fusion_weights(row: dict[str, Any]) -> tuple[float, float]:
-    """The vector and keyword sides' shares of a hybrid score, by the form of the hit's file."""
+    """The vector and keyword sides' shares of a hybrid score, by the form of the hit's file (a
+    memory's own, not its folder's summary)."""
     if row.get("form") == FORM_DIALOGUE:
         return DIALOGUE_VECTOR_WEIGHT, DIALOGUE_KEYWORD_WEIGHT
+    if row.get("context_type") == "memory" and row.get("level", 2) == 2:
+        return MEMORY_VECTOR_WEIGHT, MEMORY_KEYWORD_WEIGHT
     return VECTOR_WEIGHT, KEYWORD_WEIGHT
 
 

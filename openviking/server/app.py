@@ -58,16 +58,18 @@ def create_app(
     store: str | os.PathLike[str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
     host: str | None = None,
+    watch: bool = False,
 ) -> FastAPI:
     """The app serving the store at ``store`` (else the config's) with ``config`` (else the
     one ``config_file``, or the default place, holds), listening on ``host`` (else
-    ``server.host``: a request may name it as its Host).
+    ``server.host``: a request may name it as its Host); with ``watch``, it keeps the store's
+    watched sources in step in the background while it runs.
 
     Raises:
         ConfigError: the config file, or its ``server`` section, is invalid.
     """
     config = config if config is not None else load_config(config_file)
-    state = ServerState(config, store)
+    state = ServerState(config, store, watch=watch)
     # FastAPI's own OpenTelemetry hooks stay off: requests are logged here, keys never.
     telemetry = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
     app = FastAPI(

@@ -219,7 +219,6 @@ class _Added(Body):
     strict="files that cannot be read are skipped with a warning",
     directly_upload_media="media files are not indexed",
     preserve_structure="an add always keeps the folder's structure",
-    watch_interval="a resource is updated when it is added again",
     args="no parser here takes arguments",
     processing_mode="every add writes its summaries and its vectors",
     acl="access follows the caller's key: a user's own space and the shared scopes",
@@ -237,6 +236,11 @@ class AddResourceBody(_Added):
     )
     exclude: list[str] | str = Field(
         default_factory=list, description="Leave out what matches these globs (a list, or comma-separated)."
+    )
+    watch_interval: float | None = Field(
+        None,
+        description="Upstream's: above 0, the path is also watched, checked every this many minutes "
+        "(see POST /api/v1/watches); 0 or less: added only.",
     )
 
     def globs(self) -> tuple[list[str], list[str]]:

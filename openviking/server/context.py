@@ -1,5 +1,6 @@
 """What the app holds between requests (the root client over the one open store, the keys,
-the uploads), and which client answers a request: the dependency every route takes.
+the uploads, the fetches under way), and which client answers a request: the dependency every
+route takes.
 
 One :class:`~openviking.embedded.OpenViking` opens the store and loads the model at start-up;
 each caller gets a client over that same store and model (``as_user``): the root key or no
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -21,9 +22,11 @@ from fastapi.security import APIKeyHeader, HTTPBearer
 from openviking.config import Config
 from openviking.embedded import OpenViking
 from openviking.errors import ConfigError, InvalidArgumentError, UnavailableError
+from openviking.results import WatchReport
 
 from .auth import NOBODY, Caller, Keys
 from .envelope import said
+from .fetching import Fetches
 from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
@@ -37,15 +40,19 @@ class ServerState:
     """The root client and what every request shares; :meth:`open` and :meth:`close` are the
     app's lifespan."""
 
-    def __init__(self, config: Config, store: str | os.PathLike[str] | None) -> None:
+    def __init__(self, config: Config, store: str | os.PathLike[str] | None, *, watch: bool = False) -> None:
         self.config = config
         self.server = config.server
         self.keys = Keys(self.server)
         self._store = store
         self.root: OpenViking | None = None
         self.uploads: Uploads | None = None
+        self.fetches = Fetches()
         self.not_ready = "starting"
         self.failed: BaseException | None = None  # why open() failed, for the process to say
+        self.watching: threading.Thread | None = None  # the watched sources' watcher (serve --watch)
+        self._watch = watch
+        self._stop_watching = threading.Event()
 
     def open(self) -> None:
         """Open the store and load the model, once, before the first request."""
@@ -54,17 +61,34 @@ class ServerState:
         embedder = root.embedder()
         if embedder.identity.startswith("local:"):
             embedder.embed_query("openviking")  # the bundled model loads on its first use: not in a request
-        self.uploads = Uploads(Path(tempfile.mkdtemp(prefix="openviking-uploads-")), self.server.max_upload_bytes)
+        self.uploads = Uploads(
+            Path(tempfile.mkdtemp(prefix="openviking-uploads-")),
+            self.server.max_upload_bytes,
+            quota=self.server.upload_quota_bytes,
+            unused_seconds=self.server.upload_unused_seconds,
+        )
+        self.uploads.sweep()
         self.root = root
         self.not_ready = ""
+        if self._watch:
+            self.watching = threading.Thread(
+                target=root.keep_watching,
+                kwargs={"stop": self._stop_watching, "report": _log_report},
+                name="openviking-watching",
+                daemon=True,
+            )
+            self.watching.start()
         where = root.store_path if "://" in root.store_path else os.path.abspath(root.store_path)
         log.info("store %s open, embedder %s", where, embedder.identity)
 
     def close(self) -> None:
         """Stop answering, release the store and delete what uploads are left."""
         self.not_ready = "stopping"
+        self._stop_watching.set()
+        if self.watching is not None:
+            self.watching.join()  # a sync under way finishes: what it wrote stays whole
         if self.uploads is not None:
-            shutil.rmtree(self.uploads.root, ignore_errors=True)
+            self.uploads.close()
         if self.root is not None:
             self.root.close()
 
@@ -89,6 +113,10 @@ class ServerState:
                 hint="Use letters, digits and _ . @ -",
                 details={"user": user},
             ) from exc
+
+
+def _log_report(report: WatchReport) -> None:
+    log.log(logging.WARNING if report.kind == "error" else logging.INFO, "watch %s: %s", report.uri, report.message)
 
 
 def _log_warning(message: str) -> None:

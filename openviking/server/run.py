@@ -25,6 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from openviking.config import Config, load_config
 from openviking.errors import InvalidArgumentError, OpenVikingError, UnavailableError
+from openviking.ostext import printable
 
 from .app import create_app
 
@@ -32,10 +33,19 @@ __all__ = ["UnsafeBindError", "check_bind", "is_loopback", "prepared", "serve"]
 
 log = logging.getLogger("openviking.server")
 
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines with their control characters shown (``ostext.printable``): a request's path,
+    an uploaded file's name or a warning may hold escape sequences meant for the terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(super().format(record))
+
+
 LOG_CONFIG: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "formatters": {"plain": {"()": PrintableFormatter, "fmt": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "plain", "stream": "ext://sys.stderr"}},
     "loggers": {
         "uvicorn": {"handlers": ["stderr"], "level": "INFO", "propagate": False},
@@ -78,8 +88,10 @@ def serve(
     *,
     store: str | os.PathLike[str] | None = None,
     config_file: str | os.PathLike[str] | None = None,
+    watch: bool = False,
 ) -> None:
-    """Serve the store until SIGTERM (then return) or Ctrl-C (then KeyboardInterrupt).
+    """Serve the store until SIGTERM (then return) or Ctrl-C (then KeyboardInterrupt); with
+    ``watch``, keep every watched source of the store in step meanwhile.
 
     Raises:
         ConfigError: the config is invalid.
@@ -95,7 +107,7 @@ def serve(
     port = server.port if port is None else port
     check_bind(host, server.has_keys)
     logging.config.dictConfig(LOG_CONFIG)
-    runner, sock, url = prepared(config, store=store, host=host, port=port)
+    runner, sock, url = prepared(config, store=store, host=host, port=port, watch=watch)
     if server.has_keys:
         log.info("OpenViking HTTP server on %s (API keys required)", url)
     else:
@@ -112,11 +124,16 @@ def serve(
 
 
 def prepared(
-    config: Config, *, store: str | os.PathLike[str] | None = None, host: str = "127.0.0.1", port: int = 0
+    config: Config,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    watch: bool = False,
 ) -> tuple[uvicorn.Server, socket.socket, str]:
     """The uvicorn server of the app for ``config``, the socket it is to serve (already
     bound, so a port in use fails here), and its URL. Logging is left as it is."""
-    app = create_app(config=config, store=store, host=host)
+    app = create_app(config=config, store=store, host=host, watch=watch)
     sock = _listen(host, port)
     try:
         settings = uvicorn.Config(

@@ -4,9 +4,11 @@ adds them, under the name of the client's own path, then deleted.
 A folder comes as a ``.zip`` (as upstream's server takes it), a ``.tar`` or a ``.tar.gz``
 (``.tgz``) and is unpacked at once, safely (:mod:`openviking.archives`), within the upload cap.
 
-An upload belongs to the caller that sent it, is used once, and is deleted after an hour
-when nobody used it. A skill given as text (upstream's ``data``) is written to a temporary
-SKILL.md here too (:func:`skill_text`).
+An upload belongs to the caller that sent it and is used once. What one caller's uploads not
+yet added hold in all (unpacked) is capped (``server.upload_quota_bytes``), and an upload nobody
+added is deleted after ``server.upload_unused_seconds`` (ten minutes), by a sweep that runs
+whether or not other uploads come. A skill given as text (upstream's ``data``) is written to a
+temporary SKILL.md here too (:func:`skill_text`).
 """
 
 from __future__ import annotations
@@ -25,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from openviking.archives import archive_suffix, unpack
+from openviking.archives import TooLargeError, archive_suffix, unpack
 from openviking.errors import InvalidArgumentError, NotFoundError, UnimplementedError
 
-__all__ = ["Uploads", "local_name", "replaced", "skill_text"]
+__all__ = ["UPLOADED", "Uploads", "local_name", "replaced", "skill_text"]
 
-UNUSED_SECONDS = 3600
+UPLOADED = "upload://"  # what a user key's uploads are recorded below, with its user's name
+
 _CHUNK = 1024 * 1024
 
 
@@ -43,6 +46,7 @@ class Upload:
     name: str
     is_archive: bool
     created: float
+    size: int  # the bytes it holds (an archive's unpacked files)
 
 
 def local_name(path: str) -> str:
@@ -63,19 +67,41 @@ def replaced(value: Any, old: str, new: str) -> Any:
 
 
 class Uploads:
-    """The uploads of one server, under ``root``, each at most ``max_bytes`` (unpacked too)."""
+    """The uploads of one server, under ``root``: each at most ``max_bytes`` (unpacked too), one
+    caller's not yet added at most ``quota`` in all, and an upload unused for ``unused_seconds``
+    deleted."""
 
-    def __init__(self, root: Path, max_bytes: int) -> None:
+    def __init__(self, root: Path, max_bytes: int, *, quota: int | None = None, unused_seconds: float = 600.0) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        self.quota = quota or max_bytes
+        self.unused_seconds = unused_seconds
         self._lock = threading.Lock()
         self._uploads: dict[str, Upload] = {}
+        self._receiving: dict[str, int] = {}  # bytes set aside, by owner, for the uploads being received
+        self._closed = threading.Event()
+
+    def sweep(self) -> None:
+        """Delete unused uploads from now on, whether or not others come (a daemon thread)."""
+        interval = min(60.0, self.unused_seconds / 4)
+
+        def run() -> None:
+            while not self._closed.wait(interval):
+                self._forget_unused()
+
+        threading.Thread(target=run, name="openviking-upload-sweep", daemon=True).start()
+
+    def close(self) -> None:
+        """Stop the sweep and delete every upload."""
+        self._closed.set()
+        shutil.rmtree(self.root, ignore_errors=True)
 
     def save(self, stream: BinaryIO, filename: str, owner: str) -> str:
         """Keep ``stream`` (unpacked when ``filename`` names an archive); returns its id.
 
         Raises:
             InvalidArgumentError: no usable file name, or an archive that is not one, is unsafe or too big.
+            TooLargeError: more than the cap, or than what is left of the caller's quota.
         """
         self._forget_unused()
         name = local_name(filename)
@@ -83,22 +109,28 @@ class Uploads:
             raise InvalidArgumentError(
                 f"The uploaded file needs a name (got {filename!r})", hint="Send the file's name in the multipart part"
             )
+        allowed = self._set_aside(owner)
         upload_id = f"upload_{secrets.token_hex(16)}"
         folder = self.root / upload_id
-        folder.mkdir()
         try:
+            folder.mkdir()
             is_archive = archive_suffix(name) is not None
             received = folder / ("archive" if is_archive else "content")
             with open(received, "wb") as out:
-                shutil.copyfileobj(stream, out, _CHUNK)
+                size = _copied(stream, out, allowed)
             if is_archive:
-                unpack(received, folder / "content", self.max_bytes, zipped=name.lower().endswith(".zip"))
+                unpack(received, folder / "content", allowed, zipped=name.lower().endswith(".zip"))
                 received.unlink()
-        except BaseException:
+                size = _size_of(folder / "content")
+        except BaseException as exc:
             shutil.rmtree(folder, ignore_errors=True)
+            self._given_back(owner, allowed)
+            if isinstance(exc, TooLargeError) and allowed < self.max_bytes:
+                raise self._over_quota(owner) from exc
             raise
         with self._lock:
-            self._uploads[upload_id] = Upload(owner, folder, name, is_archive, time.monotonic())
+            self._receiving[owner] -= allowed
+            self._uploads[upload_id] = Upload(owner, folder, name, is_archive, time.monotonic(), size)
         return upload_id
 
     @contextmanager
@@ -108,14 +140,18 @@ class Uploads:
         deleted afterwards, whatever happens.
 
         Raises:
-            NotFoundError: no such upload for this caller (or it was used already).
+            NotFoundError: no such upload for this caller (or it was used already, or expired).
         """
+        self._forget_unused()
         with self._lock:
             upload = self._uploads.get(upload_id)
             if upload is None or upload.owner != owner:
                 raise NotFoundError(
                     f"Upload not found: {upload_id}",
-                    hint="Upload with POST /api/v1/resources/temp_upload first; an upload is used once",
+                    hint=(
+                        "Upload with POST /api/v1/resources/temp_upload first; an upload is used once, "
+                        f"and deleted when unused for {self.unused_seconds:g} s"
+                    ),
                     details={"temp_file_id": upload_id},
                 )
             del self._uploads[upload_id]
@@ -125,13 +161,68 @@ class Uploads:
         finally:
             shutil.rmtree(upload.folder, ignore_errors=True)
 
+    def _held(self, owner: str) -> int:
+        """Bytes the owner's uploads hold, and those set aside for the ones being received (under the lock)."""
+        kept = sum(upload.size for upload in self._uploads.values() if upload.owner == owner)
+        return kept + self._receiving.get(owner, 0)
+
+    def _set_aside(self, owner: str) -> int:
+        """Room for one more upload of ``owner``: what is left of its quota, at most the cap.
+
+        Raises:
+            TooLargeError: nothing is left.
+        """
+        with self._lock:
+            allowed = min(self.max_bytes, self.quota - self._held(owner))
+            if allowed > 0:
+                self._receiving[owner] = self._receiving.get(owner, 0) + allowed
+                return allowed
+        raise self._over_quota(owner)
+
+    def _given_back(self, owner: str, allowed: int) -> None:
+        with self._lock:
+            self._receiving[owner] -= allowed
+
+    def _over_quota(self, owner: str) -> TooLargeError:
+        with self._lock:
+            held = sum(upload.size for upload in self._uploads.values() if upload.owner == owner)
+        error = TooLargeError(
+            f"Your uploads not yet added hold {held:,} bytes: with this one they would hold more than "
+            f"{self.quota:,}, the most one caller may",
+            self.quota,
+        )
+        error.hint = (
+            "Add what you uploaded (POST /api/v1/resources with its temp_file_id) before uploading more; "
+            f"an upload nobody adds is deleted after {self.unused_seconds:g} s"
+        )
+        return error
+
     def _forget_unused(self) -> None:
-        cutoff = time.monotonic() - UNUSED_SECONDS
+        cutoff = time.monotonic() - self.unused_seconds
         with self._lock:
             stale = [key for key, upload in self._uploads.items() if upload.created < cutoff]
             folders = [self._uploads.pop(key).folder for key in stale]
         for folder in folders:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _copied(stream: BinaryIO, out: BinaryIO, limit: int) -> int:
+    """Copy ``stream`` into ``out``; the bytes copied.
+
+    Raises:
+        TooLargeError: more than ``limit`` bytes.
+    """
+    size = 0
+    while chunk := stream.read(_CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise TooLargeError(f"The upload is more than {limit} bytes", limit)
+        out.write(chunk)
+    return size
+
+
+def _size_of(folder: Path) -> int:
+    return sum(os.lstat(os.path.join(top, name)).st_size for top, _, names in os.walk(folder) for name in names)
 
 
 def _named(upload: Upload, name: str) -> Path:

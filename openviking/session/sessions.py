@@ -342,7 +342,7 @@ class SessionStore:
             row = self._row(sid) or self._new_row(sid)
             row["updated_at"] = now
             self.rows.write_session(row)
-            self.rows.write_message(message)
+            self.rows.add_message(message)
             count = self.rows.count_messages(sid)
         return MessageAdded(session_id=sid, uri=row["uri"], message=_message(message), message_count=count)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -33,7 +33,9 @@ from .schema import FILTER_FIELDS
 
 __all__ = [
     "OPS",
+    "SCOPE_STAGES",
     "Scope",
+    "ScopeStage",
     "check_filter",
     "levels_from",
     "parse_filter",
@@ -204,20 +206,11 @@ class Scope:
 
     def stage_predicates(self) -> list[tuple[str, str]]:
         """``(stage name, SQL)`` for every active restriction, in the order they apply."""
-        stages: list[tuple[str, str]] = []
-        if self.targets and not any(t.is_root for t in self.targets):
-            stages.append(("scope", _any(path_scope_sql(t) for t in self.targets)))
-        if self.context_types:
-            stages.append(("context_type", sql_in("context_type", self.context_types)))
-        if self.levels:
-            stages.append(("level", f"level IN ({', '.join(str(int(v)) for v in self.levels)})"))
-        if self.tags:
-            stages.append(("tags", " AND ".join(f"array_has(tags, {sql_string(t)})" for t in self.tags)))
-        if self.time_range is not None:
-            stages.append(("time", _range(self.time_range.to_filter(), self.time_range.field, "time")))
-        if self.filter:
-            stages.append(("filter", filter_to_sql(self.filter, user=self.user)))
-        return stages
+        return [(stage.name, stage.sql(self)) for stage in SCOPE_STAGES if stage.active(self)]
+
+    def loosening(self, stage_name: str) -> str:
+        """What to loosen when the stage ``stage_name`` left no record."""
+        return next(stage.loosen for stage in SCOPE_STAGES if stage.name == stage_name)
 
     def to_sql(self) -> str | None:
         """All restrictions ANDed, or None when nothing restricts."""
@@ -225,6 +218,64 @@ class Scope:
         if not stages:
             return None
         return " AND ".join(f"({sql})" for _, sql in stages)
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeStage:
+    """One restriction of a :class:`Scope`: whether a scope has it, its SQL, and the advice when
+    it alone leaves nothing (what a find that returned nothing says to loosen)."""
+
+    name: str
+    active: Callable[[Scope], bool]
+    sql: Callable[[Scope], str]
+    loosen: str
+
+
+def _time_sql(scope: Scope) -> str:
+    assert scope.time_range is not None  # active only with one
+    return _range(scope.time_range.to_filter(), scope.time_range.field, "time")
+
+
+SCOPE_STAGES = (
+    ScopeStage(
+        "scope",
+        lambda scope: bool(scope.targets) and not any(t.is_root for t in scope.targets),
+        lambda scope: _any(path_scope_sql(t) for t in scope.targets),
+        "search a wider --uri (or none)",
+    ),
+    ScopeStage(
+        "context_type",
+        lambda scope: bool(scope.context_types),
+        lambda scope: sql_in("context_type", scope.context_types),
+        "drop --context-type",
+    ),
+    ScopeStage(
+        "level",
+        lambda scope: bool(scope.levels),
+        lambda scope: f"level IN ({', '.join(str(int(v)) for v in scope.levels)})",
+        "drop --level",
+    ),
+    ScopeStage(
+        "tags",
+        lambda scope: bool(scope.tags),
+        lambda scope: " AND ".join(f"array_has(tags, {sql_string(t)})" for t in scope.tags),
+        "drop or change --tags",
+    ),
+    ScopeStage(
+        "time",
+        lambda scope: scope.time_range is not None,
+        _time_sql,
+        "widen --after/--before, or use --time-field created_at",
+    ),
+    ScopeStage(
+        "filter",
+        lambda scope: bool(scope.filter),
+        lambda scope: filter_to_sql(scope.filter or {}, user=scope.user),
+        "loosen --filter",
+    ),
+)
+"""Every restriction a scope can hold, in the order they apply: the one definition the store's
+SQL, the count per stage and a diagnosis's advice are all made from."""
 
 
 def _any(parts: Iterable[str]) -> str:

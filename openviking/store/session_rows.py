@@ -55,9 +55,9 @@ class SessionRows:
         """Insert or replace a session row (keyed by its URI)."""
         self.store._upsert_rows(schema.SESSIONS, [row], "uri", schema.sessions_schema())
 
-    def write_message(self, row: dict[str, Any]) -> None:
-        """Insert or replace a message row (keyed by its id)."""
-        self.store._upsert_rows(schema.MESSAGES, [row], "id", schema.messages_schema())
+    def add_message(self, row: dict[str, Any]) -> None:
+        """Append a new message row (its id is new: ``msg_<32 random hex>``)."""
+        self.store._append_rows(schema.MESSAGES, [row], schema.messages_schema())
 
     def commits(self, uri: str) -> dict[str, Any] | None:
         """The commit row of the session at ``uri``, or None (never committed)."""

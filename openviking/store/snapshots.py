@@ -159,13 +159,14 @@ def resolve(store: LanceStore, as_of: str) -> Pin:
     try:
         bound = parse_time_range(until=text)
     except InvalidArgumentError:
+        bound = None
+    if bound is None or bound.lte is None:  # not a time, or nothing at all
         raise InvalidArgumentError(
             f"as_of {text[:80]!r} is not a snapshot, a version of the store or a time",
             hint="A snapshot's name (openviking snapshot list), a version (digits), or a time: 2h, 2026-12-01, "
             "2026-12-01T12:00:00Z",
             details={"as_of": text[:80]},
-        ) from None
-    assert bound is not None and bound.lte is not None
+        )
     return _at_time(store, bound.lte, text)
 
 

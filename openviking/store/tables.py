@@ -442,6 +442,25 @@ class Tables:
                 table,
                 lambda: table.merge_insert(key).when_matched_update_all().when_not_matched_insert_all().execute(data),
             )
+            self._rows_written(name)
+
+    def _append_rows(self, name: str, rows: list[dict[str, Any]], table_schema: pa.Schema) -> None:
+        """Append rows known to be new to table ``name`` (made on first use): no merge, which
+        would read every row of the table to look for their keys."""
+        if not rows:
+            return
+        import pyarrow as pa
+
+        data = pa.Table.from_pylist(rows, schema=table_schema)
+        with self.write_lock():
+            if not self._has_table(name):
+                self._tables[name] = self.create_table(name, table_schema)
+            table = self._tables[name]
+            self._commit(table, lambda: table.add(data))
+            self._rows_written(name)
+
+    def _rows_written(self, name: str) -> None:
+        """After rows of table ``name`` were written, under the write lock (to keep it compact)."""
 
     def _query_rows(
         self,
@@ -492,6 +511,7 @@ class Tables:
             return
         with self.write_lock():
             self._commit(self._tables[name], lambda: self._tables[name].delete(where))
+            self._rows_written(name)
 
 
 def _manifest_version(path: Path) -> int:

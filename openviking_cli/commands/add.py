@@ -60,6 +60,19 @@ def add_resource(
         list[str] | None,
         typer.Option("--exclude", help="Leave out paths matching this glob (repeatable).", show_default=False),
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Then keep it in step with its files, until Ctrl-C (see openviking watch)."),
+    ] = False,
+    watch_interval: Annotated[
+        float | None,
+        typer.Option(
+            "--watch-interval",
+            help="With --watch: check it every this many minutes instead of following file events.",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
 ) -> Output:
     """Add a file or folder under viking://resources (or --to/--parent) and index it.
 
@@ -69,8 +82,15 @@ def add_resource(
     archive adds what is inside it; a URL adds the page or file it serves. Re-adding
     re-indexes only what changed.
 
+    With --watch (a local folder or file), it then keeps following its changes in the
+    foreground until Ctrl-C, as openviking watch does.
+
     Example: openviking add-resource ./docs --to viking://resources/docs --tag team=search
     """
+    if watch or watch_interval is not None:
+        from .watch import watch_path
+
+        return watch_path(ctx, path, to, parent, tag, include, exclude, watch_interval, follows=True)
     client = ctx.client()
     with progress_bar("Indexing") as update:
         result = client.add_resource(

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
 
 from openviking.errors import InvalidArgumentError
-from openviking_cli.render import printable
+from openviking_cli.console import say, say_bytes
 from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, command
 
 app = typer.Typer()
@@ -19,9 +18,9 @@ DirArgument = Annotated[str, typer.Argument(help="A viking:// URI.")]
 
 
 def _raw_text(text: str) -> Any:
-    # File content is printed as it is: no rich, no wrapping, no markup.
+    # File content is printed as it is (its control characters shown): no rich, no wrapping, no markup.
     def render(_console: Any) -> None:
-        sys.stdout.write(text if not text or text.endswith("\n") else text + "\n")
+        say(text if not text or text.endswith("\n") else text + "\n")
 
     return render
 
@@ -56,8 +55,7 @@ def _bytes_output(uri: str, data: bytes) -> Output:
     import base64
 
     def render(_console: Any) -> None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(data)
+        say_bytes(data)
 
     as_json = {"uri": uri, "size": len(data), "content_base64": base64.b64encode(data).decode("ascii")}
     return Output(as_json, table=render, items=[as_json])
@@ -90,7 +88,7 @@ def _listing(console: Any, entries: Sequence[Mapping[str, Any]]) -> None:
             "-" if entry["isDir"] else str(entry["size"]),
             (entry.get("modTime") or "")[:16].replace("T", " "),
             entry["uri"],
-            printable(" ".join((entry.get("abstract") or "").split())),
+            " ".join((entry.get("abstract") or "").split()),
         )
         for entry in entries
     ]
@@ -119,7 +117,7 @@ def _listing(console: Any, entries: Sequence[Mapping[str, Any]]) -> None:
         return
     with console.capture() as captured:  # without the trailing padding
         console.print(table, crop=False)
-    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
+    say("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
 
 
 @command(app, "ls", formats=LISTING_FORMATS)
@@ -145,8 +143,7 @@ def ls(
         uris = [str(e) for e in entries]
 
         def render(_console: Any) -> None:
-            for item in uris:
-                sys.stdout.write(f"{item}\n")
+            say("".join(f"{item}\n" for item in uris))
 
         return Output(uris, table=render, items=[{"uri": u} for u in uris])
     return Output(listed, table=lambda console: _listing(console, listed), items=listed)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from openviking_cli.commands.find import UriOption
+from openviking_cli.console import say
 from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
@@ -49,4 +49,4 @@ def context(
 
 def _markdown(result: Any) -> None:
     # The markdown as it is, for a prompt or a file: no rich markup, no wrapping.
-    sys.stdout.write(result["rendered"] if result["rendered"] else "No context found.\n")
+    say(result["rendered"] if result["rendered"] else "No context found.\n")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from openviking.errors import InvalidArgumentError
+from openviking_cli.console import say
 from openviking_cli.render import note
 from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, command, make_console
 
@@ -159,7 +159,7 @@ def _highlighted(console: Any, matches: list[dict[str, Any]]) -> None:
 
 def _write_lines(lines: list[str]) -> None:
     # Not a terminal: the lines as they are, no rich (fast, and no markup or wrapping).
-    sys.stdout.write("\n".join(lines) + "\n")
+    say("\n".join(lines) + "\n")
 
 
 @command(app, "glob", formats=LISTING_FORMATS)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Annotated, Any
 
 import typer
 
 from openviking.errors import InvalidArgumentError
 from openviking_cli.boundary import ExitCode, report_error
+from openviking_cli.console import say
 from openviking_cli.runtime import CliContext, Output, command, command_group
 
 app = typer.Typer()
@@ -31,12 +31,17 @@ def serve(
             "--port", help="The port (default: server.port, else 1933).", min=0, max=65535, show_default=False
         ),
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option("--watch", help="Also keep every watched source of the store in step (see openviking watch)."),
+    ] = False,
 ) -> Output:
     """Serve the store over HTTP, with upstream's API, until SIGTERM or Ctrl-C.
 
     Requests need an API key when server.root_api_key or server.users is set in ov.conf;
     without one the server listens on this machine only, and every request acts as
-    default_user. SIGTERM lets the requests in flight finish, then exits 0.
+    default_user. SIGTERM lets the requests in flight finish, then exits 0. With --watch, the
+    server also keeps the store's watched sources in step, in the background.
 
     Example: openviking serve --port 1933
     """
@@ -44,12 +49,12 @@ def serve(
     from openviking.server.run import serve as run
 
     try:
-        run(host, port, store=ctx.store, config_file=ctx.config)
+        run(host, port, store=ctx.store, config_file=ctx.config, watch=watch)
     except UnsafeBindError as exc:  # a start-up refusal: one line, no hint about --help
         if ctx.machine:
             report_error(exc, ctx.output, ctx.command)
         else:
-            sys.stderr.write(f"Error: {exc.message}\n")
+            say(f"Error: {exc.message}\n", stderr=True)
         raise typer.Exit(ExitCode.USAGE) from None
     return Output({"stopped": True})
 
@@ -77,6 +82,6 @@ def new_key(
 
 
 def _print_key(key: str, line: str) -> Any:
-    sys.stdout.write(f"{key}\n{line}\n")
-    sys.stderr.write("Give the key (first line) to its user; it is not shown again. Add the second line to "
-                     "\"server\": {\"users\": {...}} in ov.conf.\n")  # fmt: skip
+    say(f"{key}\n{line}\n")
+    say("Give the key (first line) to its user; it is not shown again. Add the second line to "
+        "\"server\": {\"users\": {...}} in ov.conf.\n", stderr=True)  # fmt: skip

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
 
+from openviking_cli.console import say
 from openviking_cli.render import note, text_width, wrap_cells, wrap_indented
 from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, command_group, text_argument
 
@@ -19,7 +19,7 @@ SessionIdArgument = Annotated[str, typer.Argument(help="The session id.", show_d
 
 def _line(text: str) -> Any:
     def render(_console: Any) -> None:
-        sys.stdout.write(text + "\n")
+        say(text + "\n")
 
     return render
 
@@ -198,10 +198,11 @@ def _render_commit(console: Any, result: Mapping[str, Any]) -> None:
         console.print(Text(f"Memories: {result['extraction_error']}", style="yellow"), soft_wrap=True)
         return
     counts = result["memories_extracted"]
+    changed = "".join(f", {counts[key]} {key}" for key in ("superseded", "aged") if counts.get(key))
     console.print(
         Text(
             f"Memories ({result['extraction']}): {counts.get('created', 0)} new, {counts.get('merged', 0)} merged, "
-            f"{counts.get('skipped', 0)} known" + (" (dry run: nothing written)" if result["dry_run"] else "")
+            f"{counts.get('skipped', 0)} known{changed}" + (" (dry run: nothing written)" if result["dry_run"] else "")
         ),
         soft_wrap=True,
     )
@@ -209,7 +210,11 @@ def _render_commit(console: Any, result: Mapping[str, Any]) -> None:
         line = Text(f"  {memory['action']:<7} ", style="dim")
         line.append(f"{memory['category']} {memory['day']} ", style="cyan")
         line.append(" ".join(memory["text"].split()))
+        if memory.get("superseded_by"):
+            line.append(f" (kept as history in {memory['superseded_by']})", style="dim")
         console.print(line, soft_wrap=True)
+    for said in result.get("notes") or []:
+        console.print(Text(f"Note: {said}", style="yellow"), soft_wrap=True)
 
 
 @command(session_app, "context")

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any
 
 import typer
 
+from openviking_cli.console import say
 from openviking_cli.render import note
 from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, command, command_group
 
@@ -22,7 +22,7 @@ NameArgument = Annotated[
 
 def _line(text: str) -> Any:
     def render(_console: Any) -> None:
-        sys.stdout.write(text + "\n")
+        say(text + "\n")
 
     return render
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from . import content, declared, resources, search, sessions, system, upstream
+from . import content, declared, resources, search, sessions, system, upstream, watches
 
 __all__ = ["ROUTERS"]
 
 ROUTERS: tuple[APIRouter, ...] = tuple(
-    module.router for module in (system, declared, search, content, sessions, resources, upstream)
+    module.router for module in (system, declared, search, content, sessions, resources, watches, upstream)
 )

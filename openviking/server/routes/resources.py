@@ -4,26 +4,31 @@
 without keys, on loopback) may give one: a user key would read any file the server can. A
 client elsewhere uploads instead, then adds the upload by its ``temp_file_id``; the add
 then reads as if it were the client's own path (``source_name``), in its messages and in the
-nodes' ``source``, so uploading the same folder again finds it unchanged.
+nodes' ``source``, so uploading the same folder again finds it unchanged. A user key's
+``source_name`` is recorded below ``upload://<user>/``: only the root key's word can name a path
+of the server's machine as a source.
+
+A URL is fetched here, within the bounds on fetches under way (:mod:`openviking.server.fetching`);
+a user key's from public addresses only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, UploadFile
 
-from openviking.errors import OpenVikingError, PermissionDeniedError, UnavailableError
+from openviking.errors import InvalidArgumentError, OpenVikingError, PermissionDeniedError, UnavailableError
 from openviking.fetch import is_url
 from openviking.origins import local_source
 from openviking.server.auth import Caller
 from openviking.server.bodies import AddResourceBody, AddSkillBody
 from openviking.server.context import CallerOf, Client, ServerState, State
 from openviking.server.envelope import EnvelopeResponse, ok, rewrite_warnings
-from openviking.server.uploads import Uploads, replaced, skill_text
+from openviking.server.uploads import UPLOADED, Uploads, local_name, replaced, skill_text
 
 router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=EnvelopeResponse)
 
@@ -46,11 +51,22 @@ def temp_upload(
 def add_resource(body: AddResourceBody, client: Client, caller: CallerOf, state: State) -> EnvelopeResponse:
     """Mirror a file or folder under a viking:// URI and index it: an AddResult."""
     body.say_ignored()
+    watching = body.watch_interval is not None and body.watch_interval > 0
+    if watching and (body.path is None or is_url(body.path)):
+        raise InvalidArgumentError(
+            "watch_interval > 0 is not supported for an upload or a URL: only a local folder or file is watched",
+            hint="Watch a path of the server's machine (root key), or add it again when it changes",
+        )
     with _source(body.path, body.temp_file_id, body.source_name, caller, state) as (path, name, shown):
         include, exclude = body.globs()
         result = client.add_resource(
             path, body.to, body.parent, tags=body.tags, include=include, exclude=exclude, source_name=name
         )
+        if watching:  # upstream's way to watch: the source is recorded as watched at what it was added as
+            client.watch(
+                path, result.root_uri, tags=body.tags, include=include, exclude=exclude,
+                watch_interval=body.watch_interval,
+            )  # fmt: skip
         return ok(shown(result))
 
 
@@ -77,26 +93,42 @@ def _source(
     """The local path to add, the name to record it as, and how to show a result of it;
     an error from the add shows the client's name too."""
     if path is not None and is_url(path):
-        if not caller.isolated:
-            yield path, source_name, _plain  # the library fetches it
-            return
-        # A user key's URL is fetched here, to public addresses only: never the server's own network.
-        with local_source(path, public_only=True) as fetched:
-            with _spelled(fetched.path, source_name or fetched.shown) as shown:
-                yield str(fetched.path), source_name or fetched.shown, shown
+        with ExitStack() as stack:
+            # A fetch holds a worker thread: a bounded number of them at once, per caller and in all.
+            with state.fetches.slot(caller.owner):
+                # A user key's URL is fetched from public addresses only: never the server's own network.
+                fetched = stack.enter_context(local_source(path, public_only=caller.isolated))
+            name = source_name or fetched.shown
+            shown = stack.enter_context(_spelled(fetched.path, name))
+            yield str(fetched.path), _recorded(name, caller) if source_name else name, shown
         return
     if path is not None:
-        if caller.isolated:
-            raise PermissionDeniedError(
-                "A user key cannot add a path on the server's machine",
-                hint="Upload it with POST /api/v1/resources/temp_upload, then add its temp_file_id",
-            )
-        _within_roots(path, state.server.path_roots)
+        check_local_path(path, caller, state)
         yield path, source_name, _plain
         return
     assert upload_id is not None  # the body has one or the other
     with _uploads(state).taken(upload_id, caller.owner, source_name) as (local, name), _spelled(local, name) as shown:
-        yield str(local), name, shown
+        yield str(local), _recorded(name, caller), shown
+
+
+def _recorded(name: str, caller: Caller) -> str:
+    """What the nodes record as the source named ``name`` by the client: for a user key, a path
+    or a URL is recorded below ``upload://<user>/``, so that no user can make a resource look as
+    if it came from a file of the server's machine (``/etc/passwd``) or from a site it did not."""
+    if not caller.isolated or name == local_name(name):
+        return name  # the root key's word is the server's; a bare name names no place
+    return f"{UPLOADED}{caller.user}/{name.lstrip('/')}"
+
+
+def check_local_path(path: str, caller: Caller, state: ServerState) -> None:
+    """Refuse a path of the server's machine to a user key (it would read any file the server
+    can), or one outside ``server.path_roots``."""
+    if caller.isolated:
+        raise PermissionDeniedError(
+            "A user key cannot add a path on the server's machine",
+            hint="Upload it with POST /api/v1/resources/temp_upload, then add its temp_file_id",
+        )
+    _within_roots(path, state.server.path_roots)
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """Upstream OpenViking's routes that are not operations here: its observer (the health its
 client asks with ``is_healthy()``), its content reindex and its wait, as this server means them;
-and those of what this tool does not have (accounts, ACLs, watches, packs...), which answer
+and those of what this tool does not have (accounts, ACLs, tasks, packs...), which answer
 upstream's own ``UNIMPLEMENTED`` (501) naming what is missing, so that upstream's client says so
 rather than "not found".
 """
@@ -83,8 +83,6 @@ UNSUPPORTED = {
     "admin/{rest:path}": "accounts and their users (a user here is a key in server.users)",
     "acl": "access control lists (access follows the caller's key)",
     "acl/{rest:path}": "access control lists (access follows the caller's key)",
-    "watches": "watched sources (add a resource again to update it)",
-    "watches/{rest:path}": "watched sources (add a resource again to update it)",
     "tasks": "background tasks (every call here is done when it answers)",
     "tasks/{rest:path}": "background tasks (every call here is done when it answers)",
     "compile": "compiling resources into a skill",
