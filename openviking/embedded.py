@@ -217,13 +217,17 @@ class OpenViking(Embedded):
         from .retrieve.request import find_request
 
         config = self.config
-        return find_request(
+        request = find_request(
             arguments,
             user=self.user,
             default_threshold=config.rerank.threshold,
             default_mode=config.retrieval.mode,
             translate=config.retrieval.translate_queries,
         )
+        window = request.scope.time_range
+        if window is not None and window.empty:
+            self._warn("since is later than until: nothing changed in that window, so nothing is found")
+        return request
 
     def _retrieval_backend(self, request: FindRequest) -> tuple[LanceStore, Embedder | None]:
         """The store and the checked embedder a find needs (none in keyword mode)."""
@@ -755,8 +759,9 @@ class OpenViking(Embedded):
         for uri in (source, *targets):
             fs.node(uri, columns=["uri"])  # NOT_FOUND for a URI that does not exist
         if source in targets:  # it would list itself among its own relations
-            raise InvalidArgumentError(f"{source} cannot be linked to itself", hint="Name another URI to relate it to")
-        added = add_links(self._open(), str(source), [str(t) for t in targets], reason)
+            self._warn(f"{source} is not linked to itself: a URI's relations are other URIs")
+            targets = [target for target in targets if target != source]
+        added = add_links(self._open(), str(source), [str(t) for t in targets], reason) if targets else 0
         return LinkResult(from_uri=str(source), to=[str(t) for t in targets], reason=reason, linked=added)
 
     def unlink(self, from_uri: str, uri: str) -> UnlinkResult:

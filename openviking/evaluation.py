@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from .errors import InvalidArgumentError
+from .errors import AlreadyExistsError, InvalidArgumentError
 from .results import Record
 
 __all__ = [
@@ -165,7 +165,8 @@ def check_queries(queries: Any, k: int) -> list[dict[str, Any]]:
 
     Raises:
         InvalidArgumentError: not a list of objects, no query, an empty or badly graded
-            ``relevant``, an unknown key, a ``k`` out of range, or two queries with one id.
+            ``relevant``, an unknown key, or a ``k`` out of range.
+        AlreadyExistsError: two queries with one id.
     """
     if isinstance(queries, str | bytes) or not isinstance(queries, Sequence) or not queries:
         raise InvalidArgumentError(
@@ -188,8 +189,12 @@ def check_queries(queries: Any, k: int) -> list[dict[str, Any]]:
         if isinstance(ident, bool) or not isinstance(ident, str | int) or not str(ident).strip():
             raise _bad(where, f"{where}.id must be a string or a number")
         ident = str(ident)
-        if ident in seen:
-            raise _bad(where, f"{where}.id {ident!r} is the id of an earlier query")
+        if ident in seen:  # a key taken already (no schema of a list can say each item's id is its own)
+            raise AlreadyExistsError(
+                f"{where}.id {ident!r} is the id of an earlier query",
+                hint="Each line of a golden file is {query, relevant}, with an id of its own",
+                details={"at": where, "index": index, "resource": ident, "type": "query id"},
+            )
         seen.add(ident)
         own_k = raw.get("k", k)
         if isinstance(own_k, bool) or not isinstance(own_k, int) or not 1 <= own_k <= MAX_K:

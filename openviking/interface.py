@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
+from . import forms
 from .arguments import MAX_INT
 from .config import RETRIEVAL_MODES
 from .evaluation import EvalResult
@@ -83,17 +84,20 @@ MessageContent = str | TextPart | Mapping[str, str] | Sequence[str | TextPart | 
 
 
 TIME_FORMS = "30m, 2h, 7d, 2w (back from now), YYYY-MM-DD (that whole UTC day) or ISO 8601"
-URI = Param("A viking:// URI.")
+URI = Param("A viking:// URI.", pattern=forms.URI)
+ENTRY = Param("A viking:// URI below a scope root.", pattern=forms.ENTRY)
 AS_OF = Param(
     "Answer from the store as it was then: a snapshot's name (see snapshot_tag), a version of the "
-    f"store (digits), or a time ({TIME_FORMS}); default: as it is now."
+    f"store (digits), or a time ({TIME_FORMS}); default: as it is now.",
+    pattern=forms.AS_OF,
 )
 
 FIND_PARAMS: dict[str, Param] = {
-    "query": Param("What to look for, in plain words (a question or a description)."),
+    "query": Param("What to look for, in plain words (a question or a description).", pattern=forms.NOT_BLANK),
     "target_uri": Param(
         "Search only below this URI (or each of these), e.g. viking://resources/docs or "
-        "viking://user/memories (default: all resources, the user's space and the agent's skills)."
+        "viking://user/memories (default: all resources, the user's space and the agent's skills).",
+        pattern=forms.TARGET,
     ),
     "limit": Param("The most hits to return (at most 10,000 are returned).", ge=0),
     "node_limit": Param("Upstream's name for limit; it wins when given.", ge=0),
@@ -101,19 +105,32 @@ FIND_PARAMS: dict[str, Param] = {
         "Keep hits scoring strictly above this, 0 to 1 (default: the configured threshold, 0.1); lower "
         "it when nothing comes back."
     ),
-    "filter": Param("Upstream's filter expression, as an object or its JSON text."),
-    "since": Param(f"Only what changed since then: {TIME_FORMS}."),
-    "until": Param(f"Only what changed until then: {TIME_FORMS}."),
-    "time_field": Param("The time since and until look at.", choices=("updated_at", "created_at")),
-    "level": Param("The levels to search: 0 (abstract), 1 (overview), 2 (content), e.g. 2, '0,2' or [0, 2]."),
-    "context_type": Param("Only this kind: memory, resource or skill (a list, or comma-separated, for several)."),
-    "tags": Param("key=value tags every hit must carry (a list, or one comma-separated string)."),
+    "filter": Param(
+        "Upstream's filter expression (in-process, its JSON text too).",
+        schema=forms.FILTER,
+        json_type=dict[str, Any] | None,
+    ),
+    "since": Param(f"Only what changed since then: {TIME_FORMS}.", pattern=forms.TIME_OR_BLANK),
+    "until": Param(f"Only what changed until then: {TIME_FORMS}.", pattern=forms.TIME_OR_BLANK),
+    "time_field": Param(
+        "The time since and until look at (empty: updated_at).", choices=("updated_at", "created_at", "")
+    ),
+    "level": Param(
+        "The levels to search: 0 (abstract), 1 (overview), 2 (content), e.g. 2, '0,2' or [0, 2].", schema=forms.LEVEL
+    ),
+    "context_type": Param(
+        "Only this kind: memory, resource or skill (a list, or comma-separated, for several).",
+        pattern=forms.CONTEXT_TYPES,
+    ),
+    "tags": Param("key=value tags every hit must carry (a list, or one comma-separated string).", schema=forms.TAGS),
     "include_provenance": Param("Add provenance to the JSON: a planned search's results query by query."),
-    "telemetry": Param('true or {"summary": true} attaches telemetry (an id, the duration, the count).'),
+    "telemetry": Param(
+        'true or {"summary": true} attaches telemetry (an id, the duration, the count).', schema=forms.TELEMETRY
+    ),
     "mode": Param(
-        "hybrid (default: meaning and keywords), vector (meaning only) or keyword (BM25 only); "
+        "hybrid (default, or empty: meaning and keywords), vector (meaning only) or keyword (BM25 only); "
         "upstream's name for the default, list, is taken too.",
-        choices=RETRIEVAL_MODES,
+        choices=(*RETRIEVAL_MODES, "list", ""),
     ),
     "explain": Param("Attach each score's parts to each hit; for no hits, what removed the candidates."),
     "as_of": AS_OF,
@@ -121,7 +138,10 @@ FIND_PARAMS: dict[str, Param] = {
 SEARCH_PARAMS: dict[str, Param] = {
     **FIND_PARAMS,
     "session": Param("The session (a handle, or its id) whose messages plan the queries.", local=True),
-    "session_id": Param("The session whose messages give the query its context."),
+    "session_id": Param(
+        "The session whose messages give the query its context (one there is not: the query alone, with a warning).",
+        pattern=forms.NOT_BLANK,
+    ),
 }
 FIND_RESULT = (
     "Result: JSON {memories, resources, skills, total}; each hit has uri, score, level (0: a "
@@ -130,7 +150,19 @@ FIND_RESULT = (
     "matched), tags and relations (related URIs). Next, read a level-2 hit's uri, or overview a "
     "directory's."
 )
-FIND_TOOL_PARAMS = ("query", "target_uri", "limit", "score_threshold", "since", "until", "context_type", "mode")
+# Why an agent's tools leave these parameters out (each tool takes every other one).
+AS_OF_LEFT_OUT = "snapshots are a CI job's, pinned by whoever runs the queries"
+FIND_LEFT_OUT = {
+    "node_limit": "upstream's name for limit",
+    "filter": "upstream's filter language: since, until and context_type say what an agent needs",
+    "time_field": "since and until look at when a file last changed, which is what an agent means",
+    "level": "every level is searched, and each hit says its level",
+    "tags": "tags are set by whoever adds the files, which an agent does not know",
+    "include_provenance": "a planned search's queries are in its query_plan already",
+    "telemetry": "timing is the host's to measure",
+    "explain": "an agent reads the hits, not how each score was made",
+    "as_of": AS_OF_LEFT_OUT,
+}
 PROGRESS = Param(
     "Called with (done, total) while the write works: bytes read and written, then, from 0 again, "
     "records given their vectors.",
@@ -143,6 +175,7 @@ WAIT = Param(
 WATCH_INTERVAL = Param(
     "Check the whole source every this many minutes (upstream's unit; 0.05 is 3 s) instead of "
     "following file events: for network filesystems, which send none (default: file events).",
+    ge=0,
 )
 # Fields upstream's clients send that change nothing here, and why.
 FIND_UPSTREAM = {
@@ -186,8 +219,8 @@ class Operations(Protocol):
             "best answer a query, grouped as memories, resources and skills. Use it first when you "
             "know what you need but not where it is; use grep for exact words or a regex, glob for "
             "file names, and search when a recorded conversation (a session) should shape the query. " + FIND_RESULT,
-            '{"query": "how do users authenticate", "target_uri": "viking://resources", "limit": 5}',
-            FIND_TOOL_PARAMS,
+            '{"query": "how do users authenticate", "target_uri": ["viking://resources"], "limit": 5}',
+            FIND_LEFT_OUT,
         ),
         command="find",
         upstream=FIND_UPSTREAM,
@@ -234,7 +267,7 @@ class Operations(Protocol):
             "the result has query_plan); otherwise the query runs alone, exactly as find. Use it "
             "inside a conversation recorded as a session; otherwise use find. " + FIND_RESULT,
             '{"query": "write an RFC for it", "session_id": "design-review"}',
-            (FIND_TOOL_PARAMS[0], "session_id", *FIND_TOOL_PARAMS[1:]),
+            FIND_LEFT_OUT,
         ),
         command="search",
         upstream=SEARCH_UPSTREAM,
@@ -281,7 +314,12 @@ class Operations(Protocol):
             "summaries are not searched. Result: JSON {matches: [{uri, line, content}], count, "
             "match_count, files_scanned}; line counts from 1, so read it with offset line - 1.",
             '{"uri": "viking://resources", "pattern": "auth(entication|orization)", "case_insensitive": true}',
-            ("uri", "pattern", "case_insensitive", "exclude_uri", "node_limit", "level_limit"),
+            {
+                "count": "grep answers matching lines, the form its text describes",
+                "files_with_matches": "grep answers matching lines, the form its text describes",
+                "spans": "a matching line is what an agent reads",
+                "as_of": AS_OF_LEFT_OUT,
+            },
         ),
         command="grep",
         upstream={
@@ -291,15 +329,16 @@ class Operations(Protocol):
         },
         params={
             "uri": Param(
-                "A directory to search below (viking:// for everything, level_limit levels deep), or one file."
+                "A directory to search below (viking:// for everything, level_limit levels deep), or one file.",
+                pattern=forms.URI,
             ),
             "pattern": Param("A regular expression in Python's re syntax (plain text with fixed_strings)."),
             "case_insensitive": Param("Ignore case."),
-            "exclude_uri": Param("Skip this URI (or each of these) and everything below it."),
+            "exclude_uri": Param("Skip this URI (or each of these) and everything below it.", pattern=forms.URI),
             "node_limit": Param("At most this many matching lines (0 or none: all).", ge=0, le=MAX_INT),
             "level_limit": Param("Only files at most this many levels below uri (0 or none: all).", ge=0, le=MAX_INT),
             "fixed_strings": Param("The pattern is plain text, not a regular expression."),
-            "count": Param("Per-file counts (counts) instead of lines."),
+            "count": Param("Per-file counts (counts) instead of lines.", not_with=("files_with_matches",)),
             "files_with_matches": Param("The matching files (files) instead of lines."),
             "spans": Param("Add each match's character offsets to its line."),
             "as_of": AS_OF,
@@ -338,13 +377,13 @@ class Operations(Protocol):
             "it to find files by name; grep searches their content, ls and tree browse. Result: JSON "
             "{matches: [uri, ...], count}, sorted by path.",
             '{"pattern": "**/*.md", "uri": "viking://resources"}',
-            ("pattern", "uri", "node_limit"),
+            {"as_of": AS_OF_LEFT_OUT},
         ),
         command="glob",
         upstream={**TAG_FILTERS, "extra_fields": "a match is its URI"},
         params={
-            "pattern": Param("The glob, matched against the path relative to uri."),
-            "uri": Param("The directory the paths are relative to."),
+            "pattern": Param("The glob, matched against the path relative to uri.", pattern=forms.GLOB),
+            "uri": Param("The directory the paths are relative to.", pattern=forms.URI),
             "node_limit": Param("At most this many URIs (0 or none: all).", ge=0, le=MAX_INT),
             "as_of": AS_OF,
         },
@@ -372,12 +411,12 @@ class Operations(Protocol):
             "reads as its overview. Use it once find, grep, glob or ls gave you a file's URI; for a "
             "directory's summaries use abstract or overview. Result: the text itself, not JSON.",
             '{"uri": "viking://resources/handbook/auth.md", "offset": 0, "limit": 40}',
-            ("uri", "offset", "limit"),
+            {"as_of": AS_OF_LEFT_OUT},
         ),
         command="read",
         upstream={"raw": "read gives the text as stored"},
         params={
-            "uri": Param("The viking:// URI of a file."),
+            "uri": Param("The viking:// URI of a file.", pattern=forms.URI),
             "offset": Param("The first line to return, counting from 0.", ge=0, le=MAX_INT),
             "limit": Param("How many lines (-1: to the end).", ge=-1, le=MAX_INT),
             "as_of": AS_OF,
@@ -400,10 +439,10 @@ class Operations(Protocol):
             "to judge cheaply whether a directory is worth exploring; overview says more, read "
             "gives a file's text. Result: the text itself, not JSON.",
             '{"uri": "viking://resources/handbook"}',
-            ("uri",),
+            {"as_of": AS_OF_LEFT_OUT},
         ),
         command="abstract",
-        params={"uri": Param("The viking:// URI of a directory or file."), "as_of": AS_OF},
+        params={"uri": Param("The viking:// URI of a directory or file.", pattern=forms.URI), "as_of": AS_OF},
     )
     def abstract(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L0 abstract, or a file's summary."""
@@ -418,10 +457,10 @@ class Operations(Protocol):
             "its messages. Use it to choose which files to read, after abstract or a level-0/1 "
             "find hit. Result: the text itself, not JSON.",
             '{"uri": "viking://resources/handbook/deploy"}',
-            ("uri",),
+            {"as_of": AS_OF_LEFT_OUT},
         ),
         command="overview",
-        params={"uri": Param("The viking:// URI of a directory."), "as_of": AS_OF},
+        params={"uri": Param("The viking:// URI of a directory.", pattern=forms.URI), "as_of": AS_OF},
     )
     def overview(self, uri: str, *, as_of: str | None = None) -> str:
         """A directory's L1 overview; a file's is its directory's; a session's lists its messages."""
@@ -436,12 +475,17 @@ class Operations(Protocol):
             "you know to look; tree shows several levels with relative paths, glob matches names. "
             "Result: JSON list of {uri, size, isDir, modTime, abstract}; with simple, a list of URIs.",
             '{"uri": "viking://resources/handbook"}',
-            ("uri", "recursive", "simple", "node_limit"),
+            {
+                "show_hidden": "a directory's summaries are read with abstract and overview",
+                "abs_limit": "each entry's abstract is cut to the length an agent needs",
+                "offset": "node_limit bounds a listing; pages are for people",
+                "as_of": AS_OF_LEFT_OUT,
+            },
         ),
         command="ls",
         upstream=LISTING_UPSTREAM,
         params={
-            "uri": Param("The directory to list."),
+            "uri": Param("The directory to list.", pattern=forms.URI),
             "recursive": Param("Everything below the directory, not only its entries."),
             "simple": Param("Only the URIs."),
             "show_hidden": Param(
@@ -479,12 +523,16 @@ class Operations(Protocol):
             "see the shape of a resource in one call; ls lists one directory. Result: JSON list of "
             "{uri, size, isDir, modTime, abstract, rel_path}.",
             '{"uri": "viking://resources/handbook", "level_limit": 2}',
-            ("uri", "level_limit", "node_limit"),
+            {
+                "offset": "node_limit bounds a tree; pages are for people",
+                "directories_only": "an agent reads the files a tree shows next",
+                "as_of": AS_OF_LEFT_OUT,
+            },
         ),
         command="tree",
         upstream=LISTING_UPSTREAM,
         params={
-            "uri": Param("The directory at the top of the tree."),
+            "uri": Param("The directory at the top of the tree.", pattern=forms.URI),
             "level_limit": Param("How many levels deep (0: all).", ge=0, le=MAX_INT),
             "node_limit": Param("At most this many entries (0 or none: all).", ge=0, le=MAX_INT),
             "offset": Param(
@@ -511,7 +559,7 @@ class Operations(Protocol):
         http=Route("GET", "/api/v1/content/download", custom=True),
         mcp=NoTool("read gives an agent a file's text"),
         command="read",
-        params={"uri": Param("The viking:// URI of a file.")},
+        params={"uri": Param("The viking:// URI of a file.", pattern=forms.URI)},
     )
     def download(self, uri: str) -> bytes:
         """A file's bytes as they were added (a file added as text: its text as UTF-8).
@@ -551,11 +599,12 @@ class Operations(Protocol):
         params={
             "path": Param(
                 "The file or folder (on the server's machine, for an HTTP client), a .zip or "
-                ".tar.gz archive (what is inside it is added), or an http(s) URL (fetched)."
+                ".tar.gz archive (what is inside it is added), or an http(s) URL (fetched).",
+                pattern=forms.NOT_BLANK,
             ),
-            "to": Param("The exact URI of the new resource."),
-            "parent": Param("A directory URI to put it in, under its own name."),
-            "tags": Param("key=value retrieval tags for everything added."),
+            "to": Param("The exact URI of the new resource.", pattern=forms.ENTRY),
+            "parent": Param("A directory URI to put it in, under its own name.", pattern=forms.URI),
+            "tags": Param("key=value retrieval tags for everything added.", schema=forms.TAGS),
             "include": Param("Only files matching one of these gitignore-style globs."),
             "exclude": Param("Leave out what matches these globs."),
             "progress": PROGRESS,
@@ -603,16 +652,19 @@ class Operations(Protocol):
             "never a copy. Result: JSON {uri, category, added (false: it was already remembered), "
             "tags_changed}.",
             '{"text": "The user prefers dark mode in every editor", "category": "preferences"}',
-            ("text", "category"),
+            {"tags": "a memory is found by its text; tags are for whoever curates the store"},
         ),
         command="add-memory",
         writes=True,
         params={
-            "text": Param("The fact, as a sentence that stands on its own."),
+            "text": Param("The fact, as a sentence that stands on its own.", pattern=forms.NOT_BLANK),
             "category": Param(
-                "A folder for it: a lower-case name such as preferences, entities, events, cases or profile."
+                "A folder for it: a lower-case name such as preferences, entities, events, cases or profile.",
+                pattern=forms.CATEGORY,
             ),
-            "tags": Param("key=value tags; none keeps a known memory's tags, an empty list removes them."),
+            "tags": Param(
+                "key=value tags; none keeps a known memory's tags, an empty list removes them.", schema=forms.TAGS
+            ),
         },
     )
     def add_memory(self, text: str, category: str | None = None, *, tags: TagSpec | None = None) -> MemoryResult:
@@ -626,9 +678,9 @@ class Operations(Protocol):
         command="add-skill",
         writes=True,
         params={
-            "path": Param("A folder holding SKILL.md, or one file."),
+            "path": Param("A folder holding SKILL.md, or one file.", pattern=forms.NOT_BLANK),
             "name": Param("The skill's name (default: SKILL.md's, else the folder's or file's)."),
-            "tags": Param("key=value retrieval tags."),
+            "tags": Param("key=value retrieval tags.", schema=forms.TAGS),
             "progress": PROGRESS,
             "source_name": Param("The path the nodes record as their source instead of path (as add_resource)."),
             "wait": WAIT,
@@ -659,10 +711,13 @@ class Operations(Protocol):
         command="watch",
         writes=True,
         params={
-            "path": Param("The local folder or file to keep in step (on the server's machine, for an HTTP client)."),
-            "to": Param("The exact URI of the resource."),
-            "parent": Param("A directory URI to put it in, under its own name."),
-            "tags": Param("key=value retrieval tags for everything added."),
+            "path": Param(
+                "The local folder or file to keep in step (on the server's machine, for an HTTP client).",
+                pattern=forms.NOT_BLANK,
+            ),
+            "to": Param("The exact URI of the resource.", pattern=forms.ENTRY),
+            "parent": Param("A directory URI to put it in, under its own name.", pattern=forms.URI),
+            "tags": Param("key=value retrieval tags for everything added.", schema=forms.TAGS),
             "include": Param("Only files matching one of these gitignore-style globs."),
             "exclude": Param("Leave out what matches these globs."),
             "watch_interval": WATCH_INTERVAL,
@@ -703,12 +758,11 @@ class Operations(Protocol):
             "last error, and which process watches it now (watcher, null when none). Use it to "
             "tell whether what find returns from a folder is current. Result: JSON {tasks, total}.",
             "{}",
-            ("active_only", "to_uri"),
         ),
         command="watch",
         params={
             "active_only": Param("Only the watches that are not paused."),
-            "to_uri": Param("Only the watch of this URI (NOT_FOUND when it is not watched)."),
+            "to_uri": Param("Only the watch of this URI (NOT_FOUND when it is not watched).", pattern=forms.URI),
         },
     )
     def list_watches(self, active_only: bool = False, to_uri: str | None = None) -> WatchList:
@@ -725,9 +779,10 @@ class Operations(Protocol):
         command="watch",
         writes=True,
         params={
-            "to_uri": Param("The watched URI."),
+            "to_uri": Param("The watched URI.", pattern=forms.URI),
             "watch_interval": Param(
-                "Check the whole source every this many minutes; 0 follows file events again; none leaves it as it is."
+                "Check the whole source every this many minutes; 0 follows file events again; none leaves it as it is.",
+                ge=0,
             ),
             "is_active": Param("false pauses the watch, true resumes it (catching up with what changed)."),
         },
@@ -747,7 +802,7 @@ class Operations(Protocol):
         mcp=NoTool("stopping a watch is its operator's choice"),
         command="watch",
         writes=True,
-        params={"to_uri": Param("The watched URI.")},
+        params={"to_uri": Param("The watched URI.", pattern=forms.URI)},
     )
     def delete_watch(self, to_uri: str) -> WatchDeleted:
         """Stop watching a source; what it added stays in the store. The process watching it
@@ -763,7 +818,7 @@ class Operations(Protocol):
         mcp=NoTool("a watched source is synced by its watcher; this is its operator's nudge"),
         command="watch",
         writes=True,
-        params={"to_uri": Param("The watched URI.")},
+        params={"to_uri": Param("The watched URI.", pattern=forms.URI)},
     )
     def trigger_watch(self, to_uri: str) -> WatchInfo:
         """Bring a watched source in step now, in full (as its watcher does when it starts), and
@@ -780,7 +835,7 @@ class Operations(Protocol):
         command="write",
         writes=True,
         params={
-            "uri": Param("The file's viking:// URI."),
+            "uri": Param("The file's viking:// URI.", pattern=forms.ENTRY),
             "content": Param("The text to write."),
             "mode": Param(
                 "replace its text (the file must exist), append to it, or create: make it (or replace it).",
@@ -813,7 +868,7 @@ class Operations(Protocol):
         command="mkdir",
         writes=True,
         upstream={"acl": "access follows the caller's key: a user's own space and the shared scopes"},
-        params={"uri": URI, "description": Param("Becomes the directory's abstract.")},
+        params={"uri": ENTRY, "description": Param("Becomes the directory's abstract.")},
     )
     def mkdir(self, uri: str, description: str | None = None) -> MkdirResult:
         """Create a directory (parents too).
@@ -829,7 +884,7 @@ class Operations(Protocol):
         command="rm",
         writes=True,
         upstream={"wait": "a removal is done when it answers"},
-        params={"uri": URI, "recursive": Param("Remove a directory and everything below it.")},
+        params={"uri": ENTRY, "recursive": Param("Remove a directory and everything below it.")},
     )
     def rm(self, uri: str, recursive: bool = False) -> RemoveResult:
         """Remove a file, or a directory with ``recursive``, with its records and relations;
@@ -845,7 +900,10 @@ class Operations(Protocol):
         mcp=NoTool("an agent's writes are its memories"),
         command="mv",
         writes=True,
-        params={"from_uri": Param("What to move."), "to_uri": Param("Where it goes (nothing may be there).")},
+        params={
+            "from_uri": Param("What to move.", pattern=forms.ENTRY),
+            "to_uri": Param("Where it goes (nothing may be there).", pattern=forms.ENTRY),
+        },
     )
     def mv(self, from_uri: str, to_uri: str) -> MoveResult:
         """Move a file or directory; records keep their vectors and relations follow.
@@ -862,8 +920,8 @@ class Operations(Protocol):
         command="link",
         writes=True,
         params={
-            "from_uri": Param("The URI the relations go out of."),
-            "uris": Param("The URI (or URIs) it relates to.", wire="to_uris"),
+            "from_uri": Param("The URI the relations go out of.", pattern=forms.URI),
+            "uris": Param("The URI (or URIs) it relates to.", wire="to_uris", schema=forms.URIS),
             "reason": Param("Why they are related."),
         },
     )
@@ -876,7 +934,10 @@ class Operations(Protocol):
         mcp=NoTool("an agent's writes are its memories"),
         command="unlink",
         writes=True,
-        params={"from_uri": Param("The URI the relation goes out of."), "uri": Param("Its target.", wire="to_uri")},
+        params={
+            "from_uri": Param("The URI the relation goes out of.", pattern=forms.URI),
+            "uri": Param("Its target.", wire="to_uri", pattern=forms.URI),
+        },
     )
     def unlink(self, from_uri: str, uri: str) -> UnlinkResult:
         """Remove the relation from ``from_uri`` to ``uri``."""
@@ -887,7 +948,10 @@ class Operations(Protocol):
         mcp=NoTool("it rewrites the whole store: an operator's task"),
         command="reindex",
         writes=True,
-        params={"uri": Param("Only the files below this URI (default: the whole store)."), "progress": PROGRESS},
+        params={
+            "uri": Param("Only the files below this URI (default, or empty: the whole store).", pattern=forms.TARGET),
+            "progress": PROGRESS,
+        },
     )
     def reindex(self, uri: str | None = None, *, progress: ProgressCallback | None = None) -> ReindexResult:
         """Embed the store (or the files below ``uri``) again with the configured embedder;
@@ -921,7 +985,7 @@ class Operations(Protocol):
         command="session new",
         writes=True,
         upstream=SESSION_OPTIONS,
-        params={"session_id": Param("The new session's id (generated when absent).")},
+        params={"session_id": Param("The new session's id (generated when absent).", pattern=forms.SESSION_ID)},
     )
     def create_session(self, session_id: str | None = None) -> SessionInfo:
         """Start a session (an id is generated when none is given).
@@ -937,10 +1001,10 @@ class Operations(Protocol):
         command="session add-message",
         writes=True,
         params={
-            "session_id": Param("The session (created when needed)."),
+            "session_id": Param("The session (created when needed).", pattern=forms.SESSION_ID),
             "role": Param("Who said it.", choices=("user", "assistant")),
             "content": Param("The text: a string, or text parts [{type: 'text', text}]."),
-            "created_at": Param("When it was said (ISO 8601, or a datetime): default now."),
+            "created_at": Param("When it was said (ISO 8601, or a datetime): default now.", pattern=forms.ISO_TIME),
         },
     )
     def add_message(
@@ -954,7 +1018,7 @@ class Operations(Protocol):
         mcp=NoTool("overview of the session's URI shows its messages"),
         command="session show",
         params={
-            "session_id": Param("The session."),
+            "session_id": Param("The session.", pattern=forms.SESSION_ID),
             "auto_create": Param("Create the session when there is none with that id (upstream's option)."),
         },
     )
@@ -981,7 +1045,7 @@ class Operations(Protocol):
         mcp=NoTool("a session is recorded by the agent's host, not by the agent"),
         command="session delete",
         writes=True,
-        params={"session_id": Param("The session.")},
+        params={"session_id": Param("The session.", pattern=forms.SESSION_ID)},
     )
     def delete_session(self, session_id: str) -> SessionDeleted:
         """Delete a session and its messages.
@@ -1004,7 +1068,6 @@ class Operations(Protocol):
             "extraction_error, memories: [{uri, category, text, day, action: "
             "created|merged|skipped|superseded|aged}], notes, summary}.",
             '{"session_id": "design-review"}',
-            ("session_id", "keep_recent_count", "dry_run"),
         ),
         command="session commit",
         writes=True,
@@ -1018,7 +1081,7 @@ class Operations(Protocol):
             "telemetry": "commits carry no telemetry",
         },
         params={
-            "session_id": Param("The session."),
+            "session_id": Param("The session.", pattern=forms.SESSION_ID),
             "keep_recent_count": Param("Leave this many of the newest messages for the next commit.", ge=0, le=10_000),
             "dry_run": Param("Say what would be archived and remembered, and write nothing."),
         },
@@ -1039,7 +1102,7 @@ class Operations(Protocol):
         mcp=NoTool("an agent's host holds its conversation; context gives an agent what it needs"),
         command="session context",
         params={
-            "session_id": Param("The session."),
+            "session_id": Param("The session.", pattern=forms.SESSION_ID),
             "token_budget": Param("The most tokens the messages and the archive's overview may take.", ge=0),
         },
     )
@@ -1066,13 +1129,16 @@ class Operations(Protocol):
             "find for a list of hits to explore. Result: JSON {entries: [{uri, category, score, "
             "detail, text, tokens, reason}], rendered (markdown), budget, used_tokens, tokenizer}.",
             '{"query": "how do I rotate the API keys", "budget": 1500}',
-            ("query", "target_uri", "session_id", "budget"),
+            {"limit": "the budget bounds a context; how many hits its pieces come from is the server's tuning"},
         ),
         command="context",
         params={
-            "query": Param("What the context is for: a question or a task."),
-            "target_uri": Param("Only what is below this URI, or these (default: every scope)."),
-            "session_id": Param("A session whose recent messages shape the search (search's planning)."),
+            "query": Param("What the context is for: a question or a task.", pattern=forms.NOT_BLANK),
+            "target_uri": Param("Only what is below this URI, or these (default: every scope).", pattern=forms.TARGET),
+            "session_id": Param(
+                "A session whose recent messages shape the search (search's planning).",
+                pattern=forms.EMPTY_OR_NOT_BLANK,
+            ),
             "budget": Param("The most tokens the context may take (upstream's max_tokens).", ge=1, le=1_000_000),
             "limit": Param(
                 "How many hits to choose the pieces from: the best 10 x limit records (a search's "
@@ -1107,11 +1173,12 @@ class Operations(Protocol):
         params={
             "queries": Param(
                 "The golden queries: each {query, relevant: [uri, ...] or {uri: grade}} with optional id, uri "
-                "(where to search), mode, after, before and k."
+                "(where to search), mode, after, before and k.",
+                schema=forms.golden_queries(FIND_PARAMS["mode"].choices),
             ),
             "k": Param("The cut-off of the metrics (a query's own k cuts its ranking).", ge=1, le=1000),
             "search": Param("Run each query through search (with session_id's session) instead of find."),
-            "session_id": Param("The session search plans the queries from (implies search)."),
+            "session_id": Param("The session search plans the queries from (implies search).", pattern=forms.NOT_BLANK),
             "as_of": AS_OF,
             "progress": Param("Called with (queries done, queries in all).", local=True),
         },
@@ -1140,7 +1207,11 @@ class Operations(Protocol):
         mcp=NoTool("snapshots are a CI job's, pinned by whoever runs the queries"),
         command="snapshot tag",
         writes=True,
-        params={"name": Param("The snapshot's name: a letter, then letters, digits, '.', '-' or '_'.")},
+        params={
+            "name": Param(
+                "The snapshot's name: a letter, then letters, digits, '.', '-' or '_'.", pattern=forms.SNAPSHOT_NAME
+            )
+        },
     )
     def snapshot_tag(self, name: str) -> Snapshot:
         """Name the store's state now: as_of=name reads it back exactly, whatever is written
@@ -1167,7 +1238,7 @@ class Operations(Protocol):
         mcp=NoTool("snapshots are a CI job's, pinned by whoever runs the queries"),
         command="snapshot delete",
         writes=True,
-        params={"name": Param("The snapshot.")},
+        params={"name": Param("The snapshot.", pattern=forms.SNAPSHOT_NAME)},
     )
     def delete_snapshot(self, name: str) -> Snapshot:
         """Forget a snapshot; its versions are cleaned up like any others from then on.

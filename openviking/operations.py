@@ -18,13 +18,14 @@ the method itself (the embedded one) simply has its own.
 from __future__ import annotations
 
 import collections.abc as abc
+import copy
 import functools
 import inspect
 import os
 import types
 import typing
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Concatenate, Generic, NoReturn, ParamSpec, TypeVar, overload
 
@@ -39,6 +40,7 @@ __all__ = [
     "Tool",
     "declared",
     "operation",
+    "tool_names",
     "wire_type",
 ]
 
@@ -48,8 +50,9 @@ R = TypeVar("R")
 
 @dataclass(frozen=True, slots=True)
 class Param:
-    """What the signature does not say of a parameter: what it means, the range or the values
-    it may take, its name on the wire when that is not its own, and whether it stays in-process."""
+    """What the signature does not say of a parameter: what it means, the range, the values or
+    the form (:mod:`openviking.forms`) it may take, its name on the wire when that is not its
+    own, and whether it stays in-process."""
 
     doc: str
     ge: float | None = None
@@ -57,6 +60,35 @@ class Param:
     choices: tuple[str, ...] = ()
     wire: str | None = None  # its key in HTTP bodies and queries (upstream's name)
     local: bool = False  # an in-process argument (a callback): never sent, no tool takes it
+    pattern: str | None = None  # a regular expression every string it holds matches (a list: each item)
+    schema: Mapping[str, Any] | None = None  # its JSON Schema, where its type and the above cannot say it
+    json_type: Any = None  # its type on the wire, when narrower than wire_type() of its own
+    not_with: tuple[str, ...] = ()  # the flags that may not be set with this one
+
+    def stated(self, schema: dict[str, Any]) -> None:
+        """Put what this declares into ``schema``, the JSON Schema of the parameter's wire type:
+        the range on each number it may be, the choices and the pattern on each string (a list's
+        items too), or :attr:`schema` in its place (its ``description`` and ``default`` kept)."""
+        if self.schema is not None:
+            kept: dict[str, Any] = {key: schema[key] for key in ("title", "description", "default") if key in schema}
+            nullable = {"type": "null"} in schema.get("anyOf", ())
+            own = copy.deepcopy(dict(self.schema))
+            schema.clear()
+            schema.update({"anyOf": [own, {"type": "null"}]} if nullable else own)
+            schema.update(kept)
+            return
+        for branch in schema.get("anyOf", ()):
+            self.stated(branch)
+        kind = schema.get("type")
+        if kind == "array" and isinstance(schema.get("items"), dict):
+            self.stated(schema["items"])
+        elif kind in ("integer", "number"):
+            schema.update({k: v for k, v in (("minimum", self.ge), ("maximum", self.le)) if v is not None})
+        elif kind == "string":
+            if self.choices:
+                schema["enum"] = list(self.choices)
+            if self.pattern is not None:
+                schema["pattern"] = self.pattern
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,13 +116,15 @@ class Route:
 @dataclass(frozen=True, slots=True)
 class Tool:
     """The MCP tool of an operation: its title, what an agent reads of it (what it does, when to
-    use it rather than another, what its result holds), one call's arguments, and which of the
-    operation's parameters it takes."""
+    use it rather than another, what its result holds), one call's arguments, and the
+    operation's parameters it leaves out, each with why: it takes every other one an agent can
+    give (:meth:`Operation.tool_params`), so a parameter declared later reaches the tool unless
+    it is named here."""
 
     title: str
     text: str
     example: str
-    params: tuple[str, ...]
+    leaves_out: Mapping[str, str] = field(default_factory=dict)  # parameter -> why an agent does not give it
     required: tuple[str, ...] = ()  # those an agent must give, beyond the signature's own
 
 
@@ -181,6 +215,20 @@ class Operation(Generic[P, R]):
     def wire_name(self, name: str) -> str:
         return self.params[name].wire or name
 
+    @property
+    def tool_params(self) -> tuple[str, ...]:
+        """The parameters its MCP tool takes: every one an agent can give (not ``local``) that
+        the tool does not leave out, in the signature's order; none without a tool."""
+        if not isinstance(self.mcp, Tool):
+            return ()
+        left_out = self.mcp.leaves_out
+        return tuple(name for name in self.signature.parameters if not self.params[name].local and name not in left_out)
+
+    def wire_type(self, name: str) -> Any:
+        """The type a parameter's value takes on the wire (:func:`wire_type`, or its declared ``json_type``)."""
+        declared_type = self.params[name].json_type
+        return declared_type if declared_type is not None else wire_type(self.hints[name])
+
     @overload
     def __get__(self, instance: None, owner: type[Any]) -> Operation[P, R]: ...
     @overload
@@ -219,6 +267,11 @@ class Operation(Generic[P, R]):
 
 OPERATIONS: dict[str, Operation[Any, Any]] = {}
 """Every declared operation by name, in the order the interface declares them."""
+
+
+def tool_names() -> list[str]:
+    """The operations that are MCP tools (``mcp=Tool(...)``), in the order they are declared."""
+    return [name for name, declared_operation in OPERATIONS.items() if isinstance(declared_operation.mcp, Tool)]
 
 
 def operation(
@@ -269,9 +322,11 @@ def _check_declaration(
     problems += [f"route parameter {p} is not a parameter" for p in http.path_params if p not in parameters]
     problems += [f"upstream's field {f} is a parameter" for f in upstream if f in params]
     if isinstance(mcp, Tool):
-        for p in (*mcp.params, *mcp.required):
+        for p in (*mcp.leaves_out, *mcp.required):
             if p not in params or params[p].local:
                 problems.append(f"tool parameter {p} is not a parameter an agent can give")
+        problems += [f"the tool leaves out {p} with no reason" for p, why in mcp.leaves_out.items() if not why.strip()]
+        problems += [f"the tool requires {p}, which it leaves out" for p in mcp.required if p in mcp.leaves_out]
     if problems:
         raise TypeError(f"operation {name}: " + "; ".join(problems))
 

@@ -5,6 +5,10 @@ Accepted forms, first match wins:
 * relative ``^\\d+[smhdw]$`` (``m`` is minutes), counted back from now for both bounds;
 * ``YYYY-MM-DD``: the whole UTC day (from 00:00:00.000 for ``since``, to 23:59:59.999 for ``until``);
 * ISO 8601; without a zone it is UTC, any other zone is converted to UTC.
+
+Unlike upstream, which refuses it, ``since`` later than ``until`` is a window nothing is in: the
+API's document can say what each bound may be, not that one comes before the other. A bound
+before year 1 or after 9999 in UTC is the first or the last moment there is.
 """
 
 from __future__ import annotations
@@ -50,14 +54,25 @@ class TimeRange:
             node["lte"] = format_iso8601(self.lte)
         return node
 
+    @property
+    def empty(self) -> bool:
+        """True when ``gte`` is later than ``lte``: no moment is inside."""
+        return self.gte is not None and self.lte is not None and self.gte > self.lte
+
+
+EARLIEST = datetime.min.replace(tzinfo=UTC)
+LATEST = datetime.max.replace(tzinfo=UTC)
+
 
 def parse_iso_datetime(value: str) -> datetime:
     """Parse ISO 8601 with a trailing ``Z`` allowed and extra fraction digits truncated.
 
-    A value without a zone is taken as UTC; the result is always an aware UTC datetime.
+    A value without a zone is taken as UTC; the result is always an aware UTC datetime. A moment
+    outside the years 1-9999 in UTC (``0001-01-01T00:00+01:00``) is the first or the last one
+    there is: nothing stored is older or newer.
 
     Raises:
-        ValueError: not ISO 8601, or a moment that is outside the years 1-9999 in UTC.
+        ValueError: not ISO 8601.
     """
     text = value.strip()
     if text.endswith(("Z", "z")):
@@ -68,8 +83,8 @@ def parse_iso_datetime(value: str) -> datetime:
         return moment.replace(tzinfo=UTC)
     try:
         return moment.astimezone(UTC)
-    except OverflowError as exc:  # 0001-01-01T00:00+01:00 is in the year 0 in UTC
-        raise ValueError(f"{value} is outside the years 1-9999 in UTC") from exc
+    except OverflowError:
+        return EARLIEST if moment.year == 1 else LATEST
 
 
 def format_iso8601(moment: datetime) -> str:
@@ -77,7 +92,8 @@ def format_iso8601(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    # Four digits of year, also before 1000 (strftime's %Y writes year 1 as "1" on Linux).
+    return f"{moment.year:04d}-" + moment.strftime("%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def parse_time_range(
@@ -90,8 +106,8 @@ def parse_time_range(
     """Turn the user's bounds into a :class:`TimeRange`, or None when both are absent.
 
     Raises:
-        InvalidArgumentError: an unreadable bound, an unknown ``time_field`` or ``since`` later
-            than ``until``.
+        InvalidArgumentError: an unreadable bound or an unknown ``time_field`` (``since`` later
+            than ``until`` is an :attr:`TimeRange.empty` window).
     """
     field = (time_field.strip() if isinstance(time_field, str) else time_field) or "updated_at"
     if field not in TIME_FIELDS:
@@ -110,12 +126,6 @@ def parse_time_range(
         current = current.replace(tzinfo=UTC)
     lower = _parse_bound(since, "since", upper=False, now=current) if since else None
     upper = _parse_bound(until, "until", upper=True, now=current) if until else None
-    if lower is not None and upper is not None and lower > upper:
-        raise InvalidArgumentError(
-            "since must be earlier than or equal to until",
-            details={"since": format_iso8601(lower), "until": format_iso8601(upper)},
-            hint="Swap since and until, or widen the window.",
-        )
     return TimeRange(field, lower, upper)
 
 
@@ -142,12 +152,8 @@ def _parse_bound(value: str, label: str, *, upper: bool, now: datetime) -> datet
         amount = int(digits) if len(digits) <= 18 else 10**18  # so many units back is past year 1 anyway
         try:
             return now - timedelta(**{_UNITS[unit]: amount})
-        except (OverflowError, ValueError) as exc:
-            raise InvalidArgumentError(
-                f"Invalid {label} value '{_short(value)}': too far in the past",
-                details={label: _short(value)},
-                hint=_FORMS,
-            ) from exc
+        except OverflowError:  # further back than year 1: the first moment there is
+            return EARLIEST
     if _DATE_ONLY.match(value):
         try:
             day = datetime.strptime(value, "%Y-%m-%d").date()

@@ -665,11 +665,6 @@ FIND_BAD = [
     (["find", "x", "-u", f"{R}/../etc"], "PERMISSION_DENIED", "'..'"),
     (["find", "x", "--after", "yesterdayish"], "INVALID_ARGUMENT", "'yesterdayish'"),
     (["find", "x", "--after", "2026-02-30"], "INVALID_ARGUMENT", "'2026-02-30'"),
-    (
-        ["find", "x", "--after", "2026-03-02", "--before", "2026-03-01"],
-        "INVALID_ARGUMENT",
-        "since must be earlier than or equal to until",
-    ),
     (["find", "x", "--after", "2h", "--time-field", "mtime"], "INVALID_ARGUMENT", "time_field must be one of"),
     (["find", "x", "--time-field", "mtime"], "INVALID_ARGUMENT", "time_field must be one of"),
     (["find", "x", "--limit", "-1"], "INVALID_ARGUMENT", "limit must be an integer >= 0"),

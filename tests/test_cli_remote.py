@@ -167,7 +167,7 @@ ERRORS = [
     (("session", "add-message", "s1", "--role", "robot", "--content", "hi"), 2, "INVALID_ARGUMENT"),
     (("add-resource", "/no/such/path/here"), 1, "NOT_FOUND"),
     (("glob", "*", "--uri", f"{H}/auth.md"), 1, "FAILED_PRECONDITION"),
-    (("link", f"{H}/auth.md", f"{H}/auth.md"), 2, "INVALID_ARGUMENT"),
+    (("mv", H, f"{H}/inner"), 1, "FAILED_PRECONDITION"),
     (("relations", f"{H}/nope.md"), 1, "NOT_FOUND"),
     (("reindex", f"{H}/nope.md"), 1, "NOT_FOUND"),
 ]

@@ -223,8 +223,8 @@ def bad_golden(tmp_path: Path, text: str) -> Path:
         (
             '{"id": 7, "query": "a", "relevant": "viking://resources/x"}\n{"id": "7", "query": "b", "relevant": "x"}\n',
             [],
-            "INVALID_ARGUMENT",
-            2,
+            "ALREADY_EXISTS",
+            1,
             "bad.jsonl:2: id '7' is the id of an earlier query",
         ),
         (

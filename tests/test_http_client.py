@@ -234,7 +234,10 @@ ERRORS: list[tuple[str, Callable[[Any], Any]]] = [
     ("bad-role", lambda c: c.add_message("s1", "robot", "hi")),
     ("missing-path", lambda c: c.add_resource("/no/such/path/here")),
     ("glob-file", lambda c: c.glob("*", f"{H}/auth.md")),
-    ("link-self", lambda c: c.link(f"{H}/auth.md", f"{H}/auth.md")),
+    ("mv-into-itself", lambda c: c.mv(H, f"{H}/inner")),
+    # A filter travels as its object: its JSON text is read by the client, with the embedded errors.
+    ("bad-filter-text", lambda c: c.find("x", filter="not json")),
+    ("bad-filter-node", lambda c: c.find("x", filter='{"op": "must", "field": "color", "conds": ["red"]}')),
 ]
 
 

@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import sys
 import threading
 import time
@@ -101,12 +102,47 @@ def test_each_tool_is_an_interface_method_with_its_parameter_names_and_defaults(
         for param, prop in schema["properties"].items():
             assert param in signature.parameters, (name, param)
             default = signature.parameters[param].default
-            assert prop.get("default") == (None if default is inspect.Parameter.empty else default), (name, param)
+            if prop["type"] == "array" and not isinstance(default, list | tuple):
+                # A list of URIs defaults to "" in Python: no default of its type, the interface's applies.
+                assert "default" not in prop, (name, param)
+            else:
+                assert prop.get("default") == (None if default is inspect.Parameter.empty else default), (name, param)
             assert prop["type"] in ("string", "integer", "number", "boolean", "array") and prop["description"]
             assert "anyOf" not in prop and "$ref" not in prop
         example = json.loads(tool.example)
         assert set(schema["required"]) <= set(example) <= set(schema["properties"]), name
         assert tool.description.endswith(f"Example: {tool.example}")
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_each_tool_schema_its_defaults_and_its_example_are_valid(name: str) -> None:
+    # What a strict client checks before it calls: the SDK's own Tool, a valid JSON Schema, and
+    # every default and the tool's own example valid under it.
+    import jsonschema
+    from mcp import types
+
+    tool = TOOLS[name]
+    listed = types.Tool.model_validate(tool.definition().model_dump(by_alias=True, exclude_none=True))
+    schema = listed.input_schema
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    for param, prop in schema["properties"].items():
+        if "default" in prop:
+            jsonschema.validate(prop["default"], prop, cls=validator)
+            jsonschema.validate({param: prop["default"]}, {**schema, "required": []}, cls=validator)
+    jsonschema.validate(json.loads(tool.example), schema, cls=validator)
+
+
+def test_a_tool_states_each_parameter_form_as_the_api_does() -> None:
+    from openviking.operations import OPERATIONS
+
+    for name, tool in TOOLS.items():
+        for param in tool.params:
+            declared = OPERATIONS[name].params[param.name]
+            prop = tool.schema["properties"][param.name]
+            strings = prop["items"] if prop["type"] == "array" else prop
+            assert strings.get("pattern") == declared.pattern, (name, param.name)
+            assert prop.get("minimum") == declared.ge and prop.get("maximum") == declared.le, (name, param.name)
 
 
 def test_the_module_imports_only_the_sdk_and_the_interface() -> None:
@@ -304,6 +340,29 @@ def test_stdio_with_a_missing_config_fails_at_start_in_one_line(tmp_path: Path) 
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith("Error: ") and "nope.conf" in proc.stderr.splitlines()[0], proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+README_TOOLS = re.compile(r"(<!-- mcp-tools: made by tests/test_mcp.py -->)(.*?)(<!-- /mcp-tools -->)", re.DOTALL)
+
+
+def test_the_readme_and_the_help_count_and_name_every_tool() -> None:
+    # Both are made from the declarations: a tool declared later is counted and named in both.
+    from openviking.operations import tool_names
+
+    names = tool_names()
+    assert names == list(TOOLS)
+    listed = ", ".join(f"`{name}`" for name in names[:-1]) + f" and `{names[-1]}`"
+    made = f"{len(names)} tools: {listed}"
+    readme = REPO / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    if os.environ.get("OPENVIKING_UPDATE_README") == "1":
+        readme.write_text(README_TOOLS.sub(lambda m: m.group(1) + made + m.group(3), text), encoding="utf-8")
+        return
+    found = README_TOOLS.search(text)
+    assert found is not None and found.group(2) == made, "the README's tools are stale: OPENVIKING_UPDATE_README=1"
+    proc = run_module(["mcp", "--help"], timeout=120)
+    shown = " ".join(proc.stdout.split())
+    assert f"The {len(names)} tools: {', '.join(names)};" in shown, proc.stdout
 
 
 def test_mcp_help_loads_neither_lancedb_nor_the_mcp_stack() -> None:

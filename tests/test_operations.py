@@ -130,8 +130,40 @@ def test_every_operation_has_a_tool_or_says_why_not() -> None:
             assert name not in TOOLS
         else:
             tool = TOOLS[name]
-            assert [p.name for p in tool.params] == list(op.mcp.params)
+            assert [p.name for p in tool.params] == list(op.tool_params)
             assert tool.read_only == (not op.writes)
+
+
+def test_a_tool_takes_every_parameter_it_does_not_leave_out_with_a_reason() -> None:
+    # A parameter declared on an operation reaches its tool unless the tool names it, and why.
+    for name, op in OPERATIONS.items():
+        if not isinstance(op.mcp, Tool):
+            continue
+        givable = [p for p in op.signature.parameters if not op.params[p].local]
+        assert set(op.tool_params) | set(op.mcp.leaves_out) == set(givable), name
+        assert not set(op.tool_params) & set(op.mcp.leaves_out), name
+        assert all(why.strip() for why in op.mcp.leaves_out.values()), name
+    assert "fixed_strings" in OPERATIONS["grep"].tool_params  # once left out by no one's choice
+
+
+def test_a_parameter_declared_later_reaches_the_tool() -> None:
+    @operation(http=Route("GET", "/x"), mcp=Tool("X", "Does x.", "{}"), command="x", params={"a": Param("A.")})
+    def first(self: Any, a: int = 0) -> int:
+        declared()
+
+    @operation(
+        http=Route("GET", "/x"),
+        mcp=Tool("X", "Does x.", "{}", {"b": "an agent has no use for it"}),
+        command="x",
+        params={"a": Param("A."), "b": Param("B."), "c": Param("C.")},
+    )
+    def later(self: Any, a: int = 0, b: int = 0, c: int = 0) -> int:
+        declared()
+
+    try:
+        assert first.tool_params == ("a",) and later.tool_params == ("a", "c")
+    finally:
+        del OPERATIONS["first"], OPERATIONS["later"]
 
 
 def test_the_openapi_document_holds_each_declared_body_with_its_constraints(tmp_path: Path) -> None:
@@ -145,13 +177,16 @@ def test_the_openapi_document_holds_each_declared_body_with_its_constraints(tmp_
     assert "no effect here" in find["properties"]["read_content"]["description"]
     assert find["required"] == ["query"] and find["additionalProperties"] is False
     assert find["properties"]["limit"]["minimum"] == 0
-    assert find["properties"]["mode"]["enum"] == ["hybrid", "vector", "keyword"]
+    assert find["properties"]["mode"]["anyOf"][0]["enum"] == ["hybrid", "vector", "keyword", "list", ""]
+    assert find["properties"]["query"]["pattern"] == OPERATIONS["find"].params["query"].pattern
     assert find["properties"]["query"]["description"] == OPERATIONS["find"].params["query"].doc
-    search = schemas["SearchBody"]
+    plain, context = schemas["SearchBody"]["oneOf"]
     from openviking.server.routes.search import CONTEXT_UPSTREAM
 
     context_fields = {"max_tokens", *CONTEXT_UPSTREAM}
-    assert set(search["properties"]) - set(find["properties"]) == {"session_id", "search_type", *context_fields}
+    assert set(plain["properties"]) - set(find["properties"]) == {"session_id", "search_type"}
+    assert set(context["properties"]) - set(plain["properties"]) == context_fields
+    assert context["properties"]["mode"]["const"] == "context" and "mode" in context["required"]
     link = schemas["LinkBody"]
     assert "to_uris" in link["properties"] and "uris" not in link["properties"]  # the wire name
     ls = next(p for p in document["paths"]["/api/v1/content/read"]["get"]["parameters"] if p["name"] == "limit")
@@ -182,14 +217,25 @@ def test_a_declaration_must_describe_its_own_signature() -> None:
 
         @operation(
             http=Route("GET", "/x"),
-            mcp=Tool("X", "Does x.", "{}", ("progress",)),
+            mcp=Tool("X", "Does x.", "{}", {"progress": "a callback"}),
             command="x",
             params={"progress": Param("P.", local=True)},
         )
         def local_tool(self: Any, progress: Any = None) -> int:
             declared()
 
-    assert "undocumented" not in OPERATIONS and "local_tool" not in OPERATIONS
+    with pytest.raises(TypeError, match="leaves out a with no reason"):
+
+        @operation(
+            http=Route("GET", "/x"),
+            mcp=Tool("X", "Does x.", "{}", {"a": " "}),
+            command="x",
+            params={"a": Param("A.")},
+        )
+        def unexplained(self: Any, a: int = 0) -> int:
+            declared()
+
+    assert not {"undocumented", "local_tool", "unexplained"} & set(OPERATIONS)
 
 
 @pytest.mark.parametrize(
@@ -198,7 +244,7 @@ def test_a_declaration_must_describe_its_own_signature() -> None:
         ("query", str),
         ("target_uri", str | list[str]),
         ("since", str | None),
-        ("filter", dict[str, Any] | str | None),
+        ("filter", dict[str, Any] | str | None),  # its wire form is the object alone (json_type)
         ("tags", list[str] | str | None),
         ("telemetry", bool | dict[str, Any]),
         ("level", int | str | list[int | str] | None),
@@ -208,13 +254,21 @@ def test_a_parameter_has_its_json_form(name: str, expected: Any) -> None:
     assert wire_type(OPERATIONS["find"].hints[name]) == expected
 
 
+def test_a_filter_travels_as_an_object() -> None:
+    # Its JSON text is read by the client, as the embedded one reads it: the server takes objects.
+    assert OPERATIONS["find"].wire_type("filter") == dict[str, Any] | None
+    assert OPERATIONS["find"].wire_type("tags") == list[str] | str | None
+
+
 def test_a_parameter_with_no_json_form_has_none() -> None:
     assert wire_type(OPERATIONS["add_resource"].hints["progress"]) is None
     assert wire_type(OPERATIONS["search"].hints["session"]) == str | None  # the handle drops out
 
 
-# A valid call of each operation that takes a number, which each bound below is then broken in.
+# A valid call of each operation that takes a number, which each bound below is then broken in
+# ("{handbook}": the handbook's folder, which the fixture watches at WATCHED).
 H = "viking://resources/handbook"
+WATCHED = "viking://resources/watched"
 VALID_CALLS: dict[str, dict[str, Any]] = {
     "find": {"query": "docker"},
     "search": {"query": "docker"},
@@ -227,6 +281,8 @@ VALID_CALLS: dict[str, dict[str, Any]] = {
     "get_session_context": {"session_id": "bounds"},
     "context": {"query": "docker"},
     "evaluate": {"queries": [{"query": "docker", "relevant": [f"{H}/deploy/docker.md"]}]},
+    "watch": {"path": "{handbook}", "to": WATCHED},
+    "update_watch": {"to_uri": WATCHED},
 }
 
 
@@ -254,6 +310,7 @@ def handbook_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     client.add_resource(make_tree(base / "handbook", EN_FILES))
     client.create_session("bounds")
     client.session("bounds").add_message("user", "We deploy with docker compose on Fridays")
+    client.watch(base / "handbook", WATCHED)
     yield client
     client.close()
 
@@ -265,8 +322,10 @@ def test_a_number_outside_its_declared_range_is_refused_on_every_face(
     from helpers import unharmed
     from ovserver import thread_server
 
-    arguments = {**VALID_CALLS[name], param: int(value)}
-    getattr(handbook_client, name)(**VALID_CALLS[name])  # the call is valid without the broken bound
+    handbook = str(Path(handbook_client.store_path).parent / "handbook")
+    valid = {key: handbook if given == "{handbook}" else given for key, given in VALID_CALLS[name].items()}
+    arguments = {**valid, param: int(value)}
+    getattr(handbook_client, name)(**valid)  # the call is valid without the broken bound
     error = unharmed(handbook_client, lambda: getattr(handbook_client, name)(**arguments))
     assert error.code == "INVALID_ARGUMENT" and param in error.message, error.to_dict()
     with thread_server({"embedding": {"dense": {"provider": "hash"}}}, Path(handbook_client.store_path)) as url:

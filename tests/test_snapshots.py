@@ -173,7 +173,10 @@ def test_readers_of_a_snapshot_are_not_disturbed_by_a_writer(tmp_path: Path, en_
     [
         (["find", "docker", "--as-of", "nightly"], "NOT_FOUND", 1, "No snapshot named nightly"),
         (["ls", H, "--as-of", "999999"], "NOT_FOUND", 1, "The store has no version 999999"),
-        (["grep", H, "docker", "--as-of", "2001-01-01"], "INVALID_ARGUMENT", 2, "keeps no version as old as 2001"),
+        (["grep", H, "docker", "--as-of", "2001-01-01"], "NOT_FOUND", 1, "keeps no version as old as 2001"),
+        (["snapshot", "tag", "release."], "INVALID_ARGUMENT", 2, "not ending in '.' or '.lock'"),
+        (["snapshot", "tag", "a..b"], "INVALID_ARGUMENT", 2, "no '..'"),
+        (["snapshot", "tag", "v1.lock"], "INVALID_ARGUMENT", 2, "A snapshot's name is a letter"),
         (["read", AUTH, "--as-of", "not a time"], "INVALID_ARGUMENT", 2, "is not a snapshot, a version"),
         (["read", AUTH, "--raw", "--as-of", "now"], "INVALID_ARGUMENT", 2, "--raw"),
         (["stat", AUTH, "--as-of", ""], "INVALID_ARGUMENT", 2, "as_of is empty"),

@@ -41,7 +41,6 @@ messages_deleted  # unused variable (openviking/results.py)
 resumed  # unused variable (openviking/results.py)
 previous_embedder  # unused variable (openviking/results.py)
 switched_table  # unused variable (openviking/results.py)
-model_config  # unused variable (openviking/server/bodies.py)
 _._one_of  # unused method (openviking/server/bodies.py)
 _._one_of  # unused method (openviking/server/bodies.py)
 media_type  # unused variable (openviking/server/envelope.py)
@@ -74,3 +73,5 @@ latest_archive_overview  # unused variable (openviking/results.py): SessionConte
 pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 estimated_tokens  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
 eval_  # unused function (openviking_cli/commands/eval.py): a command, registered by its decorator
+_._whole_numbers  # unused method (openviking/server/bodies.py): a pydantic validator, run on every body
+list_skills  # unused function (openviking/server/routes/upstream.py): a route, registered by its decorator

@@ -166,12 +166,14 @@ class Requests:
 
     # ------------------------------------------------------------------ retrieval
     def _find(self, arguments: dict[str, Any]) -> Call[Any]:
+        arguments = {**arguments, "filter": _filter_object(arguments["filter"])}
         return _with(declared_call(OPERATIONS["find"], arguments), target_uri=_one_or_many(arguments["target_uri"]))
 
     def _search(self, arguments: dict[str, Any]) -> Call[Any]:
         from openviking.retrieve.request import session_id_of
 
-        arguments = {**arguments, "session_id": session_id_of(arguments["session"], arguments["session_id"])}
+        chosen = session_id_of(arguments["session"], arguments["session_id"])
+        arguments = {**arguments, "session_id": chosen, "filter": _filter_object(arguments["filter"])}
         return _with(declared_call(OPERATIONS["search"], arguments), target_uri=_one_or_many(arguments["target_uri"]))
 
     def _context(self, arguments: dict[str, Any]) -> Call[Any]:
@@ -322,6 +324,16 @@ def declared_call(
     if route.in_query:
         return Call(route.method, path, decode, params=fields, read=not operation.writes, raw=raw)
     return Call(route.method, path, decode, body=fields, read=not operation.writes, raw=raw)
+
+
+def _filter_object(value: Any) -> Any:
+    """A filter as it travels: an object (its JSON text read here, as the embedded client reads
+    it, with the same errors); anything else as it is, for the server to refuse."""
+    if not isinstance(value, str):
+        return value
+    from openviking.store.filters import parse_filter  # the DSL's reader: no LanceDB, no Arrow
+
+    return parse_filter(value)
 
 
 def _same(value: Any, default: Any) -> bool:

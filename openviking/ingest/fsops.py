@@ -162,13 +162,13 @@ def move(
     Raises:
         NotFoundError: nothing at ``source`` nor at ``target``.
         AlreadyExistsError: something at ``target``.
-        InvalidArgumentError: a scope root, or a target inside the source.
-        FailedPreconditionError: a parent of ``target`` is a file.
+        InvalidArgumentError: a scope root.
+        FailedPreconditionError: a parent of ``target`` is a file, or ``target`` is inside ``source``.
     """
     if source.depth < 2 or target.depth < 2:
         raise InvalidArgumentError("Scope roots and the root cannot be moved or replaced")
-    if target.is_within(source):
-        raise InvalidArgumentError(f"Cannot move {source} into itself ({target})")
+    if target.is_within(source):  # the tree holds the target below the source: no move can do that
+        raise FailedPreconditionError(f"Cannot move {source} into itself ({target})", details={"uri": str(target)})
     with store.write_lock():
         meta = store.meta()
         if interrupted_move(store, meta) == (source, target):  # the same mv, run again to finish it

@@ -176,8 +176,8 @@ def targets_of(target_uri: str | Sequence[str] | None, user: str) -> tuple[Vikin
             continue
         if not isinstance(item, str):
             raise InvalidURIError(describe(item), "target_uri must be a string or a list of strings")
-        if item.strip() in ("", "/", "viking://") and len(items) == 1:
-            continue
+        if item.strip() in ("", "/", "viking://"):
+            continue  # no target: alone, every scope; in a list, nothing added to the others
         uri = sidecar_owner(parse(item, user=user, field="target_uri"))
         if uri.is_root:
             continue

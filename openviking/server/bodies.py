@@ -14,6 +14,9 @@ from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
+from openviking import forms
+from openviking.operations import OPERATIONS
+
 from .envelope import said
 
 __all__ = [
@@ -33,6 +36,13 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     UPSTREAM: ClassVar[dict[str, str]] = {}
 
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_numbers(cls, data: Any) -> Any:
+        """A JSON number without a fraction is an integer however it is written (``2.0``), as
+        JSON Schema reads it; every field that takes a number takes an integer too."""
+        return _whole(data)
+
     def arguments(self) -> dict[str, Any]:
         """The fields the client sent, as keyword arguments (upstream's without effect left out)."""
         return {k: v for k, v in self.model_dump(exclude_unset=True).items() if k not in self.UPSTREAM}
@@ -42,6 +52,35 @@ class Body(BaseModel):
         for name in self.UPSTREAM:
             if name in self.model_fields_set:
                 said(f"{name} has no effect here: {self.UPSTREAM[name]}")
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_whole(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _whole(item) for key, item in value.items()}
+    return value
+
+
+def declared(operation: str, name: str, default: Any = None, **more: Any) -> Any:
+    """A field as ``operation`` declares its parameter ``name``: its doc, and its values' form."""
+    param = OPERATIONS[operation].params[name]
+    return Field(default, description=param.doc, json_schema_extra=param.stated, **more)
+
+
+def one_of(*ways: str, apart: tuple[str, ...] = ()) -> Callable[[dict[str, Any]], None]:
+    """The schema's part of a body that names what it is about in exactly one of ``ways``, and
+    gives at most one of the fields ``apart``."""
+
+    def stated(schema: dict[str, Any]) -> None:
+        schema["oneOf"] = [{"required": [way], "properties": {way: {"not": {"type": "null"}}}} for way in ways]
+        if apart:
+            given = {name: {"not": {"type": "null"}} for name in apart}
+            schema["not"] = {"required": list(apart), "properties": given}
+
+    return stated
 
 
 B = TypeVar("B", bound=type[Body])
@@ -60,6 +99,22 @@ def taking_upstreams(**why: str) -> Callable[[B], B]:
         return made
 
     return decorate
+
+
+def _first_branch(**stated: Any) -> Callable[[dict[str, Any]], None]:
+    """Say ``stated`` of an optional field's value (the branch of its schema that is not null)."""
+
+    def state(schema: dict[str, Any]) -> None:
+        schema["anyOf"][0].update(stated)
+
+    return state
+
+
+# A part that holds text: a message holds one at least.
+_SOME_TEXT = {
+    "properties": {"type": {"const": "text"}, "text": {"type": "string", "pattern": forms.NOT_BLANK}},
+    "required": ["type", "text"],
+}
 
 
 class TextPart(Body):
@@ -94,10 +149,16 @@ class TextPart(Body):
 class AddMessageBody(Body):
     """POST /api/v1/sessions/{session_id}/messages: ``content`` or ``parts``."""
 
-    role: str = Field(description="user or assistant.")
-    content: str | None = None
-    parts: list[TextPart] | None = None
-    created_at: str | None = Field(None, description="When it was said, ISO 8601 (default: now).")
+    model_config = ConfigDict(json_schema_extra=one_of("content", "parts"))
+
+    role: str = declared("add_message", "role", ...)
+    content: str | None = Field(None, description="The text.", json_schema_extra=_first_branch(pattern=forms.NOT_BLANK))
+    parts: list[TextPart] | None = Field(
+        None,
+        description="Upstream's parts, among them a text part with some text.",
+        json_schema_extra=_first_branch(contains=_SOME_TEXT),
+    )
+    created_at: str | None = declared("add_message", "created_at")
 
     @model_validator(mode="after")
     def _one_of(self) -> AddMessageBody:
@@ -122,7 +183,13 @@ class AddMessageBody(Body):
 class _Added(Body):
     """What an add takes: a path on the server's machine or an upload's id, and the name to show."""
 
-    path: str | None = Field(None, description="A file or folder on the server's machine (root key only).")
+    model_config = ConfigDict(json_schema_extra=one_of("path", "temp_file_id"))
+
+    path: str | None = Field(
+        None,
+        description="A file or folder on the server's machine (root key only).",
+        json_schema_extra=_first_branch(pattern=forms.NOT_BLANK),
+    )
     temp_file_id: str | None = Field(None, description="What POST /api/v1/resources/temp_upload returned.")
     source_name: str | None = Field(None, description="The client's path: what messages and the nodes' source show.")
     wait: bool = Field(
@@ -163,9 +230,11 @@ class _Added(Body):
 class AddResourceBody(_Added):
     """POST /api/v1/resources."""
 
-    to: str | None = Field(None, description="The exact URI of the new resource.")
-    parent: str | None = Field(None, description="A directory URI to put it in, under its own name.")
-    tags: list[str] | str | None = None
+    model_config = ConfigDict(json_schema_extra=one_of("path", "temp_file_id", apart=("to", "parent")))
+
+    to: str | None = declared("add_resource", "to")
+    parent: str | None = declared("add_resource", "parent")
+    tags: list[str] | str | None = declared("add_resource", "tags")
     include: list[str] | str = Field(
         default_factory=list, description="Only files matching one of these globs (a list, or comma-separated)."
     )
@@ -195,9 +264,15 @@ class AddSkillBody(_Added):
     """POST /api/v1/skills: a folder or file (by path or upload), or upstream's ``data``: the
     text of a SKILL.md, or the skill as an object (``name``, ``description``, ``content``...)."""
 
-    name: str | None = Field(None, description="The skill's name (default: SKILL.md's, else the folder's).")
-    tags: list[str] | str | None = None
-    data: str | dict[str, Any] | None = Field(None, description="A SKILL.md's text, or the skill as an object.")
+    model_config = ConfigDict(json_schema_extra=one_of("path", "temp_file_id", "data"))
+
+    name: str | None = declared("add_skill", "name")
+    tags: list[str] | str | None = declared("add_skill", "tags")
+    data: str | dict[str, Any] | None = Field(
+        None,
+        description="A SKILL.md's text, or the skill as an object with its content.",
+        json_schema_extra=lambda schema: schema.update(anyOf=[*forms.SKILL_DATA["anyOf"], {"type": "null"}]),
+    )
 
     def sources(self) -> list[str]:
         return [name for name in ("path", "temp_file_id", "data") if getattr(self, name) is not None]
@@ -210,4 +285,4 @@ class AddSkillBody(_Added):
 class ReindexBody(Body):
     """POST /api/v1/reindex."""
 
-    uri: str | None = Field(None, description="Only the files below this URI (default: the whole store).")
+    uri: str | None = declared("reindex", "uri")

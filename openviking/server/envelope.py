@@ -10,6 +10,7 @@ INTERNAL naming that id, never with the traceback itself.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import math
@@ -33,6 +34,7 @@ __all__ = [
     "EnvelopeResponse",
     "Refused",
     "RequestContext",
+    "allowed_methods",
     "failure",
     "install_handlers",
     "ok",
@@ -205,13 +207,29 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     if exc.status_code == 404:
         error: OpenVikingError = NotFoundError(f"No such route: {where}", hint="GET /openapi.json lists the routes")
     elif exc.status_code == 405:
-        allowed = (exc.headers or {}).get("Allow", "")
-        error = InvalidArgumentError(f"Method not allowed: {where}", details={"allowed": allowed.split(", ")})
+        allowed = allowed_methods(request, (exc.headers or {}).get("Allow", ""))
+        error = InvalidArgumentError(f"Method not allowed: {where}", details={"allowed": allowed})
+        return failure(error, 405, {**(exc.headers or {}), "Allow": ", ".join(allowed)})
     elif exc.status_code >= 500:
         error = InternalError(str(exc.detail))
     else:
         error = InvalidArgumentError(str(exc.detail))
     return failure(error, exc.status_code, exc.headers)
+
+
+def allowed_methods(request: Request, given: str = "") -> list[str]:
+    """The methods the request's path takes: those the OpenAPI document lists at it (the
+    router's own 405 names only its first route's), else ``given`` (an Allow header)."""
+    for template, methods in request.app.openapi()["paths"].items():
+        if _path_pattern(template).fullmatch(request.url.path):
+            return sorted(method.upper() for method in methods)
+    return [method for method in given.split(", ") if method]
+
+
+@functools.lru_cache(maxsize=256)
+def _path_pattern(template: str) -> re.Pattern[str]:
+    """``/a/{b}/c`` as a pattern its paths match (a parameter is one segment)."""
+    return re.compile(re.sub(r"\\{[^/]+?\\}", "[^/]+", re.escape(template)))
 
 
 def install_handlers(app: FastAPI) -> None:

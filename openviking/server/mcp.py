@@ -1,8 +1,9 @@
-"""The MCP tools (find, search, grep, glob, read, abstract, overview, ls, tree, add_memory) over
-the typed interface, served over stdio or as a streamable-HTTP ASGI app.
+"""The MCP tools over the typed interface, one per operation that declares one (``TOOLS``),
+served over stdio or as a streamable-HTTP ASGI app.
 
 Each tool calls one method of :class:`~openviking.interface.OpenVikingClient`, of the same
-name, with the same parameter names, on the client that ``client_for_call()`` returns for that
+name, with the parameters its declaration does not leave out (each stated in its input schema
+with its range, choices and form), on the client that ``client_for_call()`` returns for that
 call; its text is the result's ``to_dict()`` as compact JSON (file text as it is). An
 :class:`~openviking.errors.OpenVikingError` is an error result (``isError``) reading
 ``CODE: message`` and ``Hint: ...``; anything else is a bug: an ``INTERNAL`` error result with an
@@ -46,7 +47,7 @@ import uuid
 from collections.abc import Callable, Mapping, MutableMapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -59,7 +60,7 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from openviking._version import __version__
 from openviking.errors import InvalidArgumentError, OpenVikingError
 from openviking.interface import OpenVikingClient
-from openviking.operations import OPERATIONS, Operation, wire_type
+from openviking.operations import OPERATIONS, Operation, tool_names
 from openviking.operations import Tool as DeclaredTool
 
 __all__ = [
@@ -88,7 +89,8 @@ INSTRUCTIONS = (
 
 @dataclass(frozen=True)
 class Param:
-    """One argument of a tool: its interface parameter's name, its JSON type, what it means."""
+    """One argument of a tool: its interface parameter's name, its JSON type, what it means,
+    and what its values may be."""
 
     name: str
     type: str  # "string", "integer", "number", "boolean", or "array" (of strings)
@@ -98,6 +100,7 @@ class Param:
     default: Any = None
     minimum: float | None = None
     maximum: float | None = None
+    pattern: str | None = None  # of the string, or of each item of the array
 
 
 @dataclass(frozen=True)
@@ -142,10 +145,13 @@ def _input_schema(tool: Tool) -> dict[str, Any]:
     properties: dict[str, Any] = {}
     for param in tool.params:
         prop: dict[str, Any] = {"type": param.type, "description": param.description}
+        strings = prop
         if param.type == "array":
-            prop["items"] = {"type": "string"}
+            strings = prop["items"] = {"type": "string"}
         if param.enum:
-            prop["enum"] = list(param.enum)
+            strings["enum"] = list(param.enum)
+        if param.pattern is not None:
+            strings["pattern"] = param.pattern
         if param.default is not None:
             prop["default"] = param.default
         if param.minimum is not None:
@@ -174,19 +180,25 @@ def _json_type(annotation: Any) -> str:
 
 def _tool_of(operation: Operation[Any, Any], declared: DeclaredTool) -> Tool:
     params = []
-    for name in declared.params:
+    for name in operation.tool_params:
         param = operation.params[name]
+        if param.schema is not None:
+            raise TypeError(f"tool {operation.name}: {name}'s schema has no form a tool's property takes")
         default = operation.default(name)
+        kind = _json_type(operation.wire_type(name))
+        if default is inspect.Parameter.empty or (kind == "array" and not isinstance(default, list | tuple)):
+            default = None  # none, or none the property's type can hold ("" for a list of URIs: the default applies)
         params.append(
             Param(
                 name,
-                _json_type(wire_type(operation.hints[name])),
+                kind,
                 param.doc,
-                required=default is inspect.Parameter.empty or name in declared.required,
+                required=operation.default(name) is inspect.Parameter.empty or name in declared.required,
                 enum=param.choices,
-                default=None if default is inspect.Parameter.empty else default,
+                default=list(default) if isinstance(default, tuple) else default,
                 minimum=param.ge,
                 maximum=param.le,
+                pattern=param.pattern,
             )
         )
     return Tool(
@@ -195,9 +207,7 @@ def _tool_of(operation: Operation[Any, Any], declared: DeclaredTool) -> Tool:
 
 
 TOOLS: dict[str, Tool] = {
-    operation.name: _tool_of(operation, operation.mcp)
-    for operation in OPERATIONS.values()
-    if isinstance(operation.mcp, DeclaredTool)
+    name: _tool_of(OPERATIONS[name], cast(DeclaredTool, OPERATIONS[name].mcp)) for name in tool_names()
 }
 """The tools, one per declared operation that has one (``mcp=Tool(...)`` in the interface)."""
 

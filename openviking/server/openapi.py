@@ -13,8 +13,9 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
+from openviking.hits import FindResult
 from openviking.operations import OPERATIONS
-from openviking.results import DoctorReport, schema_of
+from openviking.results import ContextResult, DoctorReport, schema_of
 
 __all__ = ["ERROR_STATUSES", "install_openapi"]
 
@@ -56,10 +57,12 @@ _ERROR = {
     "required": ["status", "error"],
 }
 
-# Results of the routes that are not declared operations.
+# Results of the routes that are not declared operations, and of those that answer more than
+# their operation: upstream's search route answers a context when its body says mode "context".
 _OTHER_RESULTS: dict[str, dict[str, Any]] = {
     "temp_upload": {"type": "object", "properties": {"temp_file_id": {"type": "string"}}, "required": ["temp_file_id"]},
     "doctor_repair": DoctorReport.json_schema(),
+    "search": schema_of(FindResult | ContextResult),
 }
 
 
@@ -107,7 +110,9 @@ def _responses(operation_id: str | None, summary: str) -> dict[str, Any]:
     operation = OPERATIONS.get(operation_id or "")
     if operation is not None and operation.result is bytes:
         operation = None  # the bytes themselves, as the route says
-    result = schema_of(operation.result) if operation is not None else _OTHER_RESULTS.get(operation_id or "")
+    result = _OTHER_RESULTS.get(operation_id or "")
+    if result is None and operation is not None:
+        result = schema_of(operation.result)
     answers: dict[str, Any] = {}
     if result is not None:
         answers["200"] = {"description": summary, "content": {"application/json": {"schema": _envelope(result)}}}

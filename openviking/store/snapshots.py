@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from openviking.forms import SNAPSHOT_NAME_FORM
 from openviking.timefilter import format_iso8601, parse_iso_datetime, parse_time_range
 
 from . import schema
@@ -44,8 +45,8 @@ __all__ = [
 
 KEY_PREFIX = "snapshot:"
 # A name starts with a letter: a version of the store is digits, and a time starts with one.
-# LanceDB's tags take letters, digits, '.', '-' and '_'.
-NAME_PATTERN = r"[A-Za-z][A-Za-z0-9._-]{0,63}"
+# LanceDB's tags take letters, digits, '.', '-' and '_' (no '..', not ending in '.' or '.lock').
+NAME_PATTERN = SNAPSHOT_NAME_FORM
 _NAME = re.compile(NAME_PATTERN)
 # Cleanup keeps this much before a snapshot's oldest version too: the versions' times and this
 # machine's clock may differ a little (a bucket shared by several machines).
@@ -67,12 +68,13 @@ def check_name(name: Any) -> str:
 
     Raises:
         InvalidArgumentError: it is not a string of letters, digits, '.', '-' or '_' starting
-            with a letter, of at most 64 characters.
+            with a letter, of at most 64 characters, that LanceDB takes for a tag.
     """
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         shown = name if isinstance(name, str) and len(name) <= 80 else type(name).__name__
         raise InvalidArgumentError(
-            f"A snapshot's name is a letter, then letters, digits, '.', '-' or '_' (64 at most): got {shown!r}",
+            f"A snapshot's name is a letter, then letters, digits, '.', '-' or '_' (64 at most, no '..', "
+            f"not ending in '.' or '.lock'): got {shown!r}",
             hint="For example: openviking snapshot tag release-2026-12",
             details={"name": shown},
         )
@@ -142,9 +144,9 @@ def resolve(store: LanceStore, as_of: str) -> Pin:
     """Where ``as_of`` points: a snapshot's name, a version of the store, or a time.
 
     Raises:
-        NotFoundError: no snapshot of that name, no such version, or one no longer kept.
-        InvalidArgumentError: neither a name, a version nor a time; or a time before any
-            version the store keeps.
+        NotFoundError: no snapshot of that name, no such version, one no longer kept, or a
+            time before any version the store keeps.
+        InvalidArgumentError: neither a name, a version nor a time.
     """
     text = as_of.strip()
     snapshot = _stored(store).get(text)
@@ -256,10 +258,10 @@ def _at_time(store: LanceStore, moment: datetime, label: str) -> Pin:
     if not nodes:
         first = _versions(store, schema.NODES)
         oldest = format_iso8601(first[0][1]) if first else "none"
-        raise InvalidArgumentError(
+        raise NotFoundError(
             f"The store keeps no version as old as {format_iso8601(moment)} (as_of {label})",
             hint=f"Its oldest kept version is of {oldest}; name a later time, or a snapshot",
-            details={"as_of": label, "oldest": oldest},
+            details={"as_of": label, "oldest": oldest, "resource": label, "type": "version"},
         )
     versions = {}
     for table_name in store.table_names():

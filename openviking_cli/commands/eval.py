@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from openviking.errors import InvalidArgumentError, NotFoundError
+from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking_cli.runtime import AsOfOption, CliContext, Output, command, progress_bar
 
 app = typer.Typer()
@@ -155,13 +155,13 @@ def _golden(path: str, k: int) -> list[Any]:
         raise InvalidArgumentError(f"{path} holds no query", details={"path": path})
     try:
         check_queries(queries, k)
-    except InvalidArgumentError as exc:
+    except (InvalidArgumentError, AlreadyExistsError) as exc:
         index = exc.details.get("index")
         if not isinstance(index, int):
             raise
         at = f"queries[{index}]"
         said = exc.message.replace(at + ".", "", 1).replace(at + " ", "", 1)
-        raise InvalidArgumentError(
+        raise type(exc)(
             f"{path}:{numbers[index]}: {said}", hint=exc.hint, details={"path": path, "line": numbers[index]}
         ) from None
     return queries

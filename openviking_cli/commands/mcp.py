@@ -4,24 +4,28 @@ from __future__ import annotations
 
 import typer
 
+from openviking.operations import tool_names
 from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
 
+TOOLS = tool_names()
+# The help names the tools the operations declare, however many they are.
+HELP = "\n\n".join(
+    [
+        "Serve the store to an MCP client over stdin and stdout, until stdin closes.",
+        f"The {len(TOOLS)} tools: {', '.join(TOOLS)}; each result is the JSON of the same command's -o json "
+        "result (file text as it is). Only the protocol is written to stdout; warnings and logs go to stderr.",
+        "Register it with an MCP client as the command openviking with the arguments mcp --store PATH (and "
+        "--config FILE).",
+        "Example: openviking mcp --store ~/.openviking/data",
+    ]
+)
 
-@command(app, "mcp")
+
+@command(app, "mcp", help=HELP)
 def mcp(ctx: CliContext) -> Output:
-    """Serve the store to an MCP client over stdin and stdout, until stdin closes.
-
-    Tools: find, search, grep, glob, read, abstract, overview, ls, tree, add_memory; each
-    result is the JSON of the same command's -o json result (file text as it is). Only the
-    protocol is written to stdout; warnings and logs go to stderr.
-
-    Register it with an MCP client as the command openviking with the arguments
-    mcp --store PATH (and --config FILE).
-
-    Example: openviking mcp --store ~/.openviking/data
-    """
+    """Serve the MCP tools over stdio (HELP says which)."""
     import logging
 
     import anyio

@@ -5,14 +5,18 @@ from __future__ import annotations
 from typing import Annotated
 from urllib.parse import quote
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
+from openviking.operations import OPERATIONS
 from openviking.server.context import Client
+
+from .declared import given_once
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/api/v1/content", tags=["content"])
+router = APIRouter(prefix="/api/v1/content", tags=["content"], dependencies=[Depends(given_once)])
+URI = OPERATIONS["download"].params["uri"]
 
 
 @router.get(
@@ -22,7 +26,10 @@ router = APIRouter(prefix="/api/v1/content", tags=["content"])
     response_class=Response,
     responses={200: {"content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}},
 )
-def download(client: Client, uri: Annotated[str, Query(description="The viking:// URI of a file.")]) -> Response:
+def download(
+    client: Client,
+    uri: Annotated[str, Query(description=URI.doc, json_schema_extra=URI.stated)],
+) -> Response:
     """The bytes of the file at ``uri`` (an error is the usual envelope)."""
     data = client.download(uri)
     name = uri.rstrip("/").rsplit("/", 1)[-1] or "download"

@@ -15,16 +15,17 @@ import inspect
 from collections.abc import Callable, Iterable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import Field, create_model
 
 from openviking.arguments import MAX_INT
-from openviking.operations import OPERATIONS, Operation, wire_type
+from openviking.errors import InvalidArgumentError
+from openviking.operations import OPERATIONS, Operation
 from openviking.server.bodies import Body
 from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok, said
 
-__all__ = ["body_model", "router", "say_ignored"]
+__all__ = ["body_model", "given_once", "router", "say_ignored"]
 
 
 def _camel(name: str) -> str:
@@ -38,15 +39,14 @@ def _sent_params(operation: Operation[Any, Any]) -> list[str]:
 
 
 def _field_type(operation: Operation[Any, Any], name: str) -> Any:
-    return wire_type(operation.hints[name])
+    return operation.wire_type(name)
 
 
-def _constraints(operation: Operation[Any, Any], name: str) -> dict[str, Any]:
-    """The parameter's range and choices, as its schema states them. The library checks them,
-    so that an error over HTTP reads as the same call's error in-process."""
-    param = operation.params[name]
-    stated = {"minimum": param.ge, "maximum": param.le, "enum": list(param.choices) or None}
-    return {key: value for key, value in stated.items() if value is not None}
+def _constraints(operation: Operation[Any, Any], name: str) -> Any:
+    """What the declaration says of the parameter's values (its range, choices, form), put
+    into its schema (:meth:`Param.stated`). The library checks them, so that an error over
+    HTTP reads as the same call's error in-process."""
+    return operation.params[name].stated
 
 
 def _field(operation: Operation[Any, Any], name: str) -> Any:
@@ -56,7 +56,7 @@ def _field(operation: Operation[Any, Any], name: str) -> Any:
         ... if default is inspect.Parameter.empty else default,
         alias=param.wire,
         description=param.doc,
-        json_schema_extra=_constraints(operation, name) or None,
+        json_schema_extra=_constraints(operation, name),
     )
 
 
@@ -69,10 +69,34 @@ def body_model(operation: Operation[Any, Any]) -> type[Body]:
     model: type[Body] = create_model(
         f"{_camel(operation.name)}Body", __base__=Body, __doc__=f"The body of {operation.name}.", **fields
     )
+    apart: list[Any] = [
+        {"not": {"properties": {flag: {"const": True}, other: {"const": True}}, "required": [flag, other]}}
+        for flag in fields
+        if flag in operation.params
+        for other in operation.params[flag].not_with
+    ]
+    if apart:  # flags that may not be set together
+        model.model_config["json_schema_extra"] = {"allOf": apart}
+        model.model_rebuild(force=True)
     return model
 
 
 PAGE_SIZE = "Upstream's name for the page's size; it wins over node_limit."
+# The query parameters upstream's client sends as lists (each item a parameter of the same name).
+UPSTREAM_LISTS = ("extra_fields", "tags")
+
+
+def given_once(request: Request) -> None:
+    """Refuse a query parameter given twice, where one value is read: the request means
+    something the route would not do (every query parameter holds one value, but upstream's
+    lists)."""
+    for name in dict.fromkeys(request.query_params):
+        if name not in UPSTREAM_LISTS and len(request.query_params.getlist(name)) > 1:
+            raise InvalidArgumentError(
+                f"{name} is given {len(request.query_params.getlist(name))} times; it takes one value",
+                hint=f"Send {name} once",
+                details={"parameter": name},
+            )
 
 
 def _upstream_doc(operation: Operation[Any, Any], name: str) -> str:
@@ -95,18 +119,14 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
     sent = _sent_params(operation)
     parameters = [inspect.Parameter("client", inspect.Parameter.KEYWORD_ONLY, annotation=Client)]
     for name in route.path_params:
-        doc = operation.params[name].doc
-        parameters.append(
-            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, Path(description=doc)])
-        )
+        where = Path(description=operation.params[name].doc, json_schema_extra=_constraints(operation, name))
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[str, where]))
     model: type[Body] | None = None
     if route.in_query:
         for name in sent:
             param = operation.params[name]
             default = operation.default(name)
-            query = Query(
-                alias=param.wire, description=param.doc, json_schema_extra=_constraints(operation, name) or None
-            )
+            query = Query(alias=param.wire, description=param.doc, json_schema_extra=_constraints(operation, name))
             parameters.append(
                 inspect.Parameter(
                     name,
@@ -120,11 +140,18 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
             annotation: Any = (
                 Annotated[int | None, Query(alias=name, description=PAGE_SIZE, ge=1, le=MAX_INT)]
                 if name == "limit"
-                else Annotated[list[str] | None, Query(alias=name, description=_upstream_doc(operation, name))]
+                else Annotated[
+                    list[str] if name in UPSTREAM_LISTS else str | None,
+                    Query(alias=name, description=_upstream_doc(operation, name)),
+                ]
             )
             parameters.append(
                 inspect.Parameter(
-                    f"upstream_{name}", inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=None
+                    f"upstream_{name}",
+                    inspect.Parameter.KEYWORD_ONLY,
+                    annotation=annotation,
+                    # A list is never null: any value of a query parameter is a list's item.
+                    default=[] if name in UPSTREAM_LISTS else None,
                 )
             )
     elif sent or operation.upstream:
@@ -145,7 +172,9 @@ def _endpoint(operation: Operation[Any, Any]) -> Callable[..., EnvelopeResponse]
             fields = body.model_dump(exclude_unset=True)
             say_ignored(operation, [name for name in operation.upstream if name in fields])
             given.update({name: value for name, value in fields.items() if name not in operation.upstream})
-        say_ignored(operation, [name for name, value in upstream.items() if value is not None and name != "limit"])
+        say_ignored(
+            operation, [name for name, value in upstream.items() if value not in (None, []) and name != "limit"]
+        )
         if not route.paged:
             return ok(getattr(client, operation.name)(**given))
         page = upstream.get("limit") or given.get("node_limit")
@@ -167,7 +196,7 @@ def _tag(path: str) -> str:
     return parts[3] if len(parts) > 3 and parts[1] == "api" else "system"
 
 
-router = APIRouter(default_response_class=EnvelopeResponse)
+router = APIRouter(default_response_class=EnvelopeResponse, dependencies=[Depends(given_once)])
 for _operation in OPERATIONS.values():
     if _operation.http.custom:
         continue

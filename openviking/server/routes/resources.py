@@ -36,7 +36,11 @@ router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=
 
 @router.post("/resources/temp_upload", operation_id="temp_upload")
 def temp_upload(
-    file: Annotated[UploadFile, File(description="A file, or a folder as a .zip, .tar or .tar.gz.")],
+    file: Annotated[
+        UploadFile,
+        # Its bytes are whatever they are: any value sent as it is a file (OpenAPI names that binary).
+        File(description="A file, or a folder as a .zip, .tar or .tar.gz.", json_schema_extra={"format": "binary"}),
+    ],
     caller: CallerOf,
     state: State,
 ) -> EnvelopeResponse:

@@ -6,13 +6,14 @@ refused, as upstream refuses it."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import Field, create_model
 
 from openviking.errors import InvalidArgumentError
 from openviking.operations import OPERATIONS
+from openviking.server.bodies import Body
 from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok, said
 
@@ -63,6 +64,46 @@ SearchBody: Any = create_model(
     __doc__='The body of a search, or (mode "context") of a context within max_tokens.',
     **_CONTEXT_FIELDS,
 )
+CONTEXT = OPERATIONS["context"]
+REF = "#/components/schemas/{model}"  # where the document keeps a schema that a body names
+# What a context takes of the body (the rest is said to have no effect), and how.
+_CONTEXT_TAKES = ("query", "target_uri", "session_id")
+
+
+def _context_limit(default: Any) -> Any:
+    return Field(default, ge=0, le=CONTEXT.params["limit"].le, description="How many hits to choose from (0: 20).")
+
+
+def _context_body() -> type[Body]:
+    """The body of a context search, for the document: what a context takes with its own form,
+    the rest of a search's fields with their types alone (they change nothing)."""
+    plain = body_model(SEARCH)
+    fields: dict[str, Any] = {}
+    for name, info in plain.model_fields.items():
+        if name in _CONTEXT_TAKES:
+            param = CONTEXT.params[name]
+            fields[name] = (info.annotation, Field(info.default, description=param.doc, json_schema_extra=param.stated))
+        elif name in ("limit", "node_limit"):
+            fields[name] = (info.annotation, _context_limit(info.default))
+        elif name != "mode":
+            fields[name] = (info.annotation, Field(None, description="It has no effect on a context."))
+    fields["mode"] = (Literal["context"], Field(description="A context within max_tokens."))
+    fields["max_tokens"] = _CONTEXT_FIELDS["max_tokens"]
+    fields.update({name: _CONTEXT_FIELDS[name] for name in CONTEXT_UPSTREAM})
+    model: type[Body] = create_model("ContextSearchBody", __base__=Body, **fields)
+    return model
+
+
+def _either(schema: dict[str, Any]) -> None:
+    """The document's body of the route: a search's, or a context's (mode "context")."""
+    described: dict[str, Any] = {key: schema[key] for key in ("title", "description") if key in schema}
+    schema.clear()
+    branches = [model.model_json_schema(ref_template=REF) for model in (body_model(SEARCH), _context_body())]
+    schema.update(described, oneOf=branches)
+
+
+SearchBody.model_config["json_schema_extra"] = _either
+SearchBody.model_rebuild(force=True)
 
 
 @router.post("/search/search", operation_id="search")

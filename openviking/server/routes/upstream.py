@@ -15,7 +15,7 @@ from pydantic import Field
 from openviking.errors import UnimplementedError
 from openviking.server.bodies import Body, taking_upstreams
 from openviking.server.context import CallerOf, Client, State
-from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.envelope import EnvelopeResponse, Refused, allowed_methods, ok
 
 __all__ = ["router"]
 
@@ -116,10 +116,22 @@ def _unsupported(what: str) -> Any:
     return answer
 
 
-router.add_api_route(
-    "/skills",
-    _unsupported("the skill catalogue (find a skill with find, add one with POST /api/v1/skills)"),
-    methods=["GET"],
-)
+@router.get("/skills")
+def list_skills(request: Request, caller: CallerOf) -> EnvelopeResponse:
+    """Upstream's listing of skills, at the path where this server adds one: 405, naming what
+    the path takes (as any method a path does not take), with upstream's UNIMPLEMENTED."""
+    del caller  # the key is checked as for any route: an unknown key is still 401
+    allowed = allowed_methods(request)
+    raise Refused(
+        405,
+        UnimplementedError(
+            "GET /api/v1/skills is upstream OpenViking's route for the skill catalogue; this server does not have it",
+            hint="Find a skill with find (context_type skill); add one with POST /api/v1/skills",
+            details={"resource": request.url.path, "type": "route", "allowed": allowed},
+        ),
+        headers={"Allow": ", ".join(allowed)},
+    )
+
+
 for _path, _what in UNSUPPORTED.items():
     router.add_api_route(f"/{_path}", _unsupported(_what), methods=["GET", "POST", "PUT", "PATCH", "DELETE"])

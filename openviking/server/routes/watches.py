@@ -11,8 +11,9 @@ from pydantic import Field
 
 from openviking.errors import NotFoundError
 from openviking.interface import OpenVikingClient
+from openviking.operations import OPERATIONS
 from openviking.results import WatchInfo
-from openviking.server.bodies import Body, taking_upstreams
+from openviking.server.bodies import Body, declared, taking_upstreams
 from openviking.server.context import CallerOf, Client, State
 from openviking.server.envelope import EnvelopeResponse, ok
 
@@ -23,21 +24,20 @@ __all__ = ["router"]
 router = APIRouter(prefix="/api/v1", tags=["watches"], default_response_class=EnvelopeResponse)
 
 TaskId = Annotated[str, Path(description="The watch's task_id (as list_watches gives it).")]
-ToUri = Annotated[str, Query(description="The watched URI.")]
+_TO_URI = OPERATIONS["update_watch"].params["to_uri"]
+ToUri = Annotated[str, Query(description=_TO_URI.doc, json_schema_extra=_TO_URI.stated)]
 
 
 class WatchBody(Body):
     """POST /api/v1/watches."""
 
-    path: str = Field(description="The folder or file on the server's machine to keep in step (root key only).")
-    to: str | None = Field(None, description="The exact URI of the resource.")
-    parent: str | None = Field(None, description="A directory URI to put it in, under its own name.")
-    tags: list[str] | str | None = None
+    path: str = declared("watch", "path", ...)
+    to: str | None = declared("watch", "to")
+    parent: str | None = declared("watch", "parent")
+    tags: list[str] | str | None = declared("watch", "tags")
     include: list[str] = Field(default_factory=list, description="Only files matching one of these globs.")
     exclude: list[str] = Field(default_factory=list, description="Leave out what matches these globs.")
-    watch_interval: float | None = Field(
-        None, description="Check the whole source every this many minutes instead of following file events."
-    )
+    watch_interval: int | float | None = declared("watch", "watch_interval")
 
 
 @taking_upstreams(
@@ -47,9 +47,7 @@ class WatchBody(Body):
 class UpdateWatchBody(Body):
     """PATCH /api/v1/watches: upstream's partial update (fields left out stay as they are)."""
 
-    watch_interval: float | None = Field(
-        None, description="Check the whole source every this many minutes; 0 follows file events again."
-    )
+    watch_interval: int | float | None = declared("update_watch", "watch_interval")
     is_active: bool | None = Field(None, description="false pauses the watch, true resumes it.")
 
 
