@@ -11,6 +11,7 @@
     python -m bench storage --work /tmp/ov-bench     # object storage (local moto) against local disk
     python -m bench storage --only pinned --work /tmp/ov-bench   # reads as_of a snapshot against now
     python -m bench server --work /tmp/ov-bench      # openviking serve: find over HTTP, --url processes, load
+    python -m bench warm --work /tmp/ov-bench        # local service and --batch per call; remote embedding
     python -m bench documents --work /tmp/ov-bench   # PDF/Office/HTML...: find vs bm25s, pages/s vs the converter
     python -m bench sessions --work /tmp/ov-bench-sessions [--only conv-26]   # commit, context vs bm25s
     python -m bench live --work /tmp/ov-bench [--only first]   # an add's first answer; vectors behind
@@ -199,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             "startup",
             "storage",
             "server",
+            "warm",
             "documents",
             "sessions",
             "live",
@@ -218,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
     parser.add_argument("--out", type=Path, default=Path("bench/results/latest.json"))
     parser.add_argument("--embed-tokens", type=int, help="tokens of each record the local model embeds")
-    parser.add_argument("--runs", type=int, default=9, help="grepglob: timed runs per case (medians)")
+    parser.add_argument("--runs", type=int, default=9, help="grepglob, warm: timed runs per case (medians)")
     parser.add_argument(
         "--sizes",
         default="10000,100000,1000000",
@@ -310,6 +312,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import server
 
         report["server"] = server.run(work, clients=args.clients, seconds=args.seconds)
+    if args.suite == "warm":  # not in `all`: it starts a local service and runs some 600 processes
+        from . import warm
+
+        report["warm"] = warm.run(work, runs=args.runs)
     if args.suite == "sessions":  # not in `all`: five conversations played and asked take 20-40 minutes
         from . import sessions
 

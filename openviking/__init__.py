@@ -2,7 +2,8 @@
 
 ``import openviking as ov; client = ov.OpenViking(path="./store")`` gives the embedded SDK,
 ``ov.SyncHTTPClient(url=..., api_key=...)`` (or ``ov.AsyncHTTPClient``) the same over a server.
-This module stays light: a client (and LanceDB, or httpx, behind it) loads on first attribute access.
+This module stays light: a client (and LanceDB, or httpx, behind it), the result types and the
+interface load on first attribute access.
 """
 
 from __future__ import annotations
@@ -25,35 +26,54 @@ from .errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from .hits import ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, RelatedContext, TypedQuery
-from .interface import OpenVikingClient, Session
-from .message import TextPart
-from .results import (
-    AddResult,
-    DoctorReport,
-    Entry,
-    GlobResult,
-    GrepMatch,
-    GrepResult,
-    IndexResult,
-    LinkResult,
-    MemoryResult,
-    Message,
-    MessageAdded,
-    MkdirResult,
-    MoveResult,
-    ReindexResult,
-    Relation,
-    RemoveResult,
-    SessionDeleted,
-    SessionInfo,
-    Stat,
-    UnlinkResult,
-)
 
 if TYPE_CHECKING:
     from .embedded import OpenViking
+    from .hits import ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, RelatedContext, TypedQuery
     from .http_client import AsyncHTTPClient, SyncHTTPClient
+    from .interface import OpenVikingClient, Session
+    from .message import TextPart
+    from .results import (
+        AddResult,
+        DoctorReport,
+        Entry,
+        GlobResult,
+        GrepMatch,
+        GrepResult,
+        IndexResult,
+        LinkResult,
+        MemoryResult,
+        Message,
+        MessageAdded,
+        MkdirResult,
+        MoveResult,
+        ReindexResult,
+        Relation,
+        RemoveResult,
+        SessionDeleted,
+        SessionInfo,
+        Stat,
+        UnlinkResult,
+    )
+
+# The result types and the interface, loaded when first named (``ov.FindResult``, ``from
+# openviking import Stat``): a command line's --help reads none of them.
+_LAZY = {
+    **dict.fromkeys(
+        ("ContextType", "FindResult", "MatchedContext", "QueryPlan", "QueryResult", "RelatedContext", "TypedQuery"),
+        "hits",
+    ),
+    **dict.fromkeys(("OpenVikingClient", "Session"), "interface"),
+    "TextPart": "message",
+    **dict.fromkeys(
+        (
+            "AddResult", "DoctorReport", "Entry", "GlobResult", "GrepMatch", "GrepResult", "IndexResult", "LinkResult",
+            "MemoryResult", "Message", "MessageAdded", "MkdirResult", "MoveResult", "ReindexResult", "Relation",
+            "RemoveResult", "SessionDeleted", "SessionInfo", "Stat", "UnlinkResult",
+        ),
+        "results",
+    ),
+}  # fmt: skip
 
 
 __all__ = [
@@ -118,6 +138,10 @@ def __getattr__(name: str) -> Any:
         from . import http_client
 
         return getattr(http_client, name)
-    if name == "Session":
-        return Session
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'openviking' has no attribute {name!r}")

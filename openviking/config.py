@@ -109,7 +109,8 @@ UPSTREAM_KEYS = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class EmbeddingConfig:
-    """``embedding.dense`` plus the top-level ``embedding.max_input_tokens``.
+    """``embedding.dense`` plus the top-level ``embedding.max_input_tokens``, ``max_concurrent``
+    and ``max_retries`` (upstream's place for them; ``embedding.dense`` may hold them too).
 
     ``provider`` is ``local`` (the bundled multilingual-e5-small, falling back to ``hash``
     where it cannot load), ``hash`` (feature hashing, no model) or ``openai`` (any
@@ -126,6 +127,10 @@ class EmbeddingConfig:
     document_param: str | None = None
     max_input_tokens: int | None = None
     timeout: float = 60.0
+    # The openai provider's requests in flight at once, and its tries again of one that got
+    # 429, 408, 409 or 5xx, or no answer (upstream's embedding.max_concurrent and max_retries).
+    max_concurrent: int = 10
+    max_retries: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,11 +283,12 @@ class Config:
         return self.memory_llm if self.memory_llm.is_configured else self.vlm
 
     def store_path(self, explicit: str | os.PathLike[str] | None = None) -> str:
-        """The store location: the flag, ``OPENVIKING_STORE``, ``storage.workspace``, the default."""
+        """The store location: the flag, ``OPENVIKING_STORE``, ``storage.workspace``, the default;
+        a directory made absolute, so that every process names one store alike."""
         for candidate in (explicit, os.environ.get(STORE_ENV), self.workspace):
             if candidate:
                 text = os.fspath(candidate)
-                return text if "://" in text else str(Path(text).expanduser())
+                return text if "://" in text else os.path.abspath(Path(text).expanduser())
         return str(config_home() / "data")
 
 
@@ -341,8 +347,9 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
     dense = {**dense}
     if embedding.get("max_input_tokens") is not None and not _is_int(embedding["max_input_tokens"]):
         raise ConfigError("Config key 'embedding.max_input_tokens' must be an integer")
-    if "max_input_tokens" in embedding and "max_input_tokens" not in dense:
-        dense["max_input_tokens"] = embedding["max_input_tokens"]
+    for key in ("max_input_tokens", "max_concurrent", "max_retries"):  # upstream's place for them
+        if key in embedding and key not in dense:
+            dense[key] = embedding[key]
     if "backend" in dense and "provider" not in dense:
         dense["provider"] = dense.pop("backend")
     config = Config(
@@ -369,6 +376,11 @@ def config_from_dict(raw: dict[str, Any], *, path: Path | None = None) -> Config
         raise ConfigError(
             "embedding.dense.model is required for provider 'openai'",
             hint="Set embedding.dense.model in ov.conf, e.g. text-embedding-3-small",
+        )
+    if config.embedding.max_concurrent < 1 or config.embedding.max_retries < 0:
+        raise ConfigError(
+            "embedding.max_concurrent must be at least 1 and embedding.max_retries at least 0 "
+            f"(got {config.embedding.max_concurrent} and {config.embedding.max_retries})"
         )
     if config.embedding.dimension is not None and config.embedding.dimension < 1:
         raise ConfigError(f"embedding.dense.dimension must be a positive integer (got {config.embedding.dimension})")
@@ -410,7 +422,7 @@ def _keys_read() -> dict[str, tuple[str, ...]]:
     llm = of(LLMConfig, "model_name")
     return {
         "storage": ("workspace", "options", "read_consistency_seconds", "lease_seconds"),
-        "embedding": ("dense", "max_input_tokens"),
+        "embedding": ("dense", "max_input_tokens", "max_concurrent", "max_retries"),
         "embedding.dense": of(EmbeddingConfig, "backend", "model_name"),
         "vlm": llm,
         "query_planner": llm,

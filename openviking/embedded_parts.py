@@ -95,10 +95,14 @@ class Embedded:
         return self.config.user
 
     def close(self) -> None:
-        """Release the store handle."""
+        """Release the store handle, and the embedder's connections to its server (made again if
+        it is used after)."""
         if self._store is not None:
             self._store.close()
             self._store = None
+        disconnect = getattr(self._embedder, "close", None)
+        if disconnect is not None:
+            disconnect()
 
     def __enter__(self) -> Self:
         self.initialize()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import time
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -386,6 +385,8 @@ def junit_xml(result: EvalResult, failed: Sequence[str], comparison: Comparison 
     """The run as JUnit XML, as CI systems show tests: one test case per gate (failed as the
     run's exit status says) and one per query (failed when it got worse against the baseline
     and the run failed on a regression), each query's ranks in its output."""
+    import xml.etree.ElementTree as ET  # only a CI run asks for JUnit XML
+
     worse = {query.id: query for query in (comparison.worse if comparison else [])}
     regressed = any(" fell by " in reason for reason in failed)
     suite = ET.Element("testsuite", name="openviking eval", tests=str(1 + len(result.queries)), time=_seconds(result))

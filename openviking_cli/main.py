@@ -26,7 +26,8 @@ from .console import OutputFormat
 
 # The command modules in the order their commands appear in the help.
 MODULES = (
-    "add", "watch", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve", "mcp",
+    "add", "watch", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve",
+    "service", "mcp",
 )  # fmt: skip
 # Which module defines each command and group: a run builds only the one it names, since
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
@@ -49,6 +50,7 @@ COMMAND_MODULES = {
     "snapshot": "snapshot",
     "serve": "serve",
     "key": "serve",
+    **dict.fromkeys(("start", "stop", "status"), "service"),
     "mcp": "mcp",
 }
 GROUPS = frozenset({"session", "snapshot", "key"})

@@ -41,6 +41,7 @@ __all__ = [
     "command",
     "is_usage_error",
     "make_console",
+    "idle_seconds",
     "run",
     "text_argument",
 ]
@@ -119,6 +120,37 @@ AsOfOption = Annotated[
     ),
 ]
 
+IdleStopOption = Annotated[
+    str | None,
+    typer.Option(
+        "--idle-stop",
+        help="Stop the local service after this long without a request: 90s, 30m, 2h (default: never).",
+        show_default=False,
+    ),
+]
+
+
+def idle_seconds(text: str | None) -> float | None:
+    """``--idle-stop``'s value in seconds (None: never).
+
+    Raises:
+        InvalidArgumentError: not a number of seconds, minutes or hours.
+    """
+    if text is None:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600}
+    value = text.strip().lower()
+    unit = units.get(value[-1:], 0)
+    number = value[:-1] if unit else value
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0 or seconds != seconds or seconds == float("inf"):
+        raise InvalidArgumentError(f"--idle-stop takes a time such as 90s, 30m or 2h (got {text!r})")
+    return seconds
+
+
 _GLOBALS = [
     inspect.Parameter("store", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=StoreOption),
     inspect.Parameter("config", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ConfigOption),
@@ -172,22 +204,35 @@ class CliContext:
 
     def client(self) -> OpenVikingClient:
         """The client for this invocation (imports the library on first use): over the server
-        at ``--url`` when one is given (no store is opened, nor a model loaded, here), else embedded."""
+        at ``--url`` when one is given, else over the local service of the store when one runs
+        with this configuration (no store is opened, nor a model loaded, here), else embedded."""
         if self._client is None:
             if self.url:
                 from openviking.http_client import CommandLineHTTPClient
 
-                if "httpx" not in sys.modules:
-                    # httpx imports its own command line (click, rich, pygments) whenever it can;
-                    # this process never runs it, and a remote call's run is mostly imports.
-                    sys.modules["httpx._main"] = None  # type: ignore[assignment]
-
+                _without_httpx_cli()
                 self._client = CommandLineHTTPClient(self.url, self.api_key, warn=self.warn)
             else:
-                from openviking.embedded import OpenViking
-
-                self._client = OpenViking(self.store, config_file=self.config, warn=self.warn)
+                self._client = self._local_service() or self.embedded()
         return self._client
+
+    def embedded(self) -> OpenVikingClient:
+        """A client that opens the store in this process."""
+        from openviking.embedded import OpenViking
+
+        return OpenViking(self.store, config_file=self.config, warn=self.warn)
+
+    def _local_service(self) -> OpenVikingClient | None:
+        """The client of the local service that answers as the embedded client would, if one runs."""
+        from openviking.local_service import find_service
+
+        found = find_service(self.store, self.config)
+        if found is None:
+            return None
+        from openviking.http_client.local import LocalServiceClient
+
+        _without_httpx_cli()
+        return LocalServiceClient(found.announcement, found.fingerprint, self.embedded, user=found.user, warn=self.warn)
 
     def warn(self, message: str) -> None:
         """A one-line warning on stderr (never on stdout)."""
@@ -196,6 +241,13 @@ class CliContext:
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
+
+
+def _without_httpx_cli() -> None:
+    if "httpx" not in sys.modules:
+        # httpx imports its own command line (click, rich, pygments) whenever it can; this
+        # process never runs it, and a call to a server is mostly imports.
+        sys.modules["httpx._main"] = None  # type: ignore[assignment]
 
 
 def command_group(app: typer.Typer, name: str, help: str) -> typer.Typer:  # noqa: A002 - typer's name

@@ -328,3 +328,65 @@ def random_embeddings(dimension: int = 64) -> Handler:
         )
 
     return answer
+
+
+class PacedEmbeddings:
+    """An OpenAI ``/v1/embeddings`` handler that answers after ``latency`` seconds, with the first
+    answers scripted (``failures``: a status and its headers each); it records when each request
+    came and the most it had in flight at once. Each text gets one of 512 random unit vectors,
+    chosen by its hash and written from text made once: the stub spends next to no CPU, as an
+    embedding server spends none of its client's."""
+
+    POOL = 512
+
+    def __init__(
+        self, latency: float = 0.1, failures: list[tuple[int, dict[str, str]]] | None = None, dimension: int = 64
+    ) -> None:
+        import random
+
+        self.latency = latency
+        self.failures = list(failures or [])
+        draw = random.Random(dimension)
+        self.vectors = []
+        for _ in range(self.POOL):
+            vector = [draw.gauss(0.0, 1.0) for _ in range(dimension)]
+            norm = sum(v * v for v in vector) ** 0.5
+            self.vectors.append([v / norm for v in vector])
+        self.texts = [json.dumps(vector) for vector in self.vectors]
+        self.arrivals: list[tuple[float, int]] = []  # (monotonic time, status answered)
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._lock = threading.Lock()
+
+    def _index(self, text: str) -> int:
+        import hashlib
+
+        return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:4], "big") % self.POOL
+
+    def answer_vector(self, text: str) -> list[float]:
+        """The vector this stub gives ``text``."""
+        return self.vectors[self._index(text)]
+
+    def __call__(self, request: Request) -> Reply:
+        with self._lock:
+            failure = self.failures.pop(0) if self.failures else None
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+            self.arrivals.append((time.monotonic(), failure[0] if failure else 200))
+        try:
+            if failure is not None:
+                status, headers = failure
+                return Reply(status=status, body={"error": {"message": "slow down", "code": status}}, headers=headers)
+            time.sleep(self.latency)
+            texts = request.body["input"]
+            texts = [texts] if isinstance(texts, str) else texts
+            data = ",".join(
+                f'{{"object": "embedding", "index": {i}, "embedding": {self.texts[self._index(str(t))]}}}'
+                for i, t in enumerate(texts)
+            )
+            model = json.dumps(request.body.get("model", "stub"))
+            usage = '{"prompt_tokens": 0, "total_tokens": 0}'
+            return Reply(raw=f'{{"object": "list", "data": [{data}], "model": {model}, "usage": {usage}}}')
+        finally:
+            with self._lock:
+                self.in_flight -= 1

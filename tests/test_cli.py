@@ -897,6 +897,24 @@ def test_help_and_argument_errors_load_no_heavy_module(argv: list[str]) -> None:
     assert heavy(loaded_modules(code)) == []
 
 
+def test_help_loads_none_of_the_library_but_its_version_errors_and_printable() -> None:
+    # ostext (re and errors alone) spells out the control characters of every line the CLI prints;
+    # operations (the standard library alone) gives mcp's help the names of the declared tools.
+    code = "from openviking_cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
+    library = sorted(m for m in loaded_modules(code) if m.startswith("openviking."))
+    assert library == ["openviking._version", "openviking.errors", "openviking.operations", "openviking.ostext"]
+
+
+def test_the_library_loads_its_result_types_when_first_named() -> None:
+    code = "import openviking as ov\nassert 'openviking.hits' not in sys.modules\nov.FindResult\n"
+    code += "from openviking import Stat"
+    loaded = loaded_modules(code)
+    assert "openviking.hits" in loaded and "openviking.results" in loaded
+    import openviking
+
+    assert all(getattr(openviking, name) is not None for name in openviking.__all__)
+
+
 def test_importtime_of_help_shows_no_heavy_module() -> None:
     proc = run_module(["--help"], python_flags=["-X", "importtime"], timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -23,8 +23,9 @@ from openviking.interface import OpenVikingClient, Operations
 from openviking.operations import OPERATIONS, NoTool, Param, Route, Tool, declared, operation, wire_type
 
 CLIENT_MEMBERS = {"user", "initialize", "close", "session"}
-# Commands that run no operation of the interface: they serve it, or make a key for it.
-NOT_OPERATIONS = {"serve", "key new", "mcp"}
+# Commands that run no operation of the interface: they serve it, make a key for it, or start,
+# stop and report the local service that serves it.
+NOT_OPERATIONS = {"serve", "key new", "mcp", "start", "stop", "status"}
 # Routes written by hand that no operation declares: an upload, doctor's write, and upstream's
 # routes that name a watch by its task_id (each calls the operation of its URI).
 UNDECLARED_ROUTES = {

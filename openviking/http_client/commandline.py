@@ -28,11 +28,12 @@ _PROXY_VARIABLES = ("http_proxy", "all_proxy")
 
 
 class PlainResponse:
-    """An answer read whole: its status and its body."""
+    """An answer read whole: its status, its headers (names in lower case) and its body."""
 
-    def __init__(self, status_code: int, content: bytes) -> None:
+    def __init__(self, status_code: int, content: bytes, headers: dict[str, str] | None = None) -> None:
         self.status_code = status_code
         self.content = content
+        self.headers = headers or {}
 
     @property
     def text(self) -> str:
@@ -63,16 +64,47 @@ def query_string(params: dict[str, Any] | None) -> str:
     return "?" + urlencode(pairs, quote_via=quote, safe="")
 
 
-class PlainConnection:
-    """One HTTP/1.1 connection to a plain ``http://`` server, kept open between requests."""
+class UnixConnection(http.client.HTTPConnection):
+    """``http.client``'s connection to a server on a unix socket (its Host is ``localhost``)."""
 
-    def __init__(self, base_url: str, headers: dict[str, str], timeout: float) -> None:
+    def __init__(self, path: str, timeout: float | None) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(self.socket_path)
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class PlainConnection:
+    """One HTTP/1.1 connection to a plain ``http://`` server (or one on the unix socket
+    ``unix_socket``), kept open between requests."""
+
+    def __init__(
+        self, base_url: str, headers: dict[str, str], timeout: float | None, *, unix_socket: str | None = None
+    ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme != "http" or parts.hostname is None:
             raise ValueError(f"a plain connection needs an http:// URL, not {parts.scheme}://")
         self._prefix = parts.path.rstrip("/")
         self._headers = headers
-        self._connection = http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
+        self._connection = (
+            UnixConnection(unix_socket, timeout)
+            if unix_socket is not None
+            else http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=timeout)
+        )
+
+    def set_timeout(self, timeout: float | None) -> None:
+        """Seconds to wait for the next answer (None: as long as it takes)."""
+        self._connection.timeout = timeout
+        if self._connection.sock is not None:
+            self._connection.sock.settimeout(timeout)
 
     def request(
         self, method: str, url: str, *, params: Any = None, json: Any = None, files: Files | None = None
@@ -108,7 +140,7 @@ class PlainConnection:
             raise TransportFailed(Failure("other", False, f"{type(exc).__name__}: {exc}")) from None
         if answer.will_close:
             self._connection.close()
-        return PlainResponse(answer.status, content)
+        return PlainResponse(answer.status, content, {k.lower(): v for k, v in answer.getheaders()})
 
     def close(self) -> None:
         self._connection.close()

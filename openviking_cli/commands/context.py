@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.commands.find import UriOption
+from openviking_cli.commands.find import BatchOption, UriOption, one_of_query_or_batch
 from openviking_cli.console import say
 from openviking_cli.render import note, pending_note
 from openviking_cli.runtime import CliContext, Output, command
@@ -17,7 +17,9 @@ app = typer.Typer()
 @command(app, "context")
 def context(
     ctx: CliContext,
-    query: Annotated[str, typer.Argument(help="What the context is for: a question or a task.", show_default=False)],
+    query: Annotated[
+        str | None, typer.Argument(help="What the context is for: a question or a task.", show_default=False)
+    ] = None,
     uri: UriOption = None,
     session_id: Annotated[
         str | None,
@@ -34,6 +36,7 @@ def context(
             max=200,
         ),
     ] = 20,
+    batch: BatchOption = None,
 ) -> Output:
     """Print the best memories, summaries and chunks for QUERY that fit in --budget tokens, as
     markdown for a prompt (-o json: each piece with its URI, tokens and why it was chosen).
@@ -42,9 +45,18 @@ def context(
     then more of each while tokens are left (its overview, the lines around the chunk). Tokens are
     counted with the bundled model's tokenizer.
 
+    With --batch, answer many questions in one process: the model loads once.
+
     Example: openviking context "how do I rotate API keys" --budget 1500 > prompt.md
     """
-    result = ctx.client().context(query, uri or "", session_id, budget, limit)
+    options: dict[str, Any] = {"target_uri": uri or "", "session_id": session_id, "budget": budget, "limit": limit}
+    single = one_of_query_or_batch(query, batch)
+    client = ctx.client()
+    if single is None:
+        from openviking_cli.batch import CONTEXT_OPTIONS, run_batch
+
+        return run_batch(ctx, batch or "-", CONTEXT_OPTIONS, options, lambda given: client.context(**given))
+    result = client.context(single, **options)
     return Output(result, table=lambda console: _markdown(result), items=result["entries"])
 
 

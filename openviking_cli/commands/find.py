@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from openviking.errors import InvalidArgumentError
 from openviking_cli.render import hit_cards, hits_of, note, pending_note
 from openviking_cli.runtime import LISTING_FORMATS, AsOfOption, CliContext, Output, OutputFormat, command
 
@@ -103,10 +104,21 @@ ExplainOption = Annotated[
 ]
 
 
+BatchOption = Annotated[
+    str | None,
+    typer.Option(
+        "--batch",
+        help='Answer every question of this JSONL file (- for stdin), one {"id", "query", ...options} a line, '
+        'with one {"id", "result"} or {"id", "error"} line each; the flags given are every line\'s defaults.',
+        show_default=False,
+    ),
+]
+
+
 @command(app, "find", formats=LISTING_FORMATS)
 def find(
     ctx: CliContext,
-    query: Annotated[str, typer.Argument(help="What to look for.", show_default=False)],
+    query: Annotated[str | None, typer.Argument(help="What to look for.", show_default=False)] = None,
     uri: UriOption = None,
     limit: LimitOption = 10,
     threshold: ThresholdOption = None,
@@ -120,28 +132,41 @@ def find(
     mode: ModeOption = None,
     explain: ExplainOption = False,
     as_of: AsOfOption = None,
+    batch: BatchOption = None,
 ) -> Output:
     """Find context semantically similar to QUERY (no session, no LLM).
 
+    With --batch, answer many questions in one process: the model loads once.
+
     Example: openviking find "how do I authenticate users" --uri viking://resources/docs -n 5
     """
-    result = ctx.client().find(
-        query,
-        target_uri=uri or "",
-        limit=limit,
-        score_threshold=threshold,
-        filter=filter_,
-        since=after,
-        until=before,
-        time_field=time_field,
-        level=level,
-        context_type=context_type,
-        tags=tags,
-        mode=mode,
-        explain=explain,
-        as_of=as_of,
-    )
+    options: dict[str, Any] = {
+        "target_uri": uri or "", "limit": limit, "score_threshold": threshold, "filter": filter_, "since": after,
+        "until": before, "time_field": time_field, "level": level, "context_type": context_type, "tags": tags,
+        "mode": mode, "explain": explain, "as_of": as_of,
+    }  # fmt: skip
+    single = one_of_query_or_batch(query, batch)
+    client = ctx.client()
+    if single is None:
+        from openviking_cli.batch import FIND_OPTIONS, run_batch
+
+        return run_batch(ctx, batch or "-", FIND_OPTIONS, options, lambda given: client.find(**given).to_dict())
+    result = client.find(single, **options)
     return hits_output(ctx, result.to_dict(), lambda console, data: render_result(console, data, limit))
+
+
+def one_of_query_or_batch(query: str | None, batch: str | None) -> str | None:
+    """The query, or None for a batch; exactly one of them must be given.
+
+    Raises:
+        InvalidArgumentError: both or neither.
+    """
+    if (query is None) == (batch is None):
+        raise InvalidArgumentError(
+            "Missing argument 'query': give a QUERY, or --batch FILE with one question a line" if query is None else
+            "Give a QUERY or --batch FILE, not both"
+        )  # fmt: skip
+    return query
 
 
 def hits_output(ctx: CliContext, data: dict[str, Any], render: Callable[[Any, dict[str, Any]], None]) -> Output:

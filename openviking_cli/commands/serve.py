@@ -10,7 +10,7 @@ import typer
 from openviking.errors import InvalidArgumentError
 from openviking_cli.boundary import ExitCode, report_error
 from openviking_cli.console import say
-from openviking_cli.runtime import CliContext, Output, command, command_group
+from openviking_cli.runtime import CliContext, IdleStopOption, Output, command, command_group, idle_seconds
 
 app = typer.Typer()
 key_app = command_group(app, "key", "Make API keys for the server's users.")
@@ -35,6 +35,14 @@ def serve(
         bool,
         typer.Option("--watch", help="Also keep every watched source of the store in step (see openviking watch)."),
     ] = False,
+    local: Annotated[
+        bool,
+        typer.Option(
+            "--local",
+            help="Serve as the store's local service (see openviking start), in the foreground.",
+        ),
+    ] = False,
+    idle_stop: IdleStopOption = None,
 ) -> Output:
     """Serve the store over HTTP, with upstream's API, until SIGTERM or Ctrl-C.
 
@@ -43,11 +51,23 @@ def serve(
     default_user. SIGTERM lets the requests in flight finish, then exits 0. With --watch, the
     server also keeps the store's watched sources in step, in the background.
 
+    With --local it is the store's local service (see openviking start) rather than an
+    HTTP server on a port.
+
     Example: openviking serve --port 1933
     """
     from openviking.server.run import UnsafeBindError
     from openviking.server.run import serve as run
 
+    if not local and (idle_stop is not None):
+        raise InvalidArgumentError("--idle-stop applies to a local service: add --local")
+    if local:
+        if host is not None or port is not None:
+            raise InvalidArgumentError("--local serves on a unix socket: --host and --port do not apply")
+        from openviking.server.local import serve_local
+
+        serve_local(ctx.store, ctx.config, idle_stop=idle_seconds(idle_stop), watch=watch)
+        return Output({"stopped": True})
     try:
         run(host, port, store=ctx.store, config_file=ctx.config, watch=watch)
     except UnsafeBindError as exc:  # a start-up refusal: one line, no hint about --help
