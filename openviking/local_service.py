@@ -38,6 +38,7 @@ __all__ = [
     "SERVICE_HEADER",
     "SOCKET_DIRECTORY_PREFIX",
     "STATUS_PATH",
+    "WATCH_STATE_KEYS",
     "Announcement",
     "Found",
     "Location",
@@ -58,6 +59,8 @@ __all__ = [
 SERVICE_HEADER = "x-openviking-service"  # on every answer of a service: its fingerprint
 EXPECT_HEADER = "x-openviking-expect"  # on a request: the fingerprint the caller needs
 STATUS_PATH = "/local/status"  # a service's pid, socket, requests, what it watches...
+# What status shows of each watched source (as list_watches names it).
+WATCH_STATE_KEYS = ("to_uri", "path", "is_active", "watch_interval", "last_execution_time", "last_error", "watcher")
 
 SOCKET_DIRECTORY_PREFIX = "openviking-"  # the mkdtemp directory a service's socket is made in
 

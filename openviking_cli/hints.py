@@ -25,7 +25,6 @@ _STATIC = {
     "Pass time_field='updated_at' (when the source last changed) or 'created_at' (when first added)": (
         "Use --time-field updated_at (when the source last changed) or created_at (when first added)"
     ),
-    "Swap since and until, or widen the window.": "Swap --after and --before, or widen the window.",
     "Example: tags=['env=prod', 'team=search']": "Example: --tags env=prod,team=search",
     'Example: filter={"op": "must", "field": "level", "conds": [2]}': (
         'Example: --filter \'{"op": "must", "field": "level", "conds": [2]}\''

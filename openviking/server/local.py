@@ -48,6 +48,7 @@ from openviking.local_service import (
     SERVICE_HEADER,
     SOCKET_DIRECTORY_PREFIX,
     STATUS_PATH,
+    WATCH_STATE_KEYS,
     Announcement,
     Location,
     fingerprint,
@@ -78,19 +79,26 @@ def watched_sources(state: ServerState) -> list[dict[str, Any]] | None:
     root = state.root
     if root is None or state.not_ready:
         return []
-    keys = ("to_uri", "path", "is_active", "watch_interval", "last_execution_time", "last_error", "watcher")
     try:
         tasks = root.list_watches()["tasks"]
     except OpenVikingError as exc:  # status still answers: the rest of it is known
         log.warning("status: the watched sources cannot be read: %s", exc.message)
         return None
-    return [{key: task[key] for key in keys} for task in tasks]
+    return [{key: task[key] for key in WATCH_STATE_KEYS} for task in tasks]
 
 
 def vectors_waiting(state: ServerState) -> int | None:
-    """How many records of the store wait for their vectors (``status`` shows it): None, not
-    known, until the client interface can say it."""
-    return None
+    """How many records of the store wait for their vectors (``status`` shows it), as the
+    doctor counts them; None when the store is not open yet or cannot say."""
+    root = state.root
+    if root is None or state.not_ready:
+        return None
+    try:
+        waiting = root.doctor().store.get("pending_vectors")
+    except OpenVikingError as exc:  # status still answers: the rest of it is known
+        log.warning("status: the records waiting for vectors cannot be counted: %s", exc.message)
+        return None
+    return waiting if isinstance(waiting, int) else None
 
 
 def local_config(config: Config, key: str) -> Config:

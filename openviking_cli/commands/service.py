@@ -8,6 +8,7 @@ import signal
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -195,8 +196,9 @@ def status(ctx: CliContext) -> Output:
     running = read_announcement(location.store)
     live = service_status(running) if running is not None else None
     if running is None or live is None:
-        data: dict[str, Any] = {"store": location.store, "running": False}
+        data: dict[str, Any] = {"store": location.store, "running": False, **_store_state(ctx, location.store)}
         lines = [f"No local service runs for {location.store}.", "Start one with: openviking start"]
+        lines += [f"  vectors waiting  {data['vectors_waiting']}", *_watch_lines(data["watching"])]
         return Output(data, table=_line("\n".join(lines)))
     data = _described(running)
     used = running.fingerprint == fingerprint(location)
@@ -209,6 +211,19 @@ def status(ctx: CliContext) -> Output:
         vectors_waiting=live.get("vectors_waiting"),
     )
     return Output(data, table=_line("\n".join(_status_lines(data))))
+
+
+def _store_state(ctx: CliContext, store: str) -> dict[str, Any]:
+    """What the store says with no service to ask: its watched sources and how many records
+    wait for their vectors (none of either before the store exists)."""
+    if not Path(store).exists():
+        return {"watching": [], "vectors_waiting": 0}
+    from openviking.local_service import WATCH_STATE_KEYS
+
+    client = ctx.client()
+    watching = [{key: task[key] for key in WATCH_STATE_KEYS} for task in client.list_watches()["tasks"]]
+    waiting = client.doctor().store.get("pending_vectors")
+    return {"watching": watching, "vectors_waiting": waiting if isinstance(waiting, int) else 0}
 
 
 def _described(announcement: Announcement) -> dict[str, Any]:
