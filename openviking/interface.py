@@ -964,7 +964,9 @@ class Operations(Protocol):
         command="index",
         writes=True,
         params={
-            "uri": Param("Only the records at and below this URI (default: the whole store)."),
+            "uri": Param(
+                "Only the records at and below this URI (default, or empty: the whole store).", pattern=forms.TARGET
+            ),
             "progress": Param("Called with (records done, records waiting).", local=True),
         },
     )

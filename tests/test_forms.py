@@ -377,3 +377,19 @@ def test_two_queries_with_one_id_are_a_conflict_no_form_can_state() -> None:
         check_queries(queries, 10)
     assert info.value.message == "queries[1].id '7' is the id of an earlier query"
     assert info.value.details == {"at": "queries[1]", "index": 1, "resource": "7", "type": "query id"}
+
+
+def test_every_parameter_that_names_a_place_states_its_form() -> None:
+    # A URI parameter without a form lets the document allow what the server refuses.
+    import openviking.interface  # noqa: F401 - declares the operations
+    from openviking.operations import OPERATIONS
+
+    assert "find" in OPERATIONS
+    places = {"uri", "uris", "target_uri", "to_uri", "from_uri", "to", "parent", "exclude_uri"}
+    unstated = [
+        (name, key)
+        for name, op in OPERATIONS.items()
+        for key, param in op.params.items()
+        if key in places and not param.local and param.pattern is None and param.schema is None
+    ]
+    assert unstated == []
