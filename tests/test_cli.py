@@ -898,11 +898,10 @@ def test_help_and_argument_errors_load_no_heavy_module(argv: list[str]) -> None:
 
 
 def test_help_loads_none_of_the_library_but_its_version_errors_and_printable() -> None:
-    # ostext (re and errors alone) spells out the control characters of every line the CLI prints;
-    # operations (the standard library alone) gives mcp's help the names of the declared tools.
+    # ostext (re and errors alone) spells out the control characters of every line the CLI prints.
     code = "from openviking_cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
     library = sorted(m for m in loaded_modules(code) if m.startswith("openviking."))
-    assert library == ["openviking._version", "openviking.errors", "openviking.operations", "openviking.ostext"]
+    assert library == ["openviking._version", "openviking.errors", "openviking.ostext"]
 
 
 def test_the_library_loads_its_result_types_when_first_named() -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from openviking.operations import tool_names
 from openviking_cli.runtime import CliContext, Output, command
 
 app = typer.Typer()
 
-TOOLS = tool_names()
-# The help names the tools the operations declare, however many they are.
+# The tools the operations declare (``operations.tool_names()``), written out so that --help
+# need not load the interface; tests/test_mcp.py fails when they differ.
+TOOLS = (
+    "find", "search", "grep", "glob", "read", "abstract", "overview", "ls", "tree", "add_memory", "list_watches",
+    "commit_session", "context",
+)  # fmt: skip
 HELP = "\n\n".join(
     [
         "Serve the store to an MCP client over stdin and stdout, until stdin closes.",
