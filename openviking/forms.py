@@ -127,8 +127,8 @@ TAG = f"^{_TAG_SIDE}={_TAG_SIDE}{_END}"
 """One ``key=value`` tag (a list's item: it may hold a comma)."""
 _LISTED_SIDE = f"[{WHITESPACE}]*[^=,{WHITESPACE}][^=,]*"
 _TAG = f"{_LISTED_SIDE}={_LISTED_SIDE}"
-TAG_LIST = f"^(?:{_TAG})?(?:,(?:{_TAG})?)*{_END}"
-"""``key=value`` tags, comma-separated."""
+TAG_LIST = f"^(?:{_TAG}|[{WHITESPACE}]*)(?:,(?:{_TAG}|[{WHITESPACE}]*))*{_END}"
+"""``key=value`` tags, comma-separated (an item of whitespace alone, or none, is left out)."""
 
 
 def _listed(item: str) -> str:

@@ -199,6 +199,7 @@ def test_a_category_is_what_memories_take(text: str) -> None:
 # ----------------------------------------------------------------------------- lists in a string
 @SETTINGS
 @given(st.text(st.sampled_from("ab=, \t"), max_size=12) | matching(forms.TAG_LIST))
+@example(",\t,")  # an item of whitespace alone, which find leaves out
 def test_tags_in_a_string_are_what_find_takes(text: str) -> None:
     if both_validators(_string(forms.TAG_LIST))(text):
         normalize_tags(text)
