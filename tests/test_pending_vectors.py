@@ -313,7 +313,10 @@ def test_a_background_index_killed_mid_batch_loses_that_batch_and_nothing_else(
     tmp_path: Path, embeddings: Embeddings
 ) -> None:
     pages = {f"p{i % 3}/page{i:03d}.md": f"# Page {i}\n\nPage {i} is about subject {i}.\n" for i in range(300)}
-    store, conf = tmp_path / "store", write_config(tmp_path / "ov.conf", embeddings.conf())
+    # One request in flight, so that the kill finds exactly one batch request asked and unanswered.
+    one_at_a_time = embeddings.conf()
+    one_at_a_time["embedding"]["max_concurrent"] = 1
+    store, conf = tmp_path / "store", write_config(tmp_path / "ov.conf", one_at_a_time)
     embeddings.gate.clear()
     embeddings.held_from = 192 // 16 + 1  # the first request of the second batch (16 texts a request)
     args = ["add-resource", _tree(tmp_path, "pages", pages), "--store", store, "--config", conf, "--background"]
