@@ -172,6 +172,13 @@ WAIT = Param(
     "Make the vectors before answering (false: answer once the text is written and searchable by "
     "its words; the vectors follow, made by the next write, a server or openviking index)."
 )
+# Where an add or a watch puts its source, and which of its files it takes.
+PLACED_AND_FILTERED = {
+    "parent": Param("A directory URI to put it in, under its own name.", pattern=forms.URI),
+    "tags": Param("key=value retrieval tags for everything added.", schema=forms.TAGS),
+    "include": Param("Only files matching one of these gitignore-style globs."),
+    "exclude": Param("Leave out what matches these globs."),
+}
 WATCH_INTERVAL = Param(
     "Check the whole source every this many minutes (upstream's unit; 0.05 is 3 s) instead of "
     "following file events: for network filesystems, which send none (default: file events).",
@@ -603,10 +610,7 @@ class Operations(Protocol):
                 pattern=forms.NOT_BLANK,
             ),
             "to": Param("The exact URI of the new resource.", pattern=forms.ENTRY),
-            "parent": Param("A directory URI to put it in, under its own name.", pattern=forms.URI),
-            "tags": Param("key=value retrieval tags for everything added.", schema=forms.TAGS),
-            "include": Param("Only files matching one of these gitignore-style globs."),
-            "exclude": Param("Leave out what matches these globs."),
+            **PLACED_AND_FILTERED,
             "progress": PROGRESS,
             "source_name": Param(
                 "The path the nodes record as their source instead of path: a server adding an "
@@ -716,10 +720,7 @@ class Operations(Protocol):
                 pattern=forms.NOT_BLANK,
             ),
             "to": Param("The exact URI of the resource.", pattern=forms.ENTRY),
-            "parent": Param("A directory URI to put it in, under its own name.", pattern=forms.URI),
-            "tags": Param("key=value retrieval tags for everything added.", schema=forms.TAGS),
-            "include": Param("Only files matching one of these gitignore-style globs."),
-            "exclude": Param("Leave out what matches these globs."),
+            **PLACED_AND_FILTERED,
             "watch_interval": WATCH_INTERVAL,
             "progress": PROGRESS,
         },
