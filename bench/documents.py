@@ -257,7 +257,7 @@ def throughput(client: Any, pdfs: list[Path], folder: Path) -> dict[str, Any]:
 
 def run(work: Path) -> dict[str, Any]:
     from openviking.config import Config
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     made = make_documents(work / "documents-made")
     real = real_documents(work / "documents-real", work)

@@ -222,7 +222,7 @@ def openviking_texts(files: list[Path], work: Path) -> dict[str, FileRun]:
     """Each file added on its own (``add-resource``, the hash embedder: the text does not depend on
     it) and read back (``read``; an archive's files read one after another)."""
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     shutil.rmtree(work / "store", ignore_errors=True)
     client = OpenViking(path=str(work / "store"), config=config_from_dict({"embedding": {"provider": "hash"}}))
@@ -254,10 +254,10 @@ def openviking_conversions(files: list[Path], work: Path) -> tuple[dict[str, flo
     conversion worker (one worker for all, started and warmed on the first file before the clock
     runs, as markitdown is imported and built once), a text file decoded, an archive unpacked and
     its members converted. Also the worker's start, apart."""
-    from openviking.archives import unpack
     from openviking.documents.converter import DocumentConverter
     from openviking.documents.kinds import kind_of
     from openviking.ingest.walk import decode_text
+    from openviking.origins.archives import unpack
 
     converter = DocumentConverter()
     started = time.perf_counter()

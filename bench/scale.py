@@ -128,8 +128,8 @@ def measure(path: Path, size: int, queries: list[str], base: Any) -> dict[str, A
 
     import openviking as ov
     from openviking.store.filters import Scope
-    from openviking.timefilter import parse_time_range
-    from openviking.uri import parse
+    from openviking.values.timefilter import parse_time_range
+    from openviking.values.uri import parse
 
     client = ov.OpenViking(path=str(path))
     store = client._open()

@@ -111,7 +111,7 @@ class CommitParts:
     embeds their statements again), and the memories' write."""
 
     def __init__(self) -> None:
-        from openviking.ingest import committing
+        from openviking.ingest import session_commit as committing
 
         self.writes: list[float] = []
         self.neighbours = 0.0
@@ -135,7 +135,7 @@ class CommitParts:
         self._originals = (write, near)
 
     def close(self) -> None:
-        from openviking.ingest import committing
+        from openviking.ingest import session_commit as committing
 
         committing.write_documents, committing._neighbours = self._originals
 
@@ -402,7 +402,7 @@ def duplicate_pairs() -> dict[str, Any]:
     merges."""
     import numpy as np
 
-    from openviking.ingest.committing import DUPLICATE_SIMILARITY
+    from openviking.ingest.session_commit import DUPLICATE_SIMILARITY
     from openviking.models.embedder import LocalE5Embedder
     from openviking.session.extracting import memory_statement
 

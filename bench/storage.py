@@ -35,7 +35,7 @@ HASH = {"embedding": {"dense": {"provider": "hash"}}}
 
 WRITER = """
 import json, sys, time
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.config import config_from_dict
 
 spec = json.loads(sys.argv[1])
@@ -83,7 +83,7 @@ def _upload(local: Path, url: str, endpoint: str) -> int:
 
 def _client(url: str | None, endpoint: str, path: Path | None = None, embedder: Any = None, **storage: Any) -> Any:
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     client = OpenViking(path=path, config=config_from_dict(_config(url, endpoint, **storage)))
     if embedder is not None:
@@ -95,7 +95,7 @@ def _docs_store(work: Path) -> Path:
     """The English docs added with the local model on disk (once per ``--work``)."""
     local = work / "store-docs-storage"
     from openviking.config import Config
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     if not (local / "nodes.lance").is_dir():
         with OpenViking(path=local, config=Config()) as client:

@@ -28,12 +28,17 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from .embedded import OpenViking
-    from .hits import ContextType, FindResult, MatchedContext, QueryPlan, QueryResult, RelatedContext, TypedQuery
-    from .http_client import AsyncHTTPClient, SyncHTTPClient
-    from .interface import OpenVikingClient, Session
-    from .message import TextPart
-    from .results import (
+    from .contract.hits import (
+        ContextType,
+        FindResult,
+        MatchedContext,
+        QueryPlan,
+        QueryResult,
+        RelatedContext,
+        TypedQuery,
+    )
+    from .contract.interface import OpenVikingClient, Session
+    from .contract.results import (
         AddResult,
         DoctorReport,
         Entry,
@@ -55,15 +60,18 @@ if TYPE_CHECKING:
         Stat,
         UnlinkResult,
     )
+    from .embedded.client import OpenViking
+    from .http_client import AsyncHTTPClient, SyncHTTPClient
+    from .message import TextPart
 
 # The result types and the interface, loaded when first named (``ov.FindResult``, ``from
 # openviking import Stat``): a command line's --help reads none of them.
 _LAZY = {
     **dict.fromkeys(
         ("ContextType", "FindResult", "MatchedContext", "QueryPlan", "QueryResult", "RelatedContext", "TypedQuery"),
-        "hits",
+        "contract.hits",
     ),
-    **dict.fromkeys(("OpenVikingClient", "Session"), "interface"),
+    **dict.fromkeys(("OpenVikingClient", "Session"), "contract.interface"),
     "TextPart": "message",
     **dict.fromkeys(
         (
@@ -71,7 +79,7 @@ _LAZY = {
             "MemoryResult", "Message", "MessageAdded", "MkdirResult", "MoveResult", "ReindexResult", "Relation",
             "RemoveResult", "SessionDeleted", "SessionInfo", "Stat", "UnlinkResult",
         ),
-        "results",
+        "contract.results",
     ),
 }  # fmt: skip
 
@@ -131,7 +139,7 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     # PEP 562: the client pulls in the store and the models, so load it only when asked.
     if name in ("OpenViking", "SyncOpenViking"):
-        from .embedded import OpenViking
+        from .embedded.client import OpenViking
 
         return OpenViking
     if name in ("SyncHTTPClient", "AsyncHTTPClient"):

@@ -509,7 +509,7 @@ def _strings(value: Any, name: str) -> tuple[str, ...]:
 
 def _user_digest(user: str, entry: Any) -> str:
     """The SHA-256 hex digest of ``server.users.<user>``'s key (given digested or plain)."""
-    from .uri import is_valid_user_id
+    from openviking.values.uri import is_valid_user_id
 
     name = f"server.users.{user}"
     if not is_valid_user_id(user):

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.ostext import printable
+from openviking.system.ostext import printable
 
 if TYPE_CHECKING:
     from rich.console import Console, ConsoleOptions, RenderableType
@@ -122,7 +122,7 @@ def _json_default(value: Any) -> Any:
     if hasattr(value, "to_dict"):
         return value.to_dict()
     if hasattr(value, "isoformat"):
-        from openviking.timefilter import format_iso8601
+        from openviking.values.timefilter import format_iso8601
 
         return format_iso8601(value)
     if isinstance(value, Path):

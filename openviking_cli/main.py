@@ -26,8 +26,8 @@ from .console import OutputFormat
 
 # The command modules in the order their commands appear in the help.
 MODULES = (
-    "add", "watch", "find", "search", "context", "grep", "content", "fs", "session", "eval", "snapshot", "serve",
-    "service", "mcp",
+    "add", "watch", "find", "search", "context", "grep", "glob", "content", "write", "session", "eval", "snapshot",
+    "serve", "service", "mcp",
 )  # fmt: skip
 # Which module defines each command and group: a run builds only the one it names, since
 # building every command's parser costs a short process (a --url call, say) a fifth of its run.
@@ -39,11 +39,11 @@ COMMAND_MODULES = {
     "search": "search",
     "context": "context",
     "grep": "grep",
-    "glob": "grep",
+    "glob": "glob",
     **dict.fromkeys(("read", "abstract", "overview", "ls", "tree", "stat"), "content"),
     **dict.fromkeys(
         ("add-memory", "add-skill", "reindex", "doctor", "write", "mkdir", "rm", "mv", "link", "unlink", "relations"),
-        "fs",
+        "write",
     ),
     "session": "session",
     "eval": "eval",

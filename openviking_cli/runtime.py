@@ -29,7 +29,7 @@ from .console import LISTING_FORMATS, STANDARD_FORMATS, OutputFormat, json_text,
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from openviking.interface import OpenVikingClient
+    from openviking.contract.interface import OpenVikingClient
 
 # What the commands (and their tests) read from here, wherever it is defined.
 __all__ = [
@@ -218,13 +218,13 @@ class CliContext:
 
     def embedded(self) -> OpenVikingClient:
         """A client that opens the store in this process."""
-        from openviking.embedded import OpenViking
+        from openviking.embedded.client import OpenViking
 
         return OpenViking(self.store, config_file=self.config, warn=self.warn)
 
     def _local_service(self) -> OpenVikingClient | None:
         """The client of the local service that answers as the embedded client would, if one runs."""
-        from openviking.local_service import find_service
+        from openviking.service.rendezvous import find_service
 
         found = find_service(self.store, self.config)
         if found is None:

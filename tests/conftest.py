@@ -114,7 +114,7 @@ def zh_tree(tmp_path: Path) -> Path:
 @pytest.fixture
 def hash_client(tmp_path: Path) -> Iterator[Any]:
     """An SDK client on an empty store under tmp_path, with the hash embedder."""
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     client = OpenViking(path=tmp_path / "store", config=hash_config())
     client.initialize()
@@ -125,7 +125,7 @@ def hash_client(tmp_path: Path) -> Iterator[Any]:
 @pytest.fixture
 def handbook_client(tmp_path: Path, en_tree: Path) -> Iterator[Any]:
     """An SDK client on tmp_path/"store" holding the English handbook (viking://resources/handbook), hash embedder."""
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     with OpenViking(path=tmp_path / "store", config=hash_config()) as client:
         client.add_resource(en_tree)
@@ -135,7 +135,7 @@ def handbook_client(tmp_path: Path, en_tree: Path) -> Iterator[Any]:
 @pytest.fixture
 def handbook_ov(cli: Cli, tmp_path: Path, hash_conf: Path, en_tree: Path) -> Cli:
     """``cli`` on tmp_path/"store" holding the English handbook, with ``--store`` and ``--config`` appended."""
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     store = tmp_path / "store"
     with OpenViking(path=store, config=hash_config()) as client:
@@ -149,7 +149,7 @@ def _store_of_the_local_model(
     """A store of ``trees`` (URI -> folder) ingested with the bundled local model, with the
     client and the first tree's AddResult."""
     from openviking.config import Config
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     with pytest.MonkeyPatch.context() as mp:
         _isolate(mp, tmp_path_factory.mktemp(f"{name}-home"))

@@ -80,7 +80,7 @@ class World:
 def make_world(base: Path, *, session: bool = True) -> World:
     """A store under ``base`` holding the English handbook, :data:`HOSTILE_FILES`, a memory, a
     relation and (with ``session``) a session ``s1`` with a message."""
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     base.mkdir(parents=True, exist_ok=True)
     tree = make_tree(base / "handbook", EN_FILES)
@@ -359,8 +359,8 @@ def run_cli(world: World, argv: list[str], *, stdin: bytes = b"remember this\n")
 
 def sdk_methods() -> dict[str, dict[str, Any]]:
     """Every operation of the interface, and the session handle's: ``{name: {parameter: annotation}}``."""
-    from openviking.interface import OpenVikingClient
-    from openviking.operations import OPERATIONS
+    from openviking.contract.interface import OpenVikingClient
+    from openviking.contract.operations import OPERATIONS
 
     methods: dict[str, dict[str, Any]] = {}
     for name, op in OPERATIONS.items():
@@ -415,7 +415,7 @@ def _empty_defaults(method: str) -> set[str]:
     """The parameters whose default is ``""`` or ``()``, for which None also means "none"."""
     import inspect
 
-    from openviking.interface import OpenVikingClient
+    from openviking.contract.interface import OpenVikingClient
 
     signature = inspect.signature(getattr(OpenVikingClient, method))
     return {p.name for p in signature.parameters.values() if isinstance(p.default, str | tuple) and not p.default}
@@ -424,7 +424,7 @@ def _empty_defaults(method: str) -> set[str]:
 def _required(method: str) -> set[str]:
     import inspect
 
-    from openviking.interface import OpenVikingClient
+    from openviking.contract.interface import OpenVikingClient
 
     signature = inspect.signature(getattr(OpenVikingClient, method))
     return {p.name for p in signature.parameters.values() if p.default is inspect.Parameter.empty and p.name != "self"}
@@ -508,7 +508,7 @@ def _numpy_bool(value: Any) -> bool:
 
 
 def _short(value: Any) -> str:
-    from openviking.arguments import describe
+    from openviking.values.arguments import describe
 
     return describe(value)
 

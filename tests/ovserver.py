@@ -57,7 +57,7 @@ def keyed_config(**server: Any) -> dict[str, Any]:
 def handbook_store(base: Path) -> Path:
     """A store under ``base`` holding DOCS_FILES at viking://resources/docs (hash embedder)."""
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     store = base / "store"
     with OpenViking(path=store, config=config_from_dict(HASH_CONF)) as client:

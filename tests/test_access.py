@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from helpers import hash_config, make_tree, snapshot
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import PermissionDeniedError
 
 BOB = "viking://user/bob"
@@ -74,7 +74,7 @@ PLACE_PARAMETERS = {"uri", "uris", "target_uri", "to_uri", "from_uri", "to", "pa
 
 
 def test_every_operation_that_names_a_place_is_tried() -> None:
-    from openviking.operations import OPERATIONS
+    from openviking.contract.operations import OPERATIONS
 
     naming = {name for name, op in OPERATIONS.items() if PLACE_PARAMETERS & set(op.params)}
     assert sorted(naming) == sorted(NAMES_ANOTHER_USERS_SPACE)

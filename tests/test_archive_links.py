@@ -22,8 +22,8 @@ import pytest
 from helpers import CliResult, cli_unharmed, make_tree, snapshot
 from ovserver import ALICE_KEY, ROOT_KEY, body_of, error_of, headers, keyed_config, thread_server
 
-from openviking.archives import TooLargeError, unpack
 from openviking.errors import InvalidArgumentError
+from openviking.origins.archives import TooLargeError, unpack
 
 Cli = Callable[..., CliResult]
 # A member: its name, its kind ("file", "folder", "symlink", "hardlink") and its bytes or link target.

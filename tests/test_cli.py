@@ -36,7 +36,7 @@ from helpers import (
     write_hash_config,
 )
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 
 R = "viking://resources"
 H = f"{R}/handbook"
@@ -901,14 +901,14 @@ def test_help_loads_none_of_the_library_but_its_version_errors_and_printable() -
     # ostext (re and errors alone) spells out the control characters of every line the CLI prints.
     code = "from openviking_cli.main import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass"
     library = sorted(m for m in loaded_modules(code) if m.startswith("openviking."))
-    assert library == ["openviking._version", "openviking.errors", "openviking.ostext"]
+    assert library == ["openviking._version", "openviking.errors", "openviking.system", "openviking.system.ostext"]
 
 
 def test_the_library_loads_its_result_types_when_first_named() -> None:
-    code = "import openviking as ov\nassert 'openviking.hits' not in sys.modules\nov.FindResult\n"
+    code = "import openviking as ov\nassert 'openviking.contract.hits' not in sys.modules\nov.FindResult\n"
     code += "from openviking import Stat"
     loaded = loaded_modules(code)
-    assert "openviking.hits" in loaded and "openviking.results" in loaded
+    assert "openviking.contract.hits" in loaded and "openviking.contract.results" in loaded
     import openviking
 
     assert all(getattr(openviking, name) is not None for name in openviking.__all__)
@@ -1383,7 +1383,7 @@ def test_control_sequences_in_content_never_reach_the_terminal_through_a_table(
     listing = ov("ls", "viking://resources/esc").out
     assert "\x1b" not in listing and "made by hand" in listing
     # what an older store or an LLM may hold is shown inert in a table, not sent to the terminal
-    from openviking.ostext import printable
+    from openviking.system.ostext import printable
 
     assert printable("a \x1b[2J b\rc\x7f") == "a \\x1b[2J b\\x0dc\\x7f"
     assert ov("read", "viking://resources/esc/esc.txt").out == "intro \\x1b[2J\\x1b[31mRED\\x1b[0m text\n"

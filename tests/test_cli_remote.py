@@ -131,7 +131,7 @@ COMPARED_APART = {
 
 
 def test_every_read_command_is_compared() -> None:
-    from openviking.operations import OPERATIONS
+    from openviking.contract.operations import OPERATIONS
 
     tried = {" ".join(argv[:2]) for argv in READS} | {argv[0] for argv in READS} | set(COMPARED_APART)
     reads = sorted({op.command for op in OPERATIONS.values() if not op.writes})

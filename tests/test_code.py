@@ -394,7 +394,7 @@ def test_a_hybrid_hit_in_one_file_cites_the_lines_its_meaning_matched(tmp_path: 
     import http.client
 
     from openviking.config import Config
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     source = Path(http.client.__file__).read_text(encoding="utf-8")
     (tmp_path / "src").mkdir()

@@ -20,7 +20,7 @@ from ovserver import body_of, error_of, thread_server
 from servers import ChatServer, Reply, Request, completion, slow
 
 from openviking.config import Config, config_from_dict
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 
 SAID = "2023-05-12T14:00:00Z"
 SELF = "I'm vegetarian and I moved to Lisbon last month."

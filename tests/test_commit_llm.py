@@ -16,7 +16,7 @@ from helpers import HASH_CONF
 from servers import ChatServer, Reply, Request, completion
 
 from openviking.config import config_from_dict
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 
 SAID = "2023-05-12T14:00:00Z"
 TURNS = [

@@ -121,7 +121,7 @@ def test_upstream_keys_this_tool_does_not_use_are_accepted(tmp_path: Path) -> No
 
 
 def test_a_user_id_with_dots_at_signs_and_dashes_is_fine(tmp_path: Path) -> None:
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     conf = write_config(tmp_path / "ov.conf", '{"default_user": "ana.b-c@team"}')
     assert OpenViking(tmp_path / "store", config_file=conf).user == "ana.b-c@team"
@@ -129,7 +129,7 @@ def test_a_user_id_with_dots_at_signs_and_dashes_is_fine(tmp_path: Path) -> None
 
 @pytest.mark.parametrize("user", ["../evil", "..", "a/b", "A B#?", "$OPENVIKING_TEST_UNSET_USER", "a@b@c"])
 def test_a_default_user_that_cannot_be_a_uri_segment_is_a_config_error(cli: Any, tmp_path: Path, user: str) -> None:
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     conf = write_config(tmp_path / "ov.conf", {"default_user": user})
     with pytest.raises(ConfigError) as info:

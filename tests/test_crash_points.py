@@ -250,7 +250,7 @@ def state(store_path: Path) -> dict[str, Any]:
     from openviking.store import schema
     from openviking.store.lance import LanceStore
     from openviking.store.session_schema import MESSAGES, SESSIONS
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
     with LanceStore.open(str(store_path)) as store:
         nodes = store.scan_nodes_below(VikingURI(()), schema.NODE_COLUMNS).to_pylist()
@@ -281,7 +281,7 @@ def check_readers(store_path: Path, confs: dict[str, Path]) -> None:
     from openviking import OpenViking
     from openviking.config import load_config
     from openviking.store.lance import LanceStore
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
     with LanceStore.open(str(store_path)) as store:
         files = store.scan_nodes_below(VikingURI(()), ["uri"], files_only=True).column("uri").to_pylist()

@@ -14,7 +14,7 @@ import pytest
 from helpers import HASH_CONF, make_tree
 
 from openviking.config import config_from_dict
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.retrieve import crosslingual
 
 ENGLISH_PAGES = {

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from helpers import make_tree, set_mtime
 
-from openviking.dates import nearness, query_periods
 from openviking.ingest.chunk import chunk_text, text_lines
 from openviking.ingest.dialogue import dialogue_turns, embedded_turns, preamble_heading
 from openviking.ingest.rows import DIALOGUE_TOKENS, file_records
-from openviking.uri import parse
+from openviking.values.dates import nearness, query_periods
+from openviking.values.uri import parse
 
 SESSION = """# Caroline and Melanie, session 1
 
@@ -245,7 +245,7 @@ def test_a_memory_that_names_its_day_is_found_by_that_day_not_by_when_it_was_add
 def local_client(tmp_path: Path) -> Any:
     """An SDK client on an empty store under tmp_path, with the default (local) embedder."""
     from openviking.config import Config
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     with OpenViking(path=tmp_path / "store", config=Config()) as client:
         yield client
@@ -375,7 +375,7 @@ def test_a_transcripts_records_are_dialogue_and_its_vector_side_weighs_more(hash
 def test_a_store_written_before_forms_answers_and_gets_them_by_its_next_writes(tmp_path: Path) -> None:
     from conftest import hash_config
 
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
     from openviking.retrieve.retriever import KEYWORD_WEIGHT, VECTOR_WEIGHT
 
     tree = _mixed_tree(tmp_path)

@@ -45,7 +45,7 @@ def library(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any
     from conftest import _isolate
 
     from openviking.config import Config
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     with pytest.MonkeyPatch.context() as mp:
         _isolate(mp, tmp_path_factory.mktemp("documents-home"))
@@ -265,7 +265,7 @@ def test_a_store_made_before_documents_takes_them(tmp_path: Path) -> None:
     them on the first document added, and what it held stays."""
     import lancedb
 
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     store = tmp_path / "store"
     notes = tmp_path / "notes"
@@ -296,7 +296,7 @@ def faithful(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, An
     """The documents of ``make_faithful_documents`` added once, hash embedder: (client, AddResult)."""
     from conftest import _isolate
 
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     with pytest.MonkeyPatch.context() as mp:
         _isolate(mp, tmp_path_factory.mktemp("faithful-home"))

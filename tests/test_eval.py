@@ -31,8 +31,8 @@ from ovserver import body_of, error_of, handbook_store, headers, thread_server
 from servers import StubServer, random_embeddings
 
 import openviking as ov
+from openviking.contract.evaluation import EvalResult, compare, failures, junit_xml
 from openviking.errors import InvalidArgumentError
-from openviking.evaluation import EvalResult, compare, failures, junit_xml
 
 GOLDEN = REPO / "tests" / "data" / "guide-golden.jsonl"
 RECIPE = GUIDE_EN / "09-ci.md"

@@ -23,7 +23,7 @@ from helpers import CliResult, cli_unharmed, snapshot
 from ovserver import ALICE_KEY, BOB_KEY, ROOT_KEY, body_of, error_of, headers, keyed_config, thread_server
 
 from openviking.errors import DeadlineExceededError, UnavailableError
-from openviking.fetch import fetch
+from openviking.origins.fetch import fetch
 from openviking.server.fetching import Fetches
 
 Cli = Callable[..., CliResult]

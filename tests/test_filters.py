@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from helpers import hash_config, make_tree, raw_uri, set_mtime, snapshot
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import InvalidArgumentError
 
 R = "viking://resources"

@@ -25,7 +25,8 @@ from helpers import (
 )
 
 from openviking.config import Config, config_from_dict
-from openviking.embedded import OpenViking
+from openviking.contract.hits import FindResult, MatchedContext
+from openviking.embedded.client import OpenViking
 from openviking.errors import (
     FailedPreconditionError,
     InvalidArgumentError,
@@ -34,7 +35,6 @@ from openviking.errors import (
     OpenVikingWarning,
     PermissionDeniedError,
 )
-from openviking.hits import FindResult, MatchedContext
 
 R = "viking://resources"
 H = f"{R}/handbook"

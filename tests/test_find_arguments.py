@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from openviking.embedded import OpenViking
+from openviking.contract.interface import OpenVikingClient
+from openviking.embedded.client import OpenViking
 from openviking.errors import OpenVikingError
-from openviking.interface import OpenVikingClient
 from openviking.retrieve.request import FindArguments
 
 # What each method consumes itself instead of putting it in the request, and why.

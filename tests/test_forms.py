@@ -1,4 +1,4 @@
-"""Each form the OpenAPI document and the MCP schemas state (openviking/forms.py) is what the
+"""Each form the OpenAPI document and the MCP schemas state (openviking/contract/forms.py) is what the
 check that decides takes: every value the form allows, the check takes (so a client that
 follows the document is never refused), and a value the check refuses the form refuses too.
 Values are drawn from each form's regular expression and at random; the form is read as both
@@ -18,8 +18,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from openviking import forms
-from openviking.access import Access
+from openviking.contract import forms
+from openviking.contract.evaluation import check_queries
 from openviking.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -27,7 +27,6 @@ from openviking.errors import (
     OpenVikingError,
     PermissionDeniedError,
 )
-from openviking.evaluation import check_queries
 from openviking.ingest.memories import memory_uri
 from openviking.ingest.walk import looks_binary
 from openviking.retrieve.glob import compile_glob
@@ -35,9 +34,10 @@ from openviking.session.sessions import validate_session_id
 from openviking.store import filters, schema
 from openviking.store.filters import check_filter, levels_from
 from openviking.store.snapshots import check_name
-from openviking.tags import normalize_tags
-from openviking.timefilter import parse_time_range
-from openviking.uri import parse, session_id_of
+from openviking.values.access import Access
+from openviking.values.tags import normalize_tags
+from openviking.values.timefilter import parse_time_range
+from openviking.values.uri import parse, session_id_of
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Text that is near the forms: their own characters, and a few that break them.
@@ -382,8 +382,8 @@ def test_two_queries_with_one_id_are_a_conflict_no_form_can_state() -> None:
 
 def test_every_parameter_that_names_a_place_states_its_form() -> None:
     # A URI parameter without a form lets the document allow what the server refuses.
-    import openviking.interface  # noqa: F401 - declares the operations
-    from openviking.operations import OPERATIONS
+    import openviking.contract.interface  # noqa: F401 - declares the operations
+    from openviking.contract.operations import OPERATIONS
 
     assert "find" in OPERATIONS
     places = {"uri", "uris", "target_uri", "to_uri", "from_uri", "to", "parent", "exclude_uri"}

@@ -30,7 +30,7 @@ from helpers import unharmed as _unharmed
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import FailedPreconditionError, OpenVikingError
 from openviking.ingest.naming import memory_name
 

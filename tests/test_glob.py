@@ -11,7 +11,7 @@ from helpers import Cli, cli_unharmed, hash_config, make_tree, with_store, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 from openviking.retrieve.glob import compile_glob, glob_match
 

@@ -24,7 +24,7 @@ from helpers import Cli, cli_unharmed, hash_config, make_tree, with_store, write
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import InvalidArgumentError, InvalidURIError, NotFoundError
 from openviking.retrieve import re2translate
 from openviking.retrieve.charset import set_re2

@@ -18,8 +18,8 @@ LIBRARY_TEXT = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "openvik
 
 
 def _limit_hint(name: str) -> str:
-    from openviking.arguments import optional_limit
     from openviking.errors import InvalidArgumentError
+    from openviking.values.arguments import optional_limit
 
     with pytest.raises(InvalidArgumentError) as info:
         optional_limit(-1, name)

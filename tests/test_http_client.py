@@ -26,8 +26,8 @@ from ovserver import ALICE_KEY, ROOT_KEY, handbook_store, keyed_config, thread_s
 from servers import Reply, StubServer, free_port
 
 import openviking as ov
+from openviking.contract.interface import OpenVikingClient
 from openviking.http_client import CommandLineHTTPClient
-from openviking.interface import OpenVikingClient
 from openviking.message import TextPart
 
 H = "viking://resources/handbook"
@@ -153,7 +153,7 @@ READS: list[tuple[str, Callable[[Any], Any]]] = [
 
 
 def test_every_read_operation_is_compared() -> None:
-    from openviking.operations import OPERATIONS
+    from openviking.contract.operations import OPERATIONS
 
     tried = {name.replace("-", "_") for name, _ in READS}
     reads = [name for name, op in OPERATIONS.items() if not op.writes]

@@ -21,7 +21,7 @@ from helpers import EN_FILES, ZH_FILES, make_tree, run_module, set_mtime, snapsh
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import (
     AlreadyExistsError,
     FailedPreconditionError,
@@ -30,8 +30,8 @@ from openviking.errors import (
     OpenVikingWarning,
 )
 from openviking.store.lance import LanceStore
-from openviking.timefilter import format_iso8601
-from openviking.uri import parse
+from openviking.values.timefilter import format_iso8601
+from openviking.values.uri import parse
 
 R = "viking://resources"
 

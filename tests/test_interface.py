@@ -15,9 +15,9 @@ import pytest
 from helpers import EN_FILES, hash_config, make_tree
 
 import openviking as ov
-from openviking.hits import FindResult
-from openviking.interface import OpenVikingClient
-from openviking.results import (
+from openviking.contract.hits import FindResult
+from openviking.contract.interface import OpenVikingClient
+from openviking.contract.results import (
     Entry,
     GlobResult,
     GrepMatch,

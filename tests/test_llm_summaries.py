@@ -12,7 +12,7 @@ from helpers import EN_FILES, HASH_CONF, make_tree, write_config
 from servers import ChatServer, Reply, Request, completion
 
 from openviking.config import config_from_dict
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.ingest.llm_summary import SUMMARY_WRITERS
 
 R = "viking://resources"

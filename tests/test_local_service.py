@@ -31,7 +31,7 @@ from helpers import EN_FILES, HASH_CONF, Cli, CliResult, heavy, loaded_modules, 
 from test_cli_remote import ERRORS, READS, H, _build
 
 import openviking as ov
-from openviking.local_service import (
+from openviking.service.rendezvous import (
     EXPECT_HEADER,
     SERVICE_HEADER,
     Announcement,
@@ -601,7 +601,7 @@ def test_an_idle_service_stops_by_itself(cli: Cli, tmp_path: Path, monkeypatch: 
     assert cli("add-memory", "idle", *where).code == 0
     started = cli("start", *where, "--idle-stop", "1s", "-o", "json").json()["result"]
     assert started["idle_stop"] == 1.0
-    from openviking.local_service import process_gone
+    from openviking.service.rendezvous import process_gone
 
     deadline = time.monotonic() + 60
     while not process_gone(started["pid"]):

@@ -28,9 +28,9 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from ovserver import ALICE_KEY, ROOT_KEY, keyed_config, thread_server
 
-from openviking.embedded import OpenViking
+from openviking.contract.interface import OpenVikingClient
+from openviking.embedded.client import OpenViking
 from openviking.errors import UnauthenticatedError
-from openviking.interface import OpenVikingClient
 from openviking.server.mcp import TOOLS, mcp_server, streamable_http_app
 
 H = "viking://resources/handbook"
@@ -134,7 +134,7 @@ def test_each_tool_schema_its_defaults_and_its_example_are_valid(name: str) -> N
 
 
 def test_a_tool_states_each_parameter_form_as_the_api_does() -> None:
-    from openviking.operations import OPERATIONS
+    from openviking.contract.operations import OPERATIONS
 
     for name, tool in TOOLS.items():
         for param in tool.params:
@@ -154,7 +154,13 @@ def test_the_module_imports_only_the_sdk_and_the_interface() -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module)
     ours = {m for m in imported if m.split(".")[0] == "openviking"}
-    assert ours <= {"openviking._version", "openviking.errors", "openviking.interface", "openviking.operations"}, ours
+    allowed = {
+        "openviking._version",
+        "openviking.errors",
+        "openviking.contract.interface",
+        "openviking.contract.operations",
+    }
+    assert ours <= allowed, ours
     others = {m.split(".")[0] for m in imported - ours} - set(sys.stdlib_module_names)
     assert others <= {"mcp", "anyio"}, others
 
@@ -347,8 +353,8 @@ README_TOOLS = re.compile(r"(<!-- mcp-tools: made by tests/test_mcp.py -->)(.*?)
 
 def test_the_readme_and_the_help_count_and_name_every_tool() -> None:
     # Both are made from the declarations: a tool declared later is counted and named in both.
-    import openviking.interface  # noqa: F401 - declares the operations
-    from openviking.operations import tool_names
+    import openviking.contract.interface  # noqa: F401 - declares the operations
+    from openviking.contract.operations import tool_names
     from openviking_cli.commands.mcp import TOOLS as HELP_TOOLS
 
     names = tool_names()

@@ -27,7 +27,7 @@ from helpers import (
 )
 from helpers import unharmed as _unharmed
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, OpenVikingError, OpenVikingWarning
 from openviking.ingest.naming import memory_name, skill_name
 

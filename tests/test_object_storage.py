@@ -205,7 +205,7 @@ def test_requests_per_operation_are_bounded_and_a_cold_find_lists_no_bucket(
     import time
 
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     proxy = CountingProxy(moto_server.endpoint)
     try:
@@ -271,7 +271,7 @@ def test_storage_config_is_checked(tmp_path: Path) -> None:
 
 
 def test_a_retryable_commit_conflict_is_made_again_and_never_shown(tmp_path: Path, en_tree: Path) -> None:
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
     from openviking.errors import UnavailableError
     from openviking.store import lance
 

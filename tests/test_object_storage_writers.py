@@ -57,7 +57,7 @@ def _env(tmp_path: Path, name: str) -> dict[str, str]:
 
 
 def _client(s3: S3Store) -> Any:
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     return OpenViking(config=s3.config())
 
@@ -72,7 +72,7 @@ def _census(client: Any) -> tuple[list[str], list[str]]:
 
 
 def _root() -> Any:
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
     return VikingURI(())
 
@@ -191,7 +191,7 @@ def test_the_lease_is_exclusive_renewed_and_taken_over_when_its_holder_stops(s3:
 READER = textwrap.dedent(
     """
     import json, sys, time
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
     from openviking.config import load_config
 
     client = OpenViking(config=load_config(sys.argv[1]))
@@ -238,7 +238,7 @@ def test_a_write_through_one_process_is_seen_by_another_within_the_bound_and_nev
     s3: S3Store, moto_server: MotoServer, tmp_path: Path
 ) -> None:
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     bound = 1.0
     conf = write_config(

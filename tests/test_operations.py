@@ -1,7 +1,7 @@
 """Every declared operation reaches every face: the embedded client, both HTTP clients, the
 server's routes and its OpenAPI document, the MCP tools (or a reason for none) and a command.
 
-The declarations (``openviking.operations``, on ``openviking.interface``) are the one place an
+The declarations (``openviking.contract.operations``, on ``openviking.contract.interface``) are the one place an
 operation is described; these tests fail when a face lacks one, or has it with other
 parameters, and when a face offers something no declaration describes.
 """
@@ -18,9 +18,9 @@ import typer
 from helpers import hash_config
 
 import openviking as ov
+from openviking.contract.interface import OpenVikingClient, Operations
+from openviking.contract.operations import OPERATIONS, NoTool, Param, Route, Tool, declared, operation, wire_type
 from openviking.http_client import CommandLineHTTPClient
-from openviking.interface import OpenVikingClient, Operations
-from openviking.operations import OPERATIONS, NoTool, Param, Route, Tool, declared, operation, wire_type
 
 CLIENT_MEMBERS = {"user", "initialize", "close", "session"}
 # Commands that run no operation of the interface: they serve it, make a key for it, or start,

@@ -10,7 +10,7 @@ import pytest
 from helpers import EN_FILES, HASH64_CONF, HASH_CONF, hit_uris, make_tree, raw_uri, write_config
 
 from openviking.config import config_from_dict
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import FailedPreconditionError, NotFoundError
 
 ROOT = "viking://resources/handbook"

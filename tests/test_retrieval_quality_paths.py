@@ -16,9 +16,9 @@ import pytest
 from helpers import HASH64_CONF, make_tree, write_config
 
 from openviking.config import config_from_dict
-from openviking.embedded import OpenViking
+from openviking.contract.hits import FindResult
+from openviking.embedded.client import OpenViking
 from openviking.errors import OpenVikingWarning
-from openviking.hits import FindResult
 from openviking.store.search import vector_search
 
 TREE = {
@@ -289,7 +289,7 @@ def test_exact_search_is_numpy_brute_force(indexed: tuple[Any, Any]) -> None:
 
 def test_a_narrow_prefilter_searches_exactly(indexed: tuple[Any, Any]) -> None:
     from openviking.store.filters import Scope
-    from openviking.uri import parse
+    from openviking.values.uri import parse
 
     store, vectors = indexed
     scope = Scope(targets=(parse("viking://resources/synth/d003"),))  # 500 of 6,000 records

@@ -31,7 +31,7 @@ from helpers import (
 from servers import FAKE_KEY, ChatServer, Reply, RerankServer, completion, http_error, overlap_score, plan_json, slow
 
 from openviking.config import config_from_dict
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import InvalidArgumentError
 from openviking.message import TextPart
 

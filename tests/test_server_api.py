@@ -70,7 +70,7 @@ def http(docs: Path) -> Iterator[httpx.Client]:
 def embedded(docs: Path) -> Iterator[Any]:
     """The embedded client over the same store, for the answers the server must give."""
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     with OpenViking(path=docs, config=config_from_dict(HASH_CONF)) as client:
         yield client

@@ -27,7 +27,7 @@ def served(tmp_path: Path) -> Iterator[tuple[httpx.Client, Path]]:
     The store holds the handbook, and a file of one 20,000-character line at viking://resources/long.
     """
     from openviking.config import config_from_dict
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     store = handbook_store(tmp_path)
     long_line = make_tree(tmp_path / "long", {"aaa.md": "# Long\n\n" + "a" * 20_000 + "\n"})

@@ -132,8 +132,8 @@ NAMING = {"uri", "target_uri", "exclude_uri", "from_uri", "to_uri", "uris", "to"
 
 
 def test_every_operation_that_names_a_place_is_tried() -> None:
-    from openviking.interface import Operations
-    from openviking.operations import OPERATIONS
+    from openviking.contract.interface import Operations
+    from openviking.contract.operations import OPERATIONS
 
     assert Operations  # the declarations are made on import
     tried = {name.split()[0] for name in (*URI_REQUESTS, *SESSION_REQUESTS)}

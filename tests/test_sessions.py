@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from helpers import Cli, cli_error, cli_unharmed, hash_config, run_shell, snapshot, with_store, write_hash_config
 
-from openviking.embedded import OpenViking
+from openviking.embedded.client import OpenViking
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
 

@@ -325,7 +325,7 @@ BAD_ARGUMENT_AS_OF: dict[str, Callable[[Any], object]] = {
 
 
 def test_every_operation_that_reads_at_a_version_is_tried() -> None:
-    from openviking.operations import OPERATIONS
+    from openviking.contract.operations import OPERATIONS
 
     assert sorted(BAD_ARGUMENT_AS_OF) == sorted(name for name, op in OPERATIONS.items() if "as_of" in op.params)
 

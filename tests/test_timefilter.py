@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from openviking.errors import InvalidArgumentError
-from openviking.timefilter import format_iso8601, parse_iso_datetime, parse_time_range
+from openviking.values.timefilter import format_iso8601, parse_iso_datetime, parse_time_range
 
 NOW = datetime(2026, 3, 11, 18, 0, tzinfo=UTC)
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from openviking.errors import InvalidURIError, PermissionDeniedError
-from openviking.uri import VikingURI, context_type_of, parse
+from openviking.values.uri import VikingURI, context_type_of, parse
 
 
 # ----------------------------------------------------------------------------- canonical form

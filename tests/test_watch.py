@@ -22,8 +22,8 @@ from helpers import HASH_CONF, REPO, cli_unharmed, make_tree, unharmed, with_sto
 from ovserver import process_server, server_env
 
 import openviking as ov
+from openviking.contract.results import WatchReport
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
-from openviking.results import WatchReport
 from openviking.store.tables import FAULT_AFTER_COMMITS
 
 ROOT = "viking://resources/notes"
@@ -95,7 +95,7 @@ def view(store: Path) -> dict[str, Any]:
     duplicates: the nodes and the records (text, level, vector)."""
     from openviking.store.lance import LanceStore
     from openviking.store.schema import NODE_COLUMNS
-    from openviking.uri import parse
+    from openviking.values.uri import parse
 
     with LanceStore.open(str(store)) as lance:
         nodes = lance.nodes_below(parse(ROOT), columns=NODE_COLUMNS)

@@ -8,14 +8,14 @@ the tests call. A new entry needs a reason; dead code is deleted instead.
 
 # ruff: noqa
 
-_.maxlevel  # unused attribute (openviking/arguments.py)
-_.maxstring  # unused attribute (openviking/arguments.py)
-_.maxother  # unused attribute (openviking/arguments.py)
-_.maxlong  # unused attribute (openviking/arguments.py)
-MEMORY  # unused variable (openviking/hits.py)
-RESOURCE  # unused variable (openviking/hits.py)
-SKILL  # unused variable (openviking/hits.py)
-ALL  # unused variable (openviking/hits.py)
+_.maxlevel  # unused attribute (openviking/values/arguments.py)
+_.maxstring  # unused attribute (openviking/values/arguments.py)
+_.maxother  # unused attribute (openviking/values/arguments.py)
+_.maxlong  # unused attribute (openviking/values/arguments.py)
+MEMORY  # unused variable (openviking/contract/hits.py)
+RESOURCE  # unused variable (openviking/contract/hits.py)
+SKILL  # unused variable (openviking/contract/hits.py)
+ALL  # unused variable (openviking/contract/hits.py)
 _._grep  # unused method (openviking/http_client/calls.py)
 _._ls  # unused method (openviking/http_client/calls.py)
 _._stat  # unused method (openviking/http_client/calls.py)
@@ -31,16 +31,16 @@ _._get_session  # unused method (openviking/http_client/calls.py)
 _._list_sessions  # unused method (openviking/http_client/calls.py)
 _._delete_session  # unused method (openviking/http_client/calls.py)
 _._doctor  # unused method (openviking/http_client/calls.py)
-_.__wrapped__  # unused attribute (openviking/operations.py)
-__call__  # unused function (openviking/operations.py)
-_.__signature__  # unused attribute (openviking/operations.py)
-linked  # unused variable (openviking/results.py)
-mod_time  # unused variable (openviking/results.py)
-tags_changed  # unused variable (openviking/results.py)
-messages_deleted  # unused variable (openviking/results.py)
-resumed  # unused variable (openviking/results.py)
-previous_embedder  # unused variable (openviking/results.py)
-switched_table  # unused variable (openviking/results.py)
+_.__wrapped__  # unused attribute (openviking/contract/operations.py)
+__call__  # unused function (openviking/contract/operations.py)
+_.__signature__  # unused attribute (openviking/contract/operations.py)
+linked  # unused variable (openviking/contract/results.py)
+mod_time  # unused variable (openviking/contract/results.py)
+tags_changed  # unused variable (openviking/contract/results.py)
+messages_deleted  # unused variable (openviking/contract/results.py)
+resumed  # unused variable (openviking/contract/results.py)
+previous_embedder  # unused variable (openviking/contract/results.py)
+switched_table  # unused variable (openviking/contract/results.py)
 _._one_of  # unused method (openviking/server/bodies.py)
 _._one_of  # unused method (openviking/server/bodies.py)
 media_type  # unused variable (openviking/server/envelope.py)
@@ -55,23 +55,23 @@ get_watch  # unused function (openviking/server/routes/watches.py)
 update_watch_by_id  # unused function (openviking/server/routes/watches.py)
 delete_watch_by_id  # unused function (openviking/server/routes/watches.py)
 trigger_watch_by_id  # unused function (openviking/server/routes/watches.py)
-written_bytes  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
-content_updated  # unused variable (openviking/results.py): WriteResult's JSON, as upstream's
+written_bytes  # unused variable (openviking/contract/results.py): WriteResult's JSON, as upstream's
+content_updated  # unused variable (openviking/contract/results.py): WriteResult's JSON, as upstream's
 new_key  # unused function (openviking_cli/commands/serve.py)
 _.on_broken_pipe  # unused method (openviking_cli/console.py)
 _.quiet  # unused attribute (openviking_cli/console.py)
 _.__signature__  # unused attribute (openviking_cli/runtime.py)
 _.__annotations__  # unused attribute (openviking_cli/runtime.py)
 _._context  # unused method (openviking/http_client/calls.py): found by name, as the other builders
-archived  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
-estimated_active_tokens  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
-budget_exceeded  # unused variable (openviking/results.py): CommitResult's JSON, as upstream's
-rendered  # unused variable (openviking/results.py): ContextResult's JSON
-texts_embedded  # unused variable (openviking/results.py): IndexResult's JSON
-tokenizer  # unused variable (openviking/results.py): ContextResult's JSON
-latest_archive_overview  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
-pre_archive_abstracts  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
-estimated_tokens  # unused variable (openviking/results.py): SessionContext's JSON, as upstream's
+archived  # unused variable (openviking/contract/results.py): CommitResult's JSON, as upstream's
+estimated_active_tokens  # unused variable (openviking/contract/results.py): CommitResult's JSON, as upstream's
+budget_exceeded  # unused variable (openviking/contract/results.py): CommitResult's JSON, as upstream's
+rendered  # unused variable (openviking/contract/results.py): ContextResult's JSON
+texts_embedded  # unused variable (openviking/contract/results.py): IndexResult's JSON
+tokenizer  # unused variable (openviking/contract/results.py): ContextResult's JSON
+latest_archive_overview  # unused variable (openviking/contract/results.py): SessionContext's JSON, as upstream's
+pre_archive_abstracts  # unused variable (openviking/contract/results.py): SessionContext's JSON, as upstream's
+estimated_tokens  # unused variable (openviking/contract/results.py): SessionContext's JSON, as upstream's
 eval_  # unused function (openviking_cli/commands/eval.py): a command, registered by its decorator
 _._whole_numbers  # unused method (openviking/server/bodies.py): a pydantic validator, run on every body
 list_skills  # unused function (openviking/server/routes/upstream.py): a route, registered by its decorator

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from openviking.workers import WorkerProcess
+from openviking.system.workers import WorkerProcess
 
 from .converted import ConversionFailed, Converted, has_text, shown_title
 from .kinds import package_problem

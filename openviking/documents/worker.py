@@ -1,6 +1,6 @@
 """The worker process that converts documents, so that one that hangs, or grows without end, can
 be stopped: run as ``python -m openviking.documents.worker``, it reads requests on stdin and
-answers on stdout (:mod:`openviking.workers`' frames) until stdin closes.
+answers on stdout (:mod:`openviking.system.workers`' frames) until stdin closes.
 
 A request is ``(kind, path, seconds)``. The answer is ``("ok", text, title, places, warnings)``,
 ``("failed", code, reason)`` for a document that cannot be read, or ``("error", message)`` for
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from openviking.config import env_number
-from openviking.workers import read_message, write_message
+from openviking.system.workers import read_message, write_message
 
 from .converted import ConversionFailed, Converted
 

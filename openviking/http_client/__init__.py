@@ -1,6 +1,6 @@
 """The HTTP clients: :class:`SyncHTTPClient` and :class:`AsyncHTTPClient`, the interface over an openviking server.
 
-Each method of :class:`~openviking.interface.OpenVikingClient` is one request (an add that
+Each method of :class:`~openviking.contract.interface.OpenVikingClient` is one request (an add that
 uploads is two) to the routes of ``openviking serve``, and returns what the embedded client
 returns, rebuilt from the JSON with ``from_dict()``; the server's errors are raised as the
 same :class:`~openviking.errors.OpenVikingError` subclasses, and the warnings it sends go to

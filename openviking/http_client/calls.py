@@ -1,6 +1,6 @@
 """The requests of the interface: :class:`Call`, and :class:`Requests`, which makes one of each call.
 
-A call of a declared operation (:mod:`openviking.operations`) becomes its request from the
+A call of a declared operation (:mod:`openviking.contract.operations`) becomes its request from the
 declaration alone: the route's method and path, the arguments in its query or body under
 their wire names, whether it is a read (and may be tried again), and how the envelope's
 ``result`` becomes the return value (``from_dict()`` of the declared result type). The few
@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
-from openviking.arguments import describe
+from openviking.contract.interface import ProgressCallback
+from openviking.contract.operations import OPERATIONS, Operation
+from openviking.contract.results import AddResult, DoctorReport, Entry, WatchInfo
 from openviking.errors import InvalidArgumentError
-from openviking.interface import ProgressCallback
 from openviking.message import TextPart
-from openviking.operations import OPERATIONS, Operation
-from openviking.results import AddResult, DoctorReport, Entry, WatchInfo
+from openviking.values.arguments import describe
 
 from . import upstream
 
@@ -291,7 +291,7 @@ class Requests:
 
     # ------------------------------------------------------------------ health
     def _doctor(self, arguments: dict[str, Any]) -> Call[Any]:
-        from openviking.arguments import flag
+        from openviking.values.arguments import flag
 
         if flag(arguments["repair"], "repair"):  # mends the server's store: a write, with the root key
             return Call("POST", "/api/v1/doctor/repair", _one(DoctorReport.from_dict))

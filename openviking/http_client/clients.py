@@ -3,7 +3,7 @@
 Both hold the checked URL, the headers (the API key as ``Authorization: Bearer``, which httpx
 masks in every repr; it appears in no repr, error or log line), the warning channel and the
 request builders. Every operation the interface declares is theirs as it is declared
-(:mod:`openviking.operations`): a call of one hands its arguments to ``_perform``, which has
+(:mod:`openviking.contract.operations`): a call of one hands its arguments to ``_perform``, which has
 :class:`~.calls.Requests` build its :class:`~.calls.Call` and sends it.
 """
 
@@ -16,6 +16,11 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from urllib.parse import urlsplit
 
 from openviking._version import __version__
+from openviking.contract.hits import FindResult
+from openviking.contract.interface import MessageContent, OpenVikingClient, Operations, Session
+from openviking.contract.operations import Operation, Performs, PerformsAsync
+from openviking.contract.results import MessageAdded, SessionDeleted, SessionInfo
+from openviking.contract.warn import WarningCallback, python_warning
 from openviking.errors import (
     InvalidArgumentError,
     NotFoundError,
@@ -24,11 +29,6 @@ from openviking.errors import (
     UnavailableError,
     error_from_dict,
 )
-from openviking.hits import FindResult
-from openviking.interface import MessageContent, OpenVikingClient, Operations, Session
-from openviking.operations import Operation, Performs, PerformsAsync
-from openviking.results import MessageAdded, SessionDeleted, SessionInfo
-from openviking.warn import WarningCallback, python_warning
 
 from . import upstream
 from .calls import Call, Requests, _text
@@ -290,7 +290,7 @@ class SyncHTTPClient(_Base, Performs, OpenVikingClient):
         return _answered(call, self._sent(call, {"file": file}), self._warn)
 
     def session(self, session_id: str | None = None) -> Session:
-        """A :class:`~openviking.interface.Session` handle (the session is created when needed)."""
+        """A :class:`~openviking.contract.interface.Session` handle (the session is created when needed)."""
         if session_id is None:
             return Session(self, self.create_session().session_id)
         try:
@@ -302,7 +302,7 @@ class SyncHTTPClient(_Base, Performs, OpenVikingClient):
 # ----------------------------------------------------------------------------- the async client
 @dataclass
 class AsyncSession:
-    """:class:`~openviking.interface.Session` for the async client: the same methods, awaited."""
+    """:class:`~openviking.contract.interface.Session` for the async client: the same methods, awaited."""
 
     client: AsyncHTTPClient = field(repr=False)
     session_id: str

@@ -3,7 +3,7 @@ whenever the service cannot answer it as that client would.
 
 :class:`LocalServiceClient` is :class:`~.commandline.CommandLineHTTPClient` over the service's
 unix socket, with the service's key and the fingerprint it must have
-(:mod:`openviking.local_service`) on every request. A call falls back, for the rest of the
+(:mod:`openviking.service.rendezvous`) on every request. A call falls back, for the rest of the
 process, to the client ``fallback`` makes (the embedded one) when the service cannot be
 reached, answers without that fingerprint (another version or configuration, or no openviking
 service at all), is starting or stopping (503), times out on a read, or breaks a connection
@@ -19,11 +19,11 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+from openviking.contract.interface import OpenVikingClient
+from openviking.contract.operations import Operation
+from openviking.contract.warn import WarningCallback
 from openviking.errors import UnavailableError
-from openviking.interface import OpenVikingClient
-from openviking.local_service import EXPECT_HEADER, SERVICE_HEADER, STATUS_PATH, Announcement
-from openviking.operations import Operation
-from openviking.warn import WarningCallback
+from openviking.service.rendezvous import EXPECT_HEADER, SERVICE_HEADER, STATUS_PATH, Announcement
 
 from .calls import Call
 from .commandline import CommandLineHTTPClient, PlainConnection

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from openviking.contract.warn import WarningCallback
 from openviking.errors import (
     DeadlineExceededError,
     InternalError,
@@ -29,7 +30,6 @@ from openviking.errors import (
     UnavailableError,
     error_from_dict,
 )
-from openviking.warn import WarningCallback
 
 from . import upstream
 from .calls import Call

@@ -17,8 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
-from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError, PermissionDeniedError
-from openviking.results import (
+from openviking.contract.results import (
     AddResult,
     Message,
     MessageAdded,
@@ -28,7 +27,8 @@ from openviking.results import (
     SessionInfo,
     Stat,
 )
-from openviking.uri import context_type_of
+from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError, PermissionDeniedError
+from openviking.values.uri import context_type_of
 
 __all__ = [
     "added",

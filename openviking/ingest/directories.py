@@ -16,10 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
-from openviking.access import USERS_ABSTRACT, USERS_OVERVIEW, USERS_ROOT
-from openviking.ostext import utf8_text
 from openviking.store.lance import LanceStore
-from openviking.uri import SCHEME, VikingURI
+from openviking.system.ostext import utf8_text
+from openviking.values.access import USERS_ABSTRACT, USERS_OVERVIEW, USERS_ROOT
+from openviking.values.uri import SCHEME, VikingURI
 
 from .limits import DEFAULT_LIMITS, IngestLimits
 from .rows import directory_records, node_row, pend_rows, stored_uri

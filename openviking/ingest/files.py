@@ -16,12 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from openviking.archives import archive_suffix
+from openviking.contract.results import AddResult
 from openviking.documents.converted import ConversionFailed
 from openviking.documents.places import place_of_marker
-from openviking.results import AddResult
+from openviking.origins.archives import archive_suffix
 from openviking.store.lance import LanceStore
-from openviking.uri import VikingURI
+from openviking.values.uri import VikingURI
 
 from .chunk import Chunk, chunk_document, chunk_text, text_lines
 from .code import definitions, is_code

@@ -28,7 +28,7 @@ from .summary import ChildSummary, truncate_generated
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
     from openviking.models.llm import ChatModel
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
     from .limits import IngestLimits
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from openviking.errors import InvalidArgumentError
-from openviking.ostext import require_utf8
-from openviking.uri import VikingURI
+from openviking.system.ostext import require_utf8
+from openviking.values.uri import VikingURI
 
 from .naming import memory_name
 

@@ -30,7 +30,7 @@ def sanitize_segment(name: str, max_length: int = 50) -> str:
 
 def resource_name(source: Path) -> str:
     """The default name of a resource added from ``source`` (a file keeps its suffix)."""
-    from openviking.ostext import utf8_text
+    from openviking.system.ostext import utf8_text
 
     return sanitize_segment(utf8_text(source.name or source.resolve().name))
 

@@ -19,11 +19,11 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Any
 
+from openviking.contract.results import AddResult
 from openviking.errors import AlreadyExistsError, FailedPreconditionError
-from openviking.ostext import has_undecodable, utf8_text
-from openviking.results import AddResult
 from openviking.store.lance import LanceStore
-from openviking.uri import VikingURI, is_control_char, looks_like_a_drive, parse
+from openviking.system.ostext import has_undecodable, utf8_text
+from openviking.values.uri import VikingURI, is_control_char, looks_like_a_drive, parse
 
 from .converting import Documents
 from .directories import refresh_directories

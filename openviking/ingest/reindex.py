@@ -13,14 +13,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from openviking.contract.results import ReindexResult
 from openviking.errors import FailedPreconditionError
 from openviking.ingest.directories import refresh_directories
 from openviking.ingest.files import ProgressCallback, reembed_files
 from openviking.ingest.limits import DEFAULT_LIMITS, IngestLimits
-from openviking.results import ReindexResult
 from openviking.store.lance import LanceStore
 from openviking.store.schema import RECORDS
-from openviking.uri import VikingURI
+from openviking.values.uri import VikingURI
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder

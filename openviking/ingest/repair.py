@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from openviking.store import schema
-from openviking.uri import VikingURI, shell_word
+from openviking.values.uri import VikingURI, shell_word
 
 from .limits import IngestLimits
 
@@ -81,7 +81,7 @@ def restore_tables(store: LanceStore, findings: list[Finding]) -> list[str]:
 
 def inspect(store: LanceStore, embedder: Embedder, limits: IngestLimits) -> list[Finding]:
     """Everything a crash can leave in a readable store."""
-    from .fsops import interrupted_move
+    from openviking.ingest.writes import interrupted_move
 
     findings: list[Finding] = []
     if not store.has_table(schema.META):
@@ -200,9 +200,9 @@ def _extractive(limits: IngestLimits) -> IngestLimits:
 def repair(store: LanceStore, embedder: Embedder, limits: IngestLimits, findings: list[Finding]) -> list[str]:
     """Mend ``findings`` (of :func:`inspect`); a sentence for each thing done."""
     from openviking.ingest.reindex import abandon_switch, reindex
+    from openviking.ingest.writes import move
 
     from .directories import refresh_directories
-    from .fsops import move
 
     kinds = {finding.kind: finding for finding in findings}
     said: list[str] = []
@@ -226,7 +226,7 @@ def repair(store: LanceStore, embedder: Embedder, limits: IngestLimits, findings
         said.append(f"dropped {kinds['leftover_table'].detail}")
     if "unfinished_move" in kinds:
         source, target = kinds["unfinished_move"].uris
-        from openviking.uri import parse
+        from openviking.values.uri import parse
 
         done_move = move(store, embedder, parse(source), parse(target), limits=_extractive(limits))
         said.append(f"finished the move from {source} to {target} ({done_move['moved']} nodes)")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.store.lance import LanceStore
 from openviking.store.schema import FORM_CODE, FORM_DIALOGUE, FORM_DOCUMENT, FORM_TEXT, VECTOR_PENDING
-from openviking.uri import SCHEME, VikingURI
+from openviking.values.uri import SCHEME, VikingURI
 
 from .chunk import Chunk
 from .dialogue import embedded_turns

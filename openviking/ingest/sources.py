@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
-from openviking.access import Access
 from openviking.documents.kinds import kind_of
 from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
-from openviking.ostext import utf8_text
-from openviking.uri import VikingURI, parse
+from openviking.system.ostext import utf8_text
+from openviking.values.access import Access
+from openviking.values.uri import VikingURI, parse
 
 from .naming import KEPT_CHARS, SKILL_FILES, resource_name, sanitize_segment, skill_name
 from .walk import WalkResult, looks_binary, unpack_nested, walk
@@ -107,7 +107,7 @@ class Sources:
             )
         walked = walk(source, include, exclude, store=store)
         if unpack_into is not None and source.is_dir():
-            from openviking.origins import unpack_cap
+            from openviking.origins.local import unpack_cap
 
             walked = unpack_nested(walked, unpack_into, unpack_cap())
         for item in walked.files:

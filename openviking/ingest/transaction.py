@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from openviking.config import Config
     from openviking.models.embedder import Embedder
     from openviking.store.lance import LanceStore
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
     from .limits import IngestLimits
     from .vectors import Embedding
@@ -79,7 +79,7 @@ def _bind(store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | 
             details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
         )
     if touching:
-        from .fsops import refuse_while_a_move_is_unfinished
+        from openviking.ingest.writes import refuse_while_a_move_is_unfinished
 
         refuse_while_a_move_is_unfinished(store, touching, meta)
     if meta.get("embedder") != embedder.identity:

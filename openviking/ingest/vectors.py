@@ -25,7 +25,7 @@ from openviking.store.schema import RECORDS
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder
     from openviking.store.lance import LanceStore
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
 __all__ = ["Embedding", "embed_inputs", "embed_pending", "waiting"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
 from openviking.errors import InvalidArgumentError
-from openviking.ostext import utf8_text
+from openviking.system.ostext import utf8_text
 
 __all__ = ["SourceFile", "WalkResult", "decode_text", "looks_binary", "recorded_under", "unpack_nested", "walk"]
 
@@ -126,8 +126,8 @@ def unpack_nested(walked: WalkResult, scratch: Path, max_bytes: int, depth: int 
     named below the archive (``docs/data.zip/notes.md``) and recorded below the archive's path.
     An archive that cannot be unpacked (unsafe, too big, too deep) is skipped as ``ARCHIVE``
     with the reason."""
-    from openviking.archives import archive_suffix, is_archive, unpack
     from openviking.errors import OpenVikingError
+    from openviking.origins.archives import archive_suffix, is_archive, unpack
 
     result = WalkResult(skipped=list(walked.skipped))
     budget = max_bytes

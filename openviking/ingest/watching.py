@@ -32,14 +32,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from openviking.contract.results import AddResult, WatchReport
 from openviking.errors import NotFoundError, OpenVikingError
-from openviking.ostext import utf8_text
-from openviking.results import AddResult, WatchReport
+from openviking.ingest.writes import interrupted_move, move, refuse_while_a_move_is_unfinished
 from openviking.store.schema import NODE_ALL_COLUMNS
-from openviking.timefilter import format_iso8601
-from openviking.uri import VikingURI, parse
+from openviking.system.ostext import utf8_text
+from openviking.values.timefilter import format_iso8601
+from openviking.values.uri import VikingURI, parse
 
-from .fsops import interrupted_move, move, refuse_while_a_move_is_unfinished
 from .limits import IngestLimits
 from .pipeline import ingest_tree, safe_rel
 from .walk import WalkResult, walk

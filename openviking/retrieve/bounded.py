@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.config import env_number
 from openviking.errors import DeadlineExceededError, InternalError
-from openviking.workers import WorkerProcess
+from openviking.system.workers import WorkerProcess
 
 from .arrays import take, to_bool
 

@@ -30,10 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from openviking.arguments import describe, optional_limit
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
-from openviking.store.fs import VikingFS
-from openviking.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
+from openviking.store.view import VikingFS
+from openviking.values.arguments import describe, optional_limit
+from openviking.values.uri import SCHEME, VikingURI, fixed_descendants, parse, shell_word
 
 from .arrays import to_bool
 from .bounded import Deadline, re2_mask

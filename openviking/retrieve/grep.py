@@ -45,11 +45,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.arguments import describe, flag, optional_limit
 from openviking.documents.places import MARKER_PATTERN, Places
 from openviking.errors import InvalidArgumentError, InvalidURIError
-from openviking.store.fs import VikingFS, tree_key
-from openviking.uri import SCHEME, VikingURI, parse
+from openviking.store.view import VikingFS, tree_key
+from openviking.values.arguments import describe, flag, optional_limit
+from openviking.values.uri import SCHEME, VikingURI, parse
 
 from .arrays import string_offsets, take, to_bool
 from .bounded import Deadline, python_search, python_spans, re2_mask, re2_replace

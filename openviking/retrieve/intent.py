@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.hits import QueryPlan, TypedQuery
+from openviking.contract.hits import QueryPlan, TypedQuery
 from openviking.models.llm import json_in_reply
 
 if TYPE_CHECKING:

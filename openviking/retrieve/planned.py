@@ -33,10 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from openviking.contract.hits import FindResult, MatchedContext, QueryPlan, QueryResult, SearchHit, TypedQuery
 from openviking.errors import OpenVikingError
-from openviking.hits import FindResult, MatchedContext, QueryPlan, QueryResult, SearchHit, TypedQuery
 from openviking.session.sessions import SessionStore
-from openviking.uri import default_targets
+from openviking.values.uri import default_targets
 
 from .intent import RECENT_MESSAGES, PlanError, SessionContext, analyze
 from .retriever import Candidate, attach_relations, embed_query, found, mark_pending, retrieve, to_matched

@@ -24,7 +24,7 @@ import signal
 import sys
 from typing import IO, Any
 
-from openviking.workers import read_message, write_message
+from openviking.system.workers import read_message, write_message
 
 
 def answer(op: str, args: tuple[Any, ...]) -> Any:

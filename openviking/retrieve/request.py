@@ -14,16 +14,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from openviking.access import Access
-from openviking.arguments import describe, flag, real_number, whole_number
 from openviking.config import RETRIEVAL_MODES
+from openviking.contract.hits import FindResult
 from openviking.errors import InvalidArgumentError, InvalidURIError
-from openviking.hits import FindResult
-from openviking.ostext import require_utf8
 from openviking.store.filters import Scope, check_filter, levels_from, parse_filter
-from openviking.tags import normalize_tags
-from openviking.timefilter import parse_time_range
-from openviking.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
+from openviking.system.ostext import require_utf8
+from openviking.values.access import Access
+from openviking.values.arguments import describe, flag, real_number, whole_number
+from openviking.values.tags import normalize_tags
+from openviking.values.timefilter import parse_time_range
+from openviking.values.uri import CONTEXT_TYPES, VikingURI, default_targets, parse, sidecar_owner
 
 __all__ = [
     "MAX_LIMIT",

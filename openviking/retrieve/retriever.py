@@ -19,7 +19,7 @@ a second search whose BM25 is added at ``TRANSLATION_WEIGHT`` (``retrieval.trans
 ``crosslingual.py``), so that Chinese questions find English pages too.
 
 When the query names a date, ``DATE_WEIGHT`` of the hybrid score is how near the file's time
-(``updated_at``) is to it (``dates.py``): what was said on a day is in that day's session.
+(``updated_at``) is to it (``values/dates.py``): what was said on a day is in that day's session.
 
 Then, whatever the mode (each URI is one candidate by then): threshold (strict ``>``), sort
 by score (ties by URI, so results are deterministic), cut to ``limit``.
@@ -34,15 +34,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from openviking.dates import nearness, query_periods
+from openviking.contract.hits import FindResult, MatchedContext
 from openviking.errors import OpenVikingError
-from openviking.hits import FindResult, MatchedContext
 from openviking.store.filters import Scope
 from openviking.store.lance import LanceStore
 from openviking.store.pending import pending_by_uri
 from openviking.store.schema import FORM_DIALOGUE, FORM_TEXT, VECTOR_PENDING
 from openviking.store.search import keyword_search, vector_search
-from openviking.uri import parse, sidecar_owner
+from openviking.values.dates import nearness, query_periods
+from openviking.values.uri import parse, sidecar_owner
 
 if TYPE_CHECKING:
     from datetime import datetime

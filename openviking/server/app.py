@@ -20,8 +20,8 @@ from fastapi import FastAPI
 
 from openviking import __version__
 from openviking.config import Config, load_config
+from openviking.server.state import ServerState
 
-from .context import ServerState
 from .envelope import EnvelopeResponse, RequestContext, install_handlers
 from .guards import BodyLimits, KeyCheck, SiteCheck
 from .mcp_route import McpRoute

@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Literal, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
-from openviking import forms
-from openviking.operations import OPERATIONS
+from openviking.contract import forms
+from openviking.contract.operations import OPERATIONS
 
 from .envelope import said
 

@@ -15,12 +15,12 @@ import anyio
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from openviking.archives import TooLargeError
 from openviking.config import ServerConfig
 from openviking.errors import DeadlineExceededError, OpenVikingError, PermissionDeniedError
+from openviking.origins.archives import TooLargeError
+from openviking.server.state import CALLER_KEY
 
 from .auth import Keys
-from .context import CALLER_KEY
 from .envelope import Refused, failure
 
 __all__ = ["OPEN_PATHS", "UPLOAD_PATHS", "BodyLimits", "KeyCheck", "SiteCheck"]

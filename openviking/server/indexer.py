@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from openviking.errors import OpenVikingError
 
 if TYPE_CHECKING:
-    from openviking.interface import OpenVikingClient
+    from openviking.contract.interface import OpenVikingClient
 
 __all__ = ["Indexer"]
 

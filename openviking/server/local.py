@@ -43,7 +43,8 @@ from openviking.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from openviking.local_service import (
+from openviking.server.state import ServerState
+from openviking.service.rendezvous import (
     EXPECT_HEADER,
     SERVICE_HEADER,
     SOCKET_DIRECTORY_PREFIX,
@@ -60,7 +61,6 @@ from openviking.local_service import (
 
 from .app import create_app
 from .auth import presented_key
-from .context import ServerState
 from .envelope import failure
 from .run import LOG_CONFIG, _paced, _sigterm_ends_cleanly
 

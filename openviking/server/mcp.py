@@ -1,7 +1,7 @@
 """The MCP tools over the typed interface, one per operation that declares one (``TOOLS``),
 served over stdio or as a streamable-HTTP ASGI app.
 
-Each tool calls one method of :class:`~openviking.interface.OpenVikingClient`, of the same
+Each tool calls one method of :class:`~openviking.contract.interface.OpenVikingClient`, of the same
 name, with the parameters its declaration does not leave out (each stated in its input schema
 with its range, choices and form), on the client that ``client_for_call()`` returns for that
 call; its text is the result's ``to_dict()`` as compact JSON (file text as it is). An
@@ -58,10 +58,10 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from openviking._version import __version__
+from openviking.contract.interface import OpenVikingClient
+from openviking.contract.operations import OPERATIONS, Operation, tool_names
+from openviking.contract.operations import Tool as DeclaredTool
 from openviking.errors import InvalidArgumentError, OpenVikingError
-from openviking.interface import OpenVikingClient
-from openviking.operations import OPERATIONS, Operation, tool_names
-from openviking.operations import Tool as DeclaredTool
 
 __all__ = [
     "TOOLS",

@@ -11,9 +11,9 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from openviking.errors import OpenVikingError
+from openviking.server.state import CALLER_KEY, ServerState
 
 from .auth import NOBODY
-from .context import CALLER_KEY, ServerState
 from .envelope import failure
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from starlette.types import Receive, Scope, Send
 
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     from .mcp import StreamableHTTPApp
 

@@ -13,9 +13,9 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
-from openviking.hits import FindResult
-from openviking.operations import OPERATIONS
-from openviking.results import ContextResult, DoctorReport, schema_of
+from openviking.contract.hits import FindResult
+from openviking.contract.operations import OPERATIONS
+from openviking.contract.results import ContextResult, DoctorReport, schema_of
 
 __all__ = ["ERROR_STATUSES", "install_openapi"]
 

@@ -25,7 +25,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from openviking.config import Config, load_config
 from openviking.errors import InvalidArgumentError, OpenVikingError, UnavailableError
-from openviking.ostext import printable
+from openviking.system.ostext import printable
 
 from .app import create_app
 

@@ -2,7 +2,7 @@
 adds them, under the name of the client's own path, then deleted.
 
 A folder comes as a ``.zip`` (as upstream's server takes it), a ``.tar`` or a ``.tar.gz``
-(``.tgz``) and is unpacked at once, safely (:mod:`openviking.archives`), within the upload cap.
+(``.tgz``) and is unpacked at once, safely (:mod:`openviking.origins.archives`), within the upload cap.
 
 An upload belongs to the caller that sent it and is used once. What one caller's uploads not
 yet added hold in all (unpacked) is capped (``server.upload_quota_bytes``), and an upload nobody
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO
 
-from openviking.archives import TooLargeError, archive_suffix, unpack
 from openviking.errors import InvalidArgumentError, NotFoundError, UnimplementedError
+from openviking.origins.archives import TooLargeError, archive_suffix, unpack
 
 __all__ = ["UPLOADED", "Uploads", "local_name", "replaced", "skill_text"]
 

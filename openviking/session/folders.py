@@ -8,9 +8,9 @@ that lists, reads or removes consults this module rather than knowing about sess
 
 from __future__ import annotations
 
+from openviking.contract.results import Entry, SessionInfo, Stat
 from openviking.errors import NotFoundError
-from openviking.results import Entry, SessionInfo, Stat
-from openviking.uri import VikingURI, session_id_of, sessions_folder
+from openviking.values.uri import VikingURI, session_id_of, sessions_folder
 
 from .sessions import SessionStore
 

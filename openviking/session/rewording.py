@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
-from openviking.dates import query_periods
+from openviking.values.dates import query_periods
 
 __all__ = ["Told", "last_day", "reworded", "shown_day", "third_person_verb", "told_day"]
 

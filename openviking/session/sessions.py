@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from openviking.arguments import describe
+from openviking.contract.results import Message, MessageAdded, SessionDeleted, SessionInfo
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
 from openviking.message import TextPart
-from openviking.ostext import require_utf8
-from openviking.results import Message, MessageAdded, SessionDeleted, SessionInfo
 from openviking.store.session_rows import SessionRows
-from openviking.timefilter import format_iso8601, parse_iso_datetime
-from openviking.uri import sessions_folder
+from openviking.system.ostext import require_utf8
+from openviking.values.arguments import describe
+from openviking.values.timefilter import format_iso8601, parse_iso_datetime
+from openviking.values.uri import sessions_folder
 
 from .extracting import Said
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from openviking.arguments import describe
 from openviking.errors import InvalidArgumentError, OpenVikingError
-from openviking.timefilter import TimeRange, parse_iso_datetime
-from openviking.uri import VikingURI, parse
+from openviking.values.arguments import describe
+from openviking.values.timefilter import TimeRange, parse_iso_datetime
+from openviking.values.uri import VikingURI, parse
 
 from .schema import FILTER_FIELDS
 

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from openviking.config import StorageConfig
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
 __all__ = ["COMMIT_TRIES", "LOCK_FILE", "LanceStore", "run", "store_exists", "store_writable"]
 

@@ -19,7 +19,7 @@ from .schema import RECORDS, VECTOR_PENDING, records_schema
 from .tables import _batches
 
 if TYPE_CHECKING:
-    from openviking.uri import VikingURI
+    from openviking.values.uri import VikingURI
 
     from .filters import Scope
     from .lance import LanceStore

@@ -7,11 +7,11 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
-from openviking.results import Relation
+from openviking.contract.results import Relation
 from openviking.store.filters import path_scope_sql, sql_in, sql_string
 from openviking.store.lance import LanceStore
 from openviking.store.schema import RELATIONS, relations_schema
-from openviking.uri import VikingURI
+from openviking.values.uri import VikingURI
 
 __all__ = ["add_links", "links_from", "links_of_many", "move_links", "remove_links", "remove_links_within"]
 

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from openviking.contract.forms import SNAPSHOT_NAME_FORM
 from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
-from openviking.forms import SNAPSHOT_NAME_FORM
-from openviking.timefilter import format_iso8601, parse_iso_datetime, parse_time_range
+from openviking.values.timefilter import format_iso8601, parse_iso_datetime, parse_time_range
 
 from . import schema
 from .tables import committed

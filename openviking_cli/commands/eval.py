@@ -83,7 +83,7 @@ def eval_(
 
     Example: openviking eval golden.jsonl --fail-under ndcg@10=0.8 --baseline main.json --junit eval.xml
     """
-    from openviking.evaluation import EvalResult, compare, failures, junit_xml
+    from openviking.contract.evaluation import EvalResult, compare, failures, junit_xml
 
     floors = _floors(fail_under or [], k)
     if fail_on_regress is not None and baseline is None:
@@ -106,7 +106,7 @@ def eval_(
 
 
 def _floors(given: list[str], k: int) -> dict[str, float]:
-    from openviking.evaluation import metric_names
+    from openviking.contract.evaluation import metric_names
 
     floors = {}
     for item in given:
@@ -129,7 +129,7 @@ def _floors(given: list[str], k: int) -> dict[str, float]:
 def _golden(path: str, k: int) -> list[Any]:
     """The golden file's queries, one JSON object a line (blank lines skipped), checked here so
     that an error names the line it is on."""
-    from openviking.evaluation import check_queries
+    from openviking.contract.evaluation import check_queries
 
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")

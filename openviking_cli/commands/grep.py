@@ -1,4 +1,4 @@
-"""``openviking grep`` (regular expressions over file content) and ``openviking glob`` (path patterns)."""
+"""``openviking grep``: regular expressions over file content."""
 
 from __future__ import annotations
 
@@ -160,34 +160,3 @@ def _highlighted(console: Any, matches: list[dict[str, Any]]) -> None:
 def _write_lines(lines: list[str]) -> None:
     # Not a terminal: the lines as they are, no rich (fast, and no markup or wrapping).
     say("\n".join(lines) + "\n")
-
-
-@command(app, "glob", formats=LISTING_FORMATS)
-def glob(
-    ctx: CliContext,
-    pattern: Annotated[
-        str,
-        typer.Argument(help="A glob: *, ?, \\[abc], [!a], {a,b}; ** is any number of directories.", show_default=False),
-    ],
-    uri: Annotated[str, typer.Option("-u", "--uri", help="Match paths relative to this directory.")] = "viking://",
-    node_limit: Annotated[
-        int | None,
-        typer.Option("-n", "--node-limit", help="At most N URIs (0: all).", show_default=False),
-    ] = None,
-    as_of: AsOfOption = None,
-) -> Output:
-    """List the files and directories whose path below --uri matches PATTERN, one URI per line.
-
-    The whole relative path must match: "*.md" matches only direct children; use "**/*.md".
-
-    Example: openviking glob "**/*.md" --uri viking://resources
-    """
-    result = ctx.client().glob(pattern, uri=uri, node_limit=node_limit, as_of=as_of)
-
-    def render(_console: Any) -> None:
-        if not result["matches"]:
-            note("No matches.")
-            return
-        _write_lines(result["matches"])
-
-    return Output(result, table=render, items=[{"uri": u} for u in result["matches"]])

@@ -91,7 +91,7 @@ def new_key(
     Example: openviking key new alice
     """
     from openviking.server.auth import new_api_key
-    from openviking.uri import is_valid_user_id
+    from openviking.values.uri import is_valid_user_id
 
     if not is_valid_user_id(user):
         raise InvalidArgumentError(f"'{user}' is not a valid user id", hint="Use letters, digits and _ . @ -")

@@ -1,5 +1,5 @@
 """``openviking start``, ``stop`` and ``status``: the store's local service, which every command
-on the store then uses by itself (openviking/local_service.py says how it is found)."""
+on the store then uses by itself (openviking/service/rendezvous.py says how it is found)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from openviking_cli.console import say
 from openviking_cli.runtime import CliContext, IdleStopOption, Output, command, idle_seconds
 
 if TYPE_CHECKING:
-    from openviking.local_service import Announcement, Location
+    from openviking.service.rendezvous import Announcement, Location
 
 app = typer.Typer()
 
@@ -29,7 +29,7 @@ STOP_SECONDS = 120.0
 
 
 def _location(ctx: CliContext) -> Location:
-    from openviking.local_service import located
+    from openviking.service.rendezvous import located
 
     if ctx.url:
         raise InvalidArgumentError(
@@ -66,7 +66,7 @@ def start(
 
     Example: openviking start --idle-stop 2h
     """
-    from openviking.local_service import fingerprint, read_announcement
+    from openviking.service.rendezvous import fingerprint, read_announcement
 
     location = _location(ctx)
     seconds = idle_seconds(idle_stop)
@@ -93,7 +93,7 @@ def _started(announcement: Announcement, *, already: bool) -> Output:
 
 def _spawn(ctx: CliContext, location: Location, idle_stop: float | None, watch: bool) -> Announcement:
     """Start ``openviking serve --local`` in a session of its own, and wait until it answers."""
-    from openviking.local_service import log_path, private_run_directory, process_gone, read_announcement
+    from openviking.service.rendezvous import log_path, private_run_directory, process_gone, read_announcement
 
     private_run_directory()
     log = log_path(location.store)
@@ -154,7 +154,7 @@ def stop(ctx: CliContext) -> Output:
     Example: openviking stop
     """
     from openviking.http_client.local import service_status
-    from openviking.local_service import process_gone, read_announcement, remove_leftovers, runs_a_service
+    from openviking.service.rendezvous import process_gone, read_announcement, remove_leftovers, runs_a_service
 
     location = _location(ctx)
     running = read_announcement(location.store)
@@ -190,7 +190,7 @@ def status(ctx: CliContext) -> Output:
     Example: openviking status -o json
     """
     from openviking.http_client.local import service_status
-    from openviking.local_service import fingerprint, read_announcement
+    from openviking.service.rendezvous import fingerprint, read_announcement
 
     location = _location(ctx)
     running = read_announcement(location.store)
@@ -218,7 +218,7 @@ def _store_state(ctx: CliContext, store: str) -> dict[str, Any]:
     wait for their vectors (none of either before the store exists)."""
     if not Path(store).exists():
         return {"watching": [], "vectors_waiting": 0}
-    from openviking.local_service import WATCH_STATE_KEYS
+    from openviking.service.rendezvous import WATCH_STATE_KEYS
 
     client = ctx.client()
     watching = [{key: task[key] for key in WATCH_STATE_KEYS} for task in client.list_watches()["tasks"]]

@@ -16,7 +16,7 @@ from openviking_cli.render import note
 from openviking_cli.runtime import LISTING_FORMATS, CliContext, Output, OutputFormat, command, progress_bar
 
 if TYPE_CHECKING:
-    from openviking.results import WatchReport
+    from openviking.contract.results import WatchReport
 
 app = typer.Typer()
 
@@ -161,7 +161,7 @@ def _manage(
 def follow(ctx: CliContext, uris: Sequence[str]) -> Output:
     """Watch ``uris`` (none: every watched source of the store) in this process until Ctrl-C,
     saying each sync as it lands: a line each in the table, a JSON object each with -o jsonl."""
-    from openviking.embedded import OpenViking
+    from openviking.embedded.client import OpenViking
 
     client = ctx.client()
     assert isinstance(client, OpenViking)  # over --url the server watches

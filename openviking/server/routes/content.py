@@ -8,8 +8,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Query
 from fastapi.responses import Response
 
-from openviking.operations import OPERATIONS
-from openviking.server.context import Client
+from openviking.contract.operations import OPERATIONS
+from openviking.server.state import Client
 
 from .declared import given_once
 

@@ -1,4 +1,4 @@
-"""The routes of the declared operations, made from their declarations (:mod:`openviking.operations`).
+"""The routes of the declared operations, made from their declarations (:mod:`openviking.contract.operations`).
 
 Each operation whose route is not ``custom`` gets one: its path parameters from the path, the
 others from the query (GET and DELETE) or from a JSON body whose model is made here from the
@@ -18,12 +18,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 from pydantic import Field, create_model
 
-from openviking.arguments import MAX_INT
+from openviking.contract.operations import OPERATIONS, Operation
 from openviking.errors import InvalidArgumentError
-from openviking.operations import OPERATIONS, Operation
 from openviking.server.bodies import Body
-from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok, said
+from openviking.server.state import Client
+from openviking.values.arguments import MAX_INT
 
 __all__ = ["body_model", "given_once", "router", "say_ignored"]
 

@@ -21,14 +21,14 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, UploadFile
 
+from openviking.contract.results import AddResult
 from openviking.errors import InvalidArgumentError, OpenVikingError, PermissionDeniedError, UnavailableError
-from openviking.fetch import is_url
-from openviking.origins import local_source
-from openviking.results import AddResult
+from openviking.origins.fetch import is_url
+from openviking.origins.local import local_source
 from openviking.server.auth import Caller
 from openviking.server.bodies import AddResourceBody, AddSkillBody
-from openviking.server.context import CallerOf, Client, ServerState, State
 from openviking.server.envelope import EnvelopeResponse, ok, rewrite_warnings
+from openviking.server.state import CallerOf, Client, ServerState, State
 from openviking.server.uploads import UPLOADED, Uploads, local_name, replaced, skill_text
 
 router = APIRouter(prefix="/api/v1", tags=["resources"], default_response_class=EnvelopeResponse)

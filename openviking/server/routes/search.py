@@ -11,11 +11,11 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import Field, create_model
 
+from openviking.contract.operations import OPERATIONS
 from openviking.errors import InvalidArgumentError
-from openviking.operations import OPERATIONS
 from openviking.server.bodies import Body
-from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok, said
+from openviking.server.state import Client
 
 from .declared import body_model, say_ignored
 

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path
 
-from openviking.operations import OPERATIONS
+from openviking.contract.operations import OPERATIONS
 from openviking.server.bodies import AddMessageBody
-from openviking.server.context import Client
 from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.state import Client
 
 router = APIRouter(prefix="/api/v1/sessions", tags=["sessions"], default_response_class=EnvelopeResponse)
 SESSION_ID = OPERATIONS["add_message"].params["session_id"]

@@ -8,8 +8,8 @@ from fastapi.responses import JSONResponse
 from openviking import __version__
 from openviking.errors import OpenVikingError, PermissionDeniedError
 from openviking.server.bodies import ReindexBody
-from openviking.server.context import CallerOf, Client, State
 from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.state import CallerOf, Client, State
 
 router = APIRouter(tags=["system"], default_response_class=EnvelopeResponse)
 

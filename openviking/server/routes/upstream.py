@@ -14,8 +14,8 @@ from pydantic import Field
 
 from openviking.errors import UnimplementedError
 from openviking.server.bodies import Body, taking_upstreams
-from openviking.server.context import CallerOf, Client, State
 from openviking.server.envelope import EnvelopeResponse, Refused, allowed_methods, ok
+from openviking.server.state import CallerOf, Client, State
 
 __all__ = ["router"]
 

@@ -9,13 +9,13 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query
 from pydantic import Field
 
+from openviking.contract.interface import OpenVikingClient
+from openviking.contract.operations import OPERATIONS
+from openviking.contract.results import WatchInfo
 from openviking.errors import NotFoundError
-from openviking.interface import OpenVikingClient
-from openviking.operations import OPERATIONS
-from openviking.results import WatchInfo
 from openviking.server.bodies import Body, declared, taking_upstreams
-from openviking.server.context import CallerOf, Client, State
 from openviking.server.envelope import EnvelopeResponse, ok
+from openviking.server.state import CallerOf, Client, State
 
 from .resources import check_local_path
 

@@ -1,0 +1,1 @@
+"""Sources an add reads from elsewhere, made local first: a URL fetched, an archive unpacked."""
