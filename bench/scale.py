@@ -128,6 +128,7 @@ def measure(path: Path, size: int, queries: list[str], base: Any) -> dict[str, A
 
     import openviking as ov
     from openviking.store.filters import Scope
+    from openviking.store.search import vector_search
     from openviking.values.timefilter import parse_time_range
     from openviking.values.uri import parse
 
@@ -157,14 +158,14 @@ def measure(path: Path, size: int, queries: list[str], base: Any) -> dict[str, A
     out["numpy_bruteforce_p50_ms"] = round(percentile(times, 50) * 1000, 2)
     del matrix
     # recall@10 of what find's vector search returns, against exact search with the same filter
-    narrow = Scope(targets=(parse("viking://resources/synth/d0003"),)).to_sql()
+    narrow = Scope(targets=(parse("viking://resources/synth/d0003"),))
     window = parse_time_range("2024-03-01", "2024-05-13")
-    timed = Scope(time_range=window).to_sql()
-    for label, where in (("unfiltered", None), ("uri_1_folder", narrow), ("time_10pct", timed)):
+    timed = Scope(time_range=window)
+    for label, scope in (("unfiltered", None), ("uri_1_folder", narrow), ("time_10pct", timed)):
         recalls = []
         for vector in vectors[:50]:
-            got = {r["id"] for r in store.vector_search(vector, where, 10, ["id"])}
-            exact = {r["id"] for r in store.vector_search(vector, where, 10, ["id"], exact=True)}
+            got = {r["id"] for r in vector_search(store, vector, scope, 10, ["id"])}
+            exact = {r["id"] for r in vector_search(store, vector, scope, 10, ["id"], exact=True)}
             recalls.append(len(got & exact) / max(len(exact), 1))
         out[f"recall@10_{label}"] = round(sum(recalls) / len(recalls), 4)
     client.close()

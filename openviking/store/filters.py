@@ -34,6 +34,7 @@ from .schema import FILTER_FIELDS
 __all__ = [
     "OPS",
     "SCOPE_STAGES",
+    "NodeLookup",
     "Scope",
     "ScopeStage",
     "check_filter",
@@ -192,6 +193,11 @@ def filter_to_sql(node: dict[str, Any], *, user: str = "default", depth: int = 1
     return f"starts_with({name}, {sql_string(prefix)})"
 
 
+NodeLookup = Callable[[str], Sequence[str]]
+"""The URIs of the nodes a predicate over the nodes table keeps: the store's
+:meth:`~openviking.store.lance.LanceStore.node_uris_where`."""
+
+
 @dataclass(frozen=True, slots=True)
 class Scope:
     """Everything that narrows a retrieval, before any score is computed."""
@@ -204,17 +210,27 @@ class Scope:
     filter: dict[str, Any] | None = None
     user: str = "default"
 
-    def stage_predicates(self) -> list[tuple[str, str]]:
-        """``(stage name, SQL)`` for every active restriction, in the order they apply."""
-        return [(stage.name, stage.sql(self)) for stage in SCOPE_STAGES if stage.active(self)]
+    def stage_predicates(self, node_uris: NodeLookup) -> list[tuple[str, str]]:
+        """``(stage name, SQL over the records)`` for every active restriction, in the order they
+        apply; a stage over the nodes keeps the records of the nodes ``node_uris`` finds for it."""
+        predicates = []
+        for stage in SCOPE_STAGES:
+            if not stage.active(self):
+                continue
+            sql = stage.sql(self)
+            if stage.over_nodes:
+                uris = node_uris(sql)
+                sql = sql_in("uri", uris) if uris else "FALSE"
+            predicates.append((stage.name, sql))
+        return predicates
 
     def loosening(self, stage_name: str) -> str:
         """What to loosen when the stage ``stage_name`` left no record."""
         return next(stage.loosen for stage in SCOPE_STAGES if stage.name == stage_name)
 
-    def to_sql(self) -> str | None:
-        """All restrictions ANDed, or None when nothing restricts."""
-        stages = self.stage_predicates()
+    def to_sql(self, node_uris: NodeLookup) -> str | None:
+        """All restrictions ANDed, as a prefilter of the records, or None when nothing restricts."""
+        stages = self.stage_predicates(node_uris)
         if not stages:
             return None
         return " AND ".join(f"({sql})" for _, sql in stages)
@@ -229,6 +245,9 @@ class ScopeStage:
     active: Callable[[Scope], bool]
     sql: Callable[[Scope], str]
     loosen: str
+    over_nodes: bool = False
+    """``sql`` is a predicate over the nodes table (a file's size, say), whose fields the records
+    do not carry: the records kept are those of the nodes it keeps."""
 
 
 def _time_sql(scope: Scope) -> str:

@@ -336,6 +336,11 @@ class LanceStore(Tables):
         query = query.select([column for column in wanted if column in present]).limit(limit)
         return self.run(query.to_arrow)
 
+    def node_uris_where(self, where: str) -> list[str]:
+        """The URIs of the nodes an SQL predicate over the nodes table keeps: what a scope's
+        restriction on a node field (a file's size, say) compiles to for the records."""
+        return [str(uri) for uri in self._scan_nodes(where, ["uri"]).column("uri").to_pylist()]
+
     def _count_nodes(self, where: str | None = None) -> int:
         return int(self.run(lambda: self._table(schema.NODES).count_rows(where if where != "TRUE" else None)))
 
@@ -540,7 +545,7 @@ class LanceStore(Tables):
         order they apply (what a find that returned nothing lost at each stage)."""
         clauses: list[str] = []
         counts = []
-        for name, sql in scope.stage_predicates():
+        for name, sql in scope.stage_predicates(self.node_uris_where):
             clauses.append(f"({sql})")
             counts.append((name, self._count_rows(self.records_table, " AND ".join(clauses))))
         return counts

@@ -43,7 +43,7 @@ def count_pending(store: LanceStore, scope: Scope | None = None, *, below: Vikin
     seen = store._pending_seen
     if seen is None or seen[0] != version:
         seen = store._pending_seen = (version, {"": store._count_rows(store.records_table, VECTOR_PENDING)})
-    where = scope.to_sql() if scope is not None else None
+    where = scope.to_sql(store.node_uris_where) if scope is not None else None
     if below is not None and not below.is_root:
         where = path_scope_sql(below)
     if not where or seen[1][""] == 0:

@@ -39,7 +39,7 @@ def vector_search(
     """
     if not store.has_records or limit <= 0:
         return []
-    where = scope.to_sql() if scope is not None else None
+    where = scope.to_sql(store.node_uris_where) if scope is not None else None
     query = store.records().search(list(vector), vector_column_name="vector").distance_type("cosine")
     if where:
         query = query.where(where, prefilter=True)
@@ -76,7 +76,7 @@ def keyword_search(
     """
     if not store.has_records or limit <= 0 or not text.strip():
         return []
-    where = scope.to_sql() if scope is not None else None
+    where = scope.to_sql(store.node_uris_where) if scope is not None else None
     rows = _match(store, text, where, limit, columns, column)
     if not expansion.strip():
         return rows
