@@ -16,7 +16,7 @@ __all__ = ["WarningCallback", "python_warning"]
 
 WarningCallback = Callable[[str], None]
 
-_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # openviking/, not contract/
 
 
 def python_warning(message: str) -> None:

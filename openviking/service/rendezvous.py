@@ -109,7 +109,7 @@ def fingerprint(location: Location, environ: Mapping[str, str] = os.environ) -> 
     }
     described = {
         "version": __version__,
-        "package": os.path.dirname(os.path.abspath(__file__)),
+        "package": os.path.dirname(os.path.dirname(os.path.abspath(__file__))),  # the installed openviking/
         "store": location.store,
         "config_file": location.config_file,
         "config": location.config.raw,
