@@ -21,8 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from openviking.contract.results import Record
 from openviking.errors import AlreadyExistsError, InvalidArgumentError
+
+from .results import Record
 
 __all__ = [
     "Comparison",

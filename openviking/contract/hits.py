@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from openviking.contract.results import Relation
+from .results import Relation
 
 __all__ = [
     "ContextType",

@@ -16,10 +16,15 @@ from datetime import date, datetime
 from typing import Any, Protocol, runtime_checkable
 
 from openviking.config import RETRIEVAL_MODES
-from openviking.contract.evaluation import EvalResult
-from openviking.contract.hits import FindResult
-from openviking.contract.operations import NoTool, Param, Route, Tool, declared, operation
-from openviking.contract.results import (
+from openviking.message import TextPart
+from openviking.values.arguments import MAX_INT
+from openviking.values.uri import sessions_folder
+
+from . import forms
+from .evaluation import EvalResult
+from .hits import FindResult
+from .operations import NoTool, Param, Route, Tool, declared, operation
+from .results import (
     AddResult,
     CommitResult,
     ContextResult,
@@ -48,11 +53,6 @@ from openviking.contract.results import (
     WatchList,
     WriteResult,
 )
-from openviking.message import TextPart
-from openviking.values.arguments import MAX_INT
-from openviking.values.uri import sessions_folder
-
-from . import forms
 
 __all__ = [
     "FIND_PARAMS",

@@ -49,7 +49,6 @@ from openviking.contract.results import (
     WatchReport,
     WriteResult,
 )
-from openviking.embedded.parts import Embedded
 from openviking.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
@@ -61,6 +60,8 @@ from openviking.values.access import no_summary_names
 from openviking.values.arguments import callback, describe, flag, optional_limit, optional_text, strings, whole_number
 from openviking.values.tags import normalize_tags
 from openviking.values.uri import VikingURI, shell_word, sidecar_owner
+
+from .parts import Embedded
 
 if TYPE_CHECKING:
     from openviking.contract.interface import Session
@@ -1013,8 +1014,9 @@ class OpenViking(Embedded):
     def doctor(self, *, repair: bool = False) -> DoctorReport:
         """What is installed and configured, what the store holds, and any problem found
         (with ``repair``, mended first: see the interface)."""
-        from openviking.embedded.doctor import doctor
         from openviking.values.arguments import flag
+
+        from .doctor import doctor
 
         repair = flag(repair, "repair")
         config = self.config
@@ -1022,8 +1024,9 @@ class OpenViking(Embedded):
         if report.repaired:
             self.close()  # tables were restored or replaced under the open handle
         if self._access.isolated:  # a server's user key: of the store, only the user's own space
-            from openviking.embedded.doctor import for_one_user
             from openviking.values.uri import VikingURI
+
+            from .doctor import for_one_user
 
             files = self._open().count_nodes(VikingURI(("user", self.user))) if report.store.get("readable") else 0
             return for_one_user(report, self.user, files)

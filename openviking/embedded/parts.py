@@ -21,11 +21,12 @@ from openviking.values.uri import VikingURI, parse
 
 if TYPE_CHECKING:
     from openviking.contract.interface import ProgressCallback
-    from openviking.embedded.namespace import Namespace
     from openviking.ingest.transaction import Vectors, Write
     from openviking.models.embedder import Embedder
     from openviking.session.sessions import SessionStore
     from openviking.store.lance import LanceStore
+
+    from .namespace import Namespace
 
 __all__ = ["Embedded"]
 
@@ -183,7 +184,7 @@ class Embedded:
         return pinned
 
     def _namespace(self) -> Namespace:
-        from openviking.embedded.namespace import Namespace
+        from .namespace import Namespace
 
         return Namespace(self._open(), self._access)
 

@@ -81,7 +81,7 @@ def restore_tables(store: LanceStore, findings: list[Finding]) -> list[str]:
 
 def inspect(store: LanceStore, embedder: Embedder, limits: IngestLimits) -> list[Finding]:
     """Everything a crash can leave in a readable store."""
-    from openviking.ingest.writes import interrupted_move
+    from .writes import interrupted_move
 
     findings: list[Finding] = []
     if not store.has_table(schema.META):
@@ -200,9 +200,9 @@ def _extractive(limits: IngestLimits) -> IngestLimits:
 def repair(store: LanceStore, embedder: Embedder, limits: IngestLimits, findings: list[Finding]) -> list[str]:
     """Mend ``findings`` (of :func:`inspect`); a sentence for each thing done."""
     from openviking.ingest.reindex import abandon_switch, reindex
-    from openviking.ingest.writes import move
 
     from .directories import refresh_directories
+    from .writes import move
 
     kinds = {finding.kind: finding for finding in findings}
     said: list[str] = []

@@ -46,10 +46,6 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.contract.results import CommitResult, CommittedMemory
 from openviking.errors import OpenVikingError
-from openviking.ingest.limits import DEFAULT_LIMITS, IngestLimits
-from openviking.ingest.memories import memory_uri
-from openviking.ingest.pipeline import TextDocument, write_documents
-from openviking.ingest.writes import remove
 from openviking.session.extracting import (
     Candidate,
     Said,
@@ -78,6 +74,11 @@ from openviking.store.filters import Scope
 from openviking.store.lance import LanceStore
 from openviking.store.search import vector_search
 from openviking.values.uri import VikingURI, parse
+
+from .limits import DEFAULT_LIMITS, IngestLimits
+from .memories import memory_uri
+from .pipeline import TextDocument, write_documents
+from .writes import remove
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder

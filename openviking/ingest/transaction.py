@@ -79,7 +79,7 @@ def _bind(store: LanceStore, embedder: Embedder, touching: Sequence[VikingURI | 
             details={"store_dimension": stored_width, "configured_dimension": embedder.dimension},
         )
     if touching:
-        from openviking.ingest.writes import refuse_while_a_move_is_unfinished
+        from .writes import refuse_while_a_move_is_unfinished
 
         refuse_while_a_move_is_unfinished(store, touching, meta)
     if meta.get("embedder") != embedder.identity:

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 from openviking.contract.results import AddResult, WatchReport
 from openviking.errors import NotFoundError, OpenVikingError
-from openviking.ingest.writes import interrupted_move, move, refuse_while_a_move_is_unfinished
 from openviking.store.schema import NODE_ALL_COLUMNS
 from openviking.system.ostext import utf8_text
 from openviking.values.timefilter import format_iso8601
@@ -43,6 +42,7 @@ from openviking.values.uri import VikingURI, parse
 from .limits import IngestLimits
 from .pipeline import ingest_tree, safe_rel
 from .walk import WalkResult, walk
+from .writes import interrupted_move, move, refuse_while_a_move_is_unfinished
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder

@@ -15,15 +15,16 @@ from openviking.errors import (
     InvalidArgumentError,
     NotFoundError,
 )
-from openviking.ingest.directories import refresh_directories
-from openviking.ingest.limits import DEFAULT_LIMITS, IngestLimits
-from openviking.ingest.pipeline import check_parents_are_directories, write_document
-from openviking.ingest.rows import node_row, record_id
 from openviking.store import relations
 from openviking.store.lance import LanceStore
 from openviking.store.schema import NODE_ALL_COLUMNS
 from openviking.values.arguments import describe
 from openviking.values.uri import VikingURI, context_type_of, shell_word
+
+from .directories import refresh_directories
+from .limits import DEFAULT_LIMITS, IngestLimits
+from .pipeline import check_parents_are_directories, write_document
+from .rows import node_row, record_id
 
 if TYPE_CHECKING:
     from openviking.models.embedder import Embedder

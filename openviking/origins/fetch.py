@@ -27,7 +27,8 @@ from openviking.errors import (
     PermissionDeniedError,
     UnavailableError,
 )
-from openviking.origins.archives import TooLargeError
+
+from .archives import TooLargeError
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_SECONDS", "Address", "fetch", "is_url", "shown_url"]
 

@@ -21,9 +21,10 @@ from pathlib import Path, PurePath
 
 from openviking.config import env_number
 from openviking.errors import InvalidArgumentError, NotFoundError, OpenVikingError
-from openviking.origins.archives import archive_suffix, is_archive, unpack
-from openviking.origins.fetch import Address, fetch, is_url, shown_url
 from openviking.values.arguments import describe
+
+from .archives import archive_suffix, is_archive, unpack
+from .fetch import Address, fetch, is_url, shown_url
 
 __all__ = ["LocalSource", "existing_path", "local_source", "recorded_source", "unpack_cap", "watchable_path"]
 

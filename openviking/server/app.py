@@ -20,13 +20,13 @@ from fastapi import FastAPI
 
 from openviking import __version__
 from openviking.config import Config, load_config
-from openviking.server.state import ServerState
 
 from .envelope import EnvelopeResponse, RequestContext, install_handlers
 from .guards import BodyLimits, KeyCheck, SiteCheck
 from .mcp_route import McpRoute
 from .openapi import install_openapi
 from .routes import ROUTERS
+from .state import ServerState
 
 __all__ = ["create_app"]
 

@@ -18,10 +18,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from openviking.config import ServerConfig
 from openviking.errors import DeadlineExceededError, OpenVikingError, PermissionDeniedError
 from openviking.origins.archives import TooLargeError
-from openviking.server.state import CALLER_KEY
 
 from .auth import Keys
 from .envelope import Refused, failure
+from .state import CALLER_KEY
 
 __all__ = ["OPEN_PATHS", "UPLOAD_PATHS", "BodyLimits", "KeyCheck", "SiteCheck"]
 

@@ -43,7 +43,6 @@ from openviking.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from openviking.server.state import ServerState
 from openviking.service.rendezvous import (
     EXPECT_HEADER,
     SERVICE_HEADER,
@@ -63,6 +62,7 @@ from .app import create_app
 from .auth import presented_key
 from .envelope import failure
 from .run import LOG_CONFIG, _paced, _sigterm_ends_cleanly
+from .state import ServerState
 
 __all__ = ["LocalGate", "serve_local"]
 

@@ -11,10 +11,10 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from openviking.errors import OpenVikingError
-from openviking.server.state import CALLER_KEY, ServerState
 
 from .auth import NOBODY
 from .envelope import failure
+from .state import CALLER_KEY, ServerState
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager

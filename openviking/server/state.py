@@ -23,11 +23,12 @@ from openviking.config import Config
 from openviking.contract.results import WatchReport
 from openviking.embedded.client import OpenViking
 from openviking.errors import ConfigError, InvalidArgumentError, UnavailableError
-from openviking.server.auth import NOBODY, Caller, Keys
-from openviking.server.envelope import said
-from openviking.server.fetching import Fetches
-from openviking.server.indexer import Indexer
-from openviking.server.uploads import Uploads
+
+from .auth import NOBODY, Caller, Keys
+from .envelope import said
+from .fetching import Fetches
+from .indexer import Indexer
+from .uploads import Uploads
 
 __all__ = ["CALLER_KEY", "Client", "CallerOf", "ServerState", "State", "caller_of", "state_of"]
 

@@ -10,12 +10,13 @@ from typing import Any
 
 from openviking.contract.results import Entry, Stat
 from openviking.errors import FailedPreconditionError, NotFoundError
-from openviking.store.lance import LanceStore
-from openviking.store.schema import NODE_LISTING_COLUMNS
 from openviking.values.access import public_row
 from openviking.values.arguments import whole_number
 from openviking.values.timefilter import format_iso8601
 from openviking.values.uri import SIDECAR_FILES, VikingURI, fixed_children, fixed_descendants, shell_word, sidecar_owner
+
+from .lance import LanceStore
+from .schema import NODE_LISTING_COLUMNS
 
 __all__ = ["SIDECARS", "VikingFS", "check_line_range", "slice_lines", "tree_key"]
 

@@ -12,7 +12,8 @@ overview are the same words for every caller (:data:`USERS_ABSTRACT`, :data:`USE
 from __future__ import annotations
 
 from openviking.errors import ConfigError, InvalidArgumentError, InvalidURIError, PermissionDeniedError
-from openviking.values.uri import SIDECAR_FILES, VikingURI, is_valid_user_id, sessions_folder
+
+from .uri import SIDECAR_FILES, VikingURI, is_valid_user_id, sessions_folder
 
 __all__ = ["USERS_ABSTRACT", "USERS_OVERVIEW", "USERS_ROOT", "Access", "check_user", "no_summary_names", "public_row"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from openviking.errors import InvalidArgumentError
-from openviking.values.arguments import describe
+
+from .arguments import describe
 
 __all__ = ["normalize_tags", "split_tag_list"]
 

@@ -19,7 +19,8 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from openviking.errors import InvalidArgumentError
-from openviking.values.arguments import describe
+
+from .arguments import describe
 
 __all__ = [
     "TIME_FIELDS",

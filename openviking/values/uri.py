@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from openviking.errors import InvalidURIError, PermissionDeniedError
 from openviking.system.ostext import has_undecodable, utf8_text
-from openviking.values.arguments import describe
+
+from .arguments import describe
 
 __all__ = [
     "CONTEXT_TYPES",
