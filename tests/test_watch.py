@@ -54,9 +54,11 @@ def client_at(store: Path, config: dict[str, Any] = HASH_CONF) -> ov.OpenViking:
 
 
 @contextmanager
-def watching(store: Path, uris: tuple[str, ...] = ()) -> Iterator[list[WatchReport]]:
+def watching(
+    store: Path, uris: tuple[str, ...] = (), config: dict[str, Any] = HASH_CONF
+) -> Iterator[list[WatchReport]]:
     """A watcher over ``store`` in a thread of this process, caught up before the test goes on."""
-    client = client_at(store)
+    client = client_at(store, config)
     reports: list[WatchReport] = []
     stop = threading.Event()
     thread = threading.Thread(
@@ -504,6 +506,25 @@ def test_a_watchers_vectors_follow_its_syncs_and_a_kill_while_they_are_made_conv
             until_same(store, clean)  # the vectors the kill left waiting made by the next watcher
             assert _waiting(store) == 0
             assert _stop(last)[0] == 0
+
+
+def test_a_watchers_vectors_are_tried_again_when_the_embedder_fails(tmp_path: Path) -> None:
+    stub = PacedEmbeddings(latency=0.0)
+    tree, store = notes(tmp_path), tmp_path / "store"
+    with StubServer(stub) as server:
+        dense = {
+            "provider": "openai", "api_base": f"{server.url}/v1", "model": "stub", "api_key": FAKE_KEY,
+            "dimension": 64, "max_retries": 0,
+        }  # fmt: skip
+        paced = {"embedding": {"dense": dense}}
+        with client_at(store, paced) as client:
+            client.watch(tree, to=ROOT)
+            stub.failures = [(500, {}), (503, {})]  # the next two embedding requests
+            with watching(store, config=paced):
+                atomic_save(tree / "alpha.md", "# Alpha\n\nA kestrel hovers.\n")
+                assert until(lambda: found(client, "kestrel")) == [f"{ROOT}/alpha.md"]  # its words, at once
+                until(lambda: _waiting(store) == 0, what="the vectors, once the embedder answers")
+        assert not stub.failures and [s for _, s in stub.arrivals][-3:] == [500, 503, 200]
 
 
 # ----------------------------------------------------------------------------- the server

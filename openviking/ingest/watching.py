@@ -560,13 +560,16 @@ class _VectorsBehind(threading.Thread):
                 return
             try:
                 self.embed(self._go_on)
+                continue
             except _Stopping:
                 return
             except OpenVikingError as exc:
                 log.warning("making the vectors failed (%s); trying again in %.0f s", exc.message, RETRY_SECONDS)
-                if self.stop.wait(RETRY_SECONDS):
-                    return
-                self.woken.set()
+            except Exception:  # a bug must not end the vectors silently: it is said, and retried
+                log.exception("making the vectors failed")
+            if self.stop.wait(RETRY_SECONDS):
+                return
+            self.woken.set()
 
     def _go_on(self, done: int, total: int) -> None:
         del done, total
