@@ -84,7 +84,7 @@ def test_no_command_drawn_starts_a_service_or_a_watch() -> None:
     # drawn after it) once the run is over.
     paths = {" ".join(c.path) for c in COMMANDS}
     assert {"start", "serve", "mcp", "watch"} <= SERVING
-    assert not paths & {"start", "serve", "mcp", "watch", "watch list"}, paths & SERVING
+    assert not paths & {"start", "serve", "mcp", "watch"}, paths & SERVING
     options = {opt for c in COMMANDS for p in c.params for opt in p.opts}
     assert not options & {"--watch", "--watch-interval"}
     assert "--background" in options  # drawn: the index it starts ends by itself, and is waited for
