@@ -239,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--clients", type=int, default=16, help="server: concurrent clients of the load part")
     parser.add_argument("--embedders", default="local", help="watch: the embedders to measure with (hash,local)")
+    parser.add_argument("--rounds", type=int, default=3, help="watch: checkouts per embedder")
     parser.add_argument("--seconds", type=float, default=60, help="server: seconds of the load part")
     args = parser.parse_args(argv)
     pinned_only = args.suite == "storage" and args.only == "pinned"
@@ -336,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.suite == "watch":  # not in `all`: a thousand files re-embedded per checkout with the local model
         from . import watch
 
-        report["watch"] = watch.run(work, args.embedders.split(","), args.only)
+        report["watch"] = watch.run(work, args.embedders.split(","), args.only, rounds=args.rounds)
         watch.print_report(report["watch"])
     if args.suite in ("scale", "all"):
         report["scale"] = scale.run_scale(work, sizes)

@@ -25,6 +25,10 @@ of another kind (crash injection, say) is one more entry.
   find, grep and add-memory after 1-50 ms: the server must still answer, log no traceback and hold
   each memory once or not at all.
 
+No suite draws a command that starts a service or a watch; a command line that leaves a process
+running anyway is a broken contract (counted in "other"), and whatever still runs below
+``--work`` once the suites are over is stopped, listed, and fails the run.
+
     python -m bench reliability --examples 2000
     python -m bench reliability --suites regex,glob
     python -m bench reliability --suites server --work /tmp/ov-rel-server
@@ -52,6 +56,7 @@ from contracts import (  # noqa: E402
     World,
     cli_argv,
     cli_commands,
+    leftover_processes,
     make_world,
     python_lines,
     run_cli,
@@ -625,7 +630,10 @@ def main(argv: list[str]) -> int:
             for row in SUITES[name](work / name, args):
                 row["seconds"] = round(time.perf_counter() - suite_started, 1)
                 rows.append(row)
+        left = leftover_processes(work)  # a service or a watcher no suite stopped: stopped now, and counted
     print_table(rows, COLUMNS, title="reliability: inputs tried and what broke")
+    for line in left:
+        print(f"  left running after the suites (stopped now): {line[:200]}")
     for row in rows:
         for problem in row.get("problems", [])[:5]:
             print(f"  {row['suite']}: {problem['problem'][:160]}\n    <- {problem['input'][:160]}")
@@ -635,14 +643,19 @@ def main(argv: list[str]) -> int:
                 f"Python's re, {row['Python over limit']} that Python's re did not finish in {args.python_seconds:g} s"
             )
     command = "python -m bench reliability " + " ".join(argv)
-    report = {"command": command.strip(), "seconds": round(time.perf_counter() - started, 1), "rows": rows}
+    report = {
+        "command": command.strip(),
+        "seconds": round(time.perf_counter() - started, 1),
+        "rows": rows,
+        "processes_left": left,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=True, default=str) + "\n", encoding="utf-8")
     print(f"\nwritten: {args.out}", file=sys.stderr)
     broken = sum(
         r.get("tracebacks", 0) + r.get("wrong codes", 0) + r.get("non-typed", 0) + r.get("other", 0) for r in rows
     )
-    return 1 if broken or any(r.get("over 10 s") for r in rows) else 0
+    return 1 if broken or left or any(r.get("over 10 s") for r in rows) else 0
 
 
 if __name__ == "__main__":

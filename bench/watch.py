@@ -6,7 +6,11 @@
   word polled every 20 ms from this process until the page is among its hits;
 * a checkout: a git repository of 1,000 notes on two branches that differ in every note; ``git
   checkout`` of the other branch, then ``find`` of sampled notes' new words polled until each is
-  found, and the time until all 1,000 are (every note of the branch found by its word).
+  found, the time until all 1,000 are (every note of the branch found by its word), and until
+  none of them waits for its vector (the next checkout waits for that: each starts embedded).
+
+Each case also counts the saves found while records of the watched tree still waited for their
+vectors (``find``'s ``pending_vectors``): found by their words before the embedding was done.
 """
 
 from __future__ import annotations
@@ -52,13 +56,14 @@ def _watcher(store: Path, conf: Path) -> subprocess.Popen[str]:
     )
 
 
-def _until_found(client: Any, word: str, uri: str, deadline: float = 900.0) -> float:
-    """Seconds until ``find(word)`` has ``uri`` among its hits (polled every POLL)."""
+def _until_found(client: Any, word: str, uri: str, deadline: float = 900.0) -> tuple[float, bool]:
+    """Seconds until ``find(word)`` has ``uri`` among its hits (polled every POLL), and whether
+    records of the watched tree still waited for their vectors then."""
     started = time.perf_counter()
     while True:
-        hits = client.find(word, target_uri=ROOT, limit=10, score_threshold=-1).resources
-        if any(hit.uri == uri for hit in hits):
-            return time.perf_counter() - started
+        result = client.find(word, target_uri=ROOT, limit=10, score_threshold=-1)
+        if any(hit.uri == uri for hit in result.resources):
+            return time.perf_counter() - started, result.pending_vectors > 0
         if time.perf_counter() - started > deadline:
             raise TimeoutError(f"{word} not found at {uri} within {deadline} s")
         time.sleep(POLL)
@@ -88,6 +93,15 @@ def _all_updated(client: Any, seen: str | None, since: float) -> float:
     return time.perf_counter() - since
 
 
+def _vectors_in(client: Any, since: float, deadline: float = 3600.0) -> float:
+    """Seconds from ``since`` until no record of the watched tree waits for its vector."""
+    while client.find("note", target_uri=ROOT, limit=1, mode="keyword").pending_vectors:
+        if time.perf_counter() - since > deadline:
+            raise TimeoutError(f"vectors still waiting after {deadline} s")
+        time.sleep(0.5)
+    return time.perf_counter() - since
+
+
 def _stop(proc: subprocess.Popen[str]) -> None:
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=600)
@@ -109,6 +123,7 @@ def one_file(work: Path, embedder: str, saves: int) -> dict[str, Any]:
     try:
         _ready(client)
         times = []
+        early = 0
         for i in range(saves):
             page = rng.choice(pages)
             word = f"wordzq{i}x{rng.randrange(10**6)}"
@@ -117,7 +132,7 @@ def one_file(work: Path, embedder: str, saves: int) -> dict[str, Any]:
             temporary.write_text(text, encoding="utf-8")
             saved = time.perf_counter()
             os.replace(temporary, page)
-            _until_found(client, word, f"{ROOT}/{page.relative_to(tree).as_posix()}")
+            early += _until_found(client, word, f"{ROOT}/{page.relative_to(tree).as_posix()}")[1]
             times.append(time.perf_counter() - saved)
             time.sleep(0.5)
     finally:
@@ -126,7 +141,7 @@ def one_file(work: Path, embedder: str, saves: int) -> dict[str, Any]:
     return {
         "case": f"one file saved ({len(pages)} pages, {embedder})", "n": len(times), "first_add_s": round(added, 1),
         "p50_s": round(percentile(times, 50), 2), "p95_s": round(percentile(times, 95), 2),
-        "max_s": round(max(times), 2), "all_in_s": None,
+        "max_s": round(max(times), 2), "all_in_s": None, "before_vectors": early,
     }  # fmt: skip
 
 
@@ -160,6 +175,8 @@ def checkout(work: Path, embedder: str, rounds: int) -> dict[str, Any]:
     rng = random.Random(35)
     samples: list[float] = []
     all_in: list[float] = []
+    vectors_in: list[float] = []
+    early = 0
     try:
         _ready(client)
         branch = "main"
@@ -171,9 +188,10 @@ def checkout(work: Path, embedder: str, rounds: int) -> dict[str, Any]:
             seen = client.list_watches().tasks[0].last_execution_time
             for i in picked:
                 uri = f"{ROOT}/part{i % 20}/note{i}.md"
-                _until_found(client, f"branch{branch}{i}", uri)
+                early += _until_found(client, f"branch{branch}{i}", uri)[1]
                 samples.append(time.perf_counter() - switched)
             all_in.append(_all_updated(client, seen, switched))
+            vectors_in.append(_vectors_in(client, switched))
             time.sleep(1.0)
     finally:
         _stop(proc)
@@ -182,7 +200,8 @@ def checkout(work: Path, embedder: str, rounds: int) -> dict[str, Any]:
         "case": f"git checkout of {NOTES} changed files ({embedder})", "n": len(samples),
         "first_add_s": round(added, 1), "p50_s": round(percentile(samples, 50), 2),
         "p95_s": round(percentile(samples, 95), 2), "max_s": round(max(samples), 2),
-        "all_in_s": round(percentile(all_in, 50), 2),
+        "all_in_s": round(percentile(all_in, 50), 2), "vectors_in_s": round(percentile(vectors_in, 50), 1),
+        "before_vectors": early,
     }  # fmt: skip
 
 
@@ -197,5 +216,5 @@ def run(work: Path, embedders: list[str], only: str | None = None, saves: int = 
 
 
 def print_report(report: dict[str, Any]) -> None:
-    columns = ["case", "n", "first_add_s", "p50_s", "p95_s", "max_s", "all_in_s"]
+    columns = ["case", "n", "first_add_s", "p50_s", "p95_s", "max_s", "all_in_s", "vectors_in_s", "before_vectors"]
     print_table(report["rows"], columns, "Watch: from a save to find returning the new text (seconds)")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -128,6 +129,28 @@ IdleStopOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def spawn_detached(argv: list[str], log: str | os.PathLike[str]) -> int:
+    """Start ``argv`` in a session of its own, stdin from /dev/null, its output appended to
+    ``log`` (made mode 0600): a process that outlives this one and its terminal. Its pid.
+    posix_spawn leaves no Popen object behind to warn, in a process that goes on, that its
+    child outlives it."""
+    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return os.posix_spawn(
+            argv[0],
+            argv,
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_DUP2, descriptor, 1),
+                (os.POSIX_SPAWN_DUP2, descriptor, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(descriptor)
 
 
 def idle_seconds(text: str | None) -> float | None:

@@ -5,7 +5,8 @@ longer):
 
 * the command line, given any command, any of its options and values of every kind, exits 0,
   1, 2 or 130, never says "This is a bug" or prints a traceback, prints nothing on stdout when
-  it fails, and leaves the store as it was when it fails;
+  it fails, leaves the store as it was when it fails, and leaves no process running (a command
+  that starts a service is not drawn; a process left anyway is stopped and counted);
 * every public method of the SDK, given arguments of every type, returns or raises an
   ``OpenVikingError`` (never another exception, never ``INTERNAL``), one of the bad-input codes
   when an argument is of a type the method does not take, and leaves the store as it was
@@ -240,9 +241,13 @@ class Command:
 
 # Commands that serve until stopped: valid input starts a server, so their bad input is tested
 # by the server's own tests (test_server_lifecycle.py, test_server_mcp.py) instead; so do watch
-# and add-resource --watch, which watch until Ctrl-C (their bad input: test_watch.py).
-SERVING = frozenset({"serve", "mcp", "watch"})
+# and add-resource --watch, which watch until Ctrl-C (their bad input: test_watch.py), and start,
+# whose service outlives the command and every command after it (test_local_service.py).
+SERVING = frozenset({"serve", "mcp", "watch", "start"})
 SERVING_OPTIONS = frozenset({"watch", "watch_interval"})
+# How long a process a command started and left behind (add-resource --background's index) may
+# take to end by itself before run_cli stops it and says so.
+LINGER_SECONDS = 120.0
 
 
 def cli_commands() -> list[Command]:
@@ -342,8 +347,11 @@ def run_cli(world: World, argv: list[str], *, stdin: bytes = b"remember this\n")
         sys.stdin = saved_stdin
     seconds = time.perf_counter() - started
     stdout, stderr = out.getvalue(), err.getvalue()
+    left = leftover_processes(world.base)
     problem = None
-    if code not in CLI_EXIT_CODES:
+    if left:
+        problem = f"left {len(left)} process(es) running: {left[0][:200]}"
+    elif code not in CLI_EXIT_CODES:
         problem = f"exit status {code}"
     elif "This is a bug" in stderr or "Traceback (most recent call last)" in stderr:
         problem = "a bug report: " + stderr.strip()[-300:]
@@ -351,7 +359,100 @@ def run_cli(world: World, argv: list[str], *, stdin: bytes = b"remember this\n")
         problem = f"exit {code} with stdout: {stdout[:200]!r}"
     elif code != 0 and snapshot(world.store) != before:
         problem = f"exit {code} changed the store"
-    return Outcome(_shown(argv), seconds, problem, details={"exit": code, "stderr": stderr[-300:]})
+    details = {"exit": code, "stderr": stderr[-300:], "stdout": stdout[:2000]}
+    return Outcome(_shown(argv), seconds, problem, details=details)
+
+
+def processes_naming(path: Path) -> dict[int, str]:
+    """What a command given ``--store`` below ``path`` started and left running, with their
+    command lines: the processes that name ``path`` (or a path below it) and descend from this
+    one, or were left to init by a parent that ended (an openviking of their own). Never this
+    process, nor one it runs under (a shell or a ``timeout`` given ``--work``)."""
+    needle = str(path.resolve())
+    table = _process_table()
+    ours, ancestors = os.getpid(), set()
+    pid = ours
+    while pid in table and pid not in ancestors:
+        ancestors.add(pid)
+        pid = table[pid][0]
+
+    def descends(pid: int) -> bool:
+        seen: set[int] = set()
+        while pid in table and pid not in seen:
+            seen.add(pid)
+            pid = table[pid][0]
+            if pid == ours:
+                return True
+        return False
+
+    return {
+        pid: line
+        for pid, (parent, line) in table.items()
+        if needle in line  # (a zombie's command line is empty: it runs no more)
+        and pid not in ancestors
+        and (descends(pid) or (parent == 1 and "openviking" in line))
+    }
+
+
+def _process_table() -> dict[int, tuple[int, str]]:
+    """Every process: ``{pid: (parent pid, command line)}``."""
+    table: dict[int, tuple[int, str]] = {}
+    if not Path("/proc/self").exists():  # no procfs: ps, asked for the whole command lines
+        import subprocess
+
+        listed = subprocess.run(["ps", "-ww", "-eo", "pid=,ppid=,args="], capture_output=True, text=True, check=True)
+        for row in listed.stdout.splitlines():
+            pid, parent, line = (row.split(None, 2) + [""])[:3]
+            table[int(pid)] = (int(parent), line)
+        return table
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text(errors="replace")
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # ended meanwhile, or another user's
+            continue
+        parent = int(stat.rpartition(")")[2].split()[1])
+        table[int(entry.name)] = (parent, " ".join(a.decode("utf-8", "replace") for a in args if a))
+    return table
+
+
+def leftover_processes(base: Path, linger: float = LINGER_SECONDS) -> list[str]:
+    """The command lines of the processes naming ``base`` that were still running: a local
+    service at once, any other after ``linger`` seconds (a background index ends by itself).
+    Each is stopped (SIGTERM, then SIGKILL) before this returns."""
+    import signal
+
+    deadline = time.monotonic() + linger
+    while True:
+        found = processes_naming(base)
+        if not found:
+            return []
+        serving = [line for line in found.values() if " serve " in f"{line} "]
+        if serving or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    for pid in found:
+        _signal(pid, signal.SIGTERM)
+    stop_by = time.monotonic() + 30
+    while (alive := set(found) & set(processes_naming(base))) and time.monotonic() < stop_by:
+        time.sleep(0.1)
+    for pid in alive:
+        _signal(pid, signal.SIGKILL)
+    for pid in found:  # this process's own children would stay as zombies
+        try:
+            os.waitpid(pid, 0 if pid in alive else os.WNOHANG)
+        except ChildProcessError:
+            pass
+    return list(found.values())
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
 
 
 # ----------------------------------------------------------------------------- the SDK

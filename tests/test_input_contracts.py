@@ -16,11 +16,14 @@ from typing import Any
 
 import pytest
 from contracts import (
+    SERVING,
     World,
     cli_argv,
     cli_commands,
     examples,
+    leftover_processes,
     make_world,
+    processes_naming,
     run_cli,
     run_sdk,
     sdk_call,
@@ -61,6 +64,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         built = make_world(base)
         yield built
         built.close()
+        assert leftover_processes(base, linger=0) == []  # (run_cli stopped any, and said so)
 
 
 # ----------------------------------------------------------------------------- properties
@@ -73,6 +77,41 @@ def test_the_strategies_reach_every_command_and_method() -> None:
     paths = {" ".join(c.path) for c in COMMANDS}
     assert {"find", "grep", "glob", "add-resource", "mv", "session add-message", "doctor"} <= paths
     assert {"find", "search", "grep", "glob", "ls", "add_resource", "add_message", "session", "doctor"} <= set(METHODS)
+
+
+def test_no_command_drawn_starts_a_service_or_a_watch() -> None:
+    # Each would leave a process serving the contracts' store (and answering every command
+    # drawn after it) once the run is over.
+    paths = {" ".join(c.path) for c in COMMANDS}
+    assert {"start", "serve", "mcp", "watch"} <= SERVING
+    assert not paths & {"start", "serve", "mcp", "watch"}, paths & SERVING
+    options = {opt for c in COMMANDS for p in c.params for opt in p.opts}
+    assert not options & {"--watch", "--watch-interval"}
+    assert "--background" in options  # drawn: the index it starts ends by itself, and is waited for
+
+
+def test_a_command_that_leaves_a_service_running_breaks_the_contract(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("OPENVIKING_HOME", str(tmp_path / "home" / ".openviking"))
+    monkeypatch.delenv("OPENVIKING_NO_SERVICE", raising=False)
+    world = make_world(tmp_path / "w", session=False)
+    monkeypatch.chdir(world.base)
+    try:
+        outcome = run_cli(world, ["start"])
+        assert outcome.problem is not None and outcome.problem.startswith("left 1 process(es) running: "), outcome
+        assert " serve --local " in outcome.problem
+        assert processes_naming(world.base) == {}  # stopped, not only counted
+        # A background index is waited for: it ends by itself, and breaks nothing.
+        (tmp_path / "w" / "late.md").write_text("# Late\n\nA page added last.\n", encoding="utf-8")
+        added = run_cli(world, ["add-resource", "late.md", "--background", "-o", "json"])
+        assert added.problem is None and added.details["exit"] == 0, added
+        assert json.loads(added.details["stdout"])["result"]["background"]["pid"] > 0
+        assert processes_naming(world.base) == {}
+    finally:
+        leftover_processes(world.base, linger=0)
+        world.close()
 
 
 @property_settings(120)

@@ -1,7 +1,8 @@
 """Watched sources: real files changed on tmp_path while a watcher runs, and find polled (with a
 deadline) until it answers from the new text; a git checkout of a thousand files; the polling
 way; a watch that survives a new process; a watcher killed with kill -9 in the middle of a burst,
-then started again, leaving what a clean add of the final tree leaves."""
+and while it makes a burst's vectors behind its syncs, then started again, leaving what a clean
+add of the final tree leaves."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from helpers import HASH_CONF, REPO, cli_unharmed, make_tree, unharmed, with_store, write_hash_config
+from helpers import HASH_CONF, REPO, cli_unharmed, make_tree, unharmed, with_store, write_config, write_hash_config
 from ovserver import process_server, server_env
+from servers import FAKE_KEY, PacedEmbeddings, StubServer
 
 import openviking as ov
 from openviking.contract.results import WatchReport
@@ -47,14 +49,16 @@ def found(client: ov.OpenViking, text: str, root: str = ROOT) -> list[str]:
     return [hit.uri for hit in hits if hit.level == 2]
 
 
-def client_at(store: Path) -> ov.OpenViking:
-    return ov.OpenViking(path=store, config=dict(HASH_CONF))
+def client_at(store: Path, config: dict[str, Any] = HASH_CONF) -> ov.OpenViking:
+    return ov.OpenViking(path=store, config=dict(config))
 
 
 @contextmanager
-def watching(store: Path, uris: tuple[str, ...] = ()) -> Iterator[list[WatchReport]]:
+def watching(
+    store: Path, uris: tuple[str, ...] = (), config: dict[str, Any] = HASH_CONF
+) -> Iterator[list[WatchReport]]:
     """A watcher over ``store`` in a thread of this process, caught up before the test goes on."""
-    client = client_at(store)
+    client = client_at(store, config)
     reports: list[WatchReport] = []
     stop = threading.Event()
     thread = threading.Thread(
@@ -114,6 +118,15 @@ def view(store: Path) -> dict[str, Any]:
     }
 
 
+def _waiting(store: Path) -> int:
+    """How many records of ``store`` wait for their vectors."""
+    from openviking.store.lance import LanceStore
+    from openviking.store.pending import count_pending
+
+    with LanceStore.open(str(store)) as lance:
+        return count_pending(lance)
+
+
 def until_same(store: Path, clean: dict[str, Any], seconds: float = 300.0) -> None:
     """Wait until ``store`` holds below ROOT what ``clean`` (a clean add's view) does."""
     deadline = time.monotonic() + seconds
@@ -122,9 +135,9 @@ def until_same(store: Path, clean: dict[str, Any], seconds: float = 300.0) -> No
         time.sleep(1.0)
 
 
-def clean_add(tree: Path, store: Path) -> dict[str, Any]:
+def clean_add(tree: Path, store: Path, config: dict[str, Any] = HASH_CONF) -> dict[str, Any]:
     """The view of a store made by one add of ``tree`` as it is now."""
-    with client_at(store) as client:
+    with client_at(store, config) as client:
         client.add_resource(tree, to=ROOT)
     return view(store)
 
@@ -148,10 +161,12 @@ def test_a_saved_file_is_found_by_its_new_text_and_a_deleted_one_is_gone(tmp_pat
             # The temporary file of the save was never taken for a file of the folder.
             assert not [e for e in client.ls(ROOT, recursive=True) if ".swp" in e.uri]
             assert not [r for r in reports if r.kind == "error"], reports
+            clean = clean_add(tree, tmp_path / "clean")
+            until_same(store, clean)  # the vectors too, which follow the syncs
         watched = client.list_watches().tasks
         assert [w.to_uri for w in watched] == [ROOT]
         assert watched[0].last_error is None and watched[0].watcher is None  # nobody watches now
-    assert view(store) == clean_add(tree, tmp_path / "clean")
+    assert view(store) == clean
 
 
 def test_a_watched_file_follows_its_atomic_saves(tmp_path: Path) -> None:
@@ -180,10 +195,12 @@ def test_a_rename_is_a_move_and_a_renamed_folder_one_move(tmp_path: Path) -> Non
             (tree / "deep").rename(tree / "orchard")
             until(lambda: found(client, "quinces") == [f"{ROOT}/orchard/gamma.md"], what="the folder moved")
             until(lambda: f"{ROOT}/deep" not in [e.uri for e in client.ls(ROOT)], what="the old folder gone")
+            clean = clean_add(tree, tmp_path / "clean")
+            until_same(store, clean)
         synced = [r.result for r in reports if r.result and (r.result["moved"] or r.result["added"])]
         # Each rename was one move, and nothing was added (embedded) again.
         assert [(s["moved"], s["added"], s["removed"]) for s in synced] == [(1, 0, 0), (1, 0, 0)], synced
-    assert view(store) == clean_add(tree, tmp_path / "clean")
+    assert view(store) == clean
 
 
 def test_a_checkout_that_changes_a_thousand_files_converges_like_a_clean_add(tmp_path: Path) -> None:
@@ -239,7 +256,9 @@ def test_polling_finds_changes_where_events_are_not_used(tmp_path: Path) -> None
             assert until(lambda: found(client, "gramophone")) == [f"{ROOT}/beta.md"]
             (tree / "alpha.md").unlink()
             until(lambda: not found(client, "heron"), what="the deleted file gone")
-    assert view(store) == clean_add(tree, tmp_path / "clean")
+            clean = clean_add(tree, tmp_path / "clean")
+            until_same(store, clean)
+    assert view(store) == clean
 
 
 def test_pause_resume_trigger_and_stop(tmp_path: Path) -> None:
@@ -399,8 +418,10 @@ def test_a_watch_survives_a_restart_and_catches_up(tmp_path: Path) -> None:
     with client_at(store) as client:
         assert until(lambda: found(client, "narwhal")) == [f"{ROOT}/beta.md"]
         until(lambda: not found(client, "quinces"))
+        clean = clean_add(tree, tmp_path / "clean")
+        until_same(store, clean)
     assert _stop(second)[0] == 0
-    assert view(store) == clean_add(tree, tmp_path / "clean")
+    assert view(store) == clean
 
 
 def _burst(tree: Path, round_: int) -> None:
@@ -448,6 +469,64 @@ def test_a_watcher_killed_mid_burst_converges_with_nothing_lost_or_doubled(tmp_p
         assert _stop(last)[0] == 0
 
 
+def test_a_watchers_vectors_follow_its_syncs_and_a_kill_while_they_are_made_converges(tmp_path: Path) -> None:
+    # An embedding server that answers two texts each half second once the burst is written: the
+    # burst's vectors take about a minute to come, while its text, and a save made meanwhile,
+    # are found by their words.
+    stub = PacedEmbeddings(latency=0.0)
+    tree, store, home = tmp_path / "tree", tmp_path / "store", tmp_path / "home"
+    files = {f"burst/file{i}.md": f"# File {i}\n\nepoch0 text of file {i}\n" for i in range(120)}
+    make_tree(tree, {**files, "alpha.md": "# Alpha\n\nThe heron waits by the river.\n"})
+    with StubServer(stub) as server:
+        dense = {
+            "provider": "openai", "api_base": f"{server.url}/v1", "model": "stub", "api_key": FAKE_KEY,
+            "dimension": 64, "batch_size": 2, "max_concurrent": 1, "max_retries": 0,
+        }  # fmt: skip
+        paced = {"embedding": {"dense": dense}}
+        conf = write_config(tmp_path / "paced.conf", paced)
+        with client_at(store, paced) as client:
+            client.watch(tree, to=ROOT)
+            with _running(_start_watcher(store, conf, home)) as watcher:
+                until(lambda: client.list_watches().tasks[0].watcher, what="the watcher's claim")
+                stub.latency = 0.5
+                for i in range(120):
+                    (tree / f"burst/file{i}.md").write_text(f"# File {i}\n\nepoch1 text of file {i}\n", "utf-8")
+                until(lambda: found(client, "epoch1"), what="the burst's text")
+                assert _waiting(store) > 60  # found by its words while its vectors are made
+                atomic_save(tree / "alpha.md", "# Alpha\n\nA puffin lands.\n")
+                assert until(lambda: found(client, "puffin"), what="the save") == [f"{ROOT}/alpha.md"]
+                # The save's sync did not wait for the burst's vectors: most of them still wait.
+                assert _waiting(store) > 30
+                watcher.send_signal(signal.SIGKILL)
+                assert watcher.wait(timeout=60) == -signal.SIGKILL
+        view(store)  # opens, and holds no URI or record id twice
+        stub.latency = 0.0
+        clean = clean_add(tree, tmp_path / "clean", paced)
+        with _running(_start_watcher(store, conf, home)) as last:
+            until_same(store, clean)  # the vectors the kill left waiting made by the next watcher
+            assert _waiting(store) == 0
+            assert _stop(last)[0] == 0
+
+
+def test_a_watchers_vectors_are_tried_again_when_the_embedder_fails(tmp_path: Path) -> None:
+    stub = PacedEmbeddings(latency=0.0)
+    tree, store = notes(tmp_path), tmp_path / "store"
+    with StubServer(stub) as server:
+        dense = {
+            "provider": "openai", "api_base": f"{server.url}/v1", "model": "stub", "api_key": FAKE_KEY,
+            "dimension": 64, "max_retries": 0,
+        }  # fmt: skip
+        paced = {"embedding": {"dense": dense}}
+        with client_at(store, paced) as client:
+            client.watch(tree, to=ROOT)
+            stub.failures = [(500, {}), (503, {})]  # the next two embedding requests
+            with watching(store, config=paced):
+                atomic_save(tree / "alpha.md", "# Alpha\n\nA kestrel hovers.\n")
+                assert until(lambda: found(client, "kestrel")) == [f"{ROOT}/alpha.md"]  # its words, at once
+                until(lambda: _waiting(store) == 0, what="the vectors, once the embedder answers")
+        assert not stub.failures and [s for _, s in stub.arrivals][-3:] == [500, 503, 200]
+
+
 # ----------------------------------------------------------------------------- the server
 def test_serve_watch_keeps_a_source_in_step_and_upstreams_routes_answer(tmp_path: Path) -> None:
     import httpx
@@ -460,6 +539,8 @@ def test_serve_watch_keeps_a_source_in_step_and_upstreams_routes_answer(tmp_path
         until(lambda: sdk.list_watches().tasks[0].watcher, what="the server watching")
         atomic_save(tree / "alpha.md", "# Alpha\n\nA pelican glides.\n")
         until(lambda: [h.uri for h in sdk.find("pelican", target_uri=ROOT, mode="keyword").resources])
+        # The sync leaves its vectors to the server's indexer, which it wakes (else: its next round, in 30 s).
+        until(lambda: _waiting(store) == 0, seconds=20, what="the save's vectors")
         task_id = info.task_id
         with httpx.Client(base_url=server.url, timeout=60) as http:
             listed = http.get("/api/v1/watches", params={"active_only": True}).json()["result"]

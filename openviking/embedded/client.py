@@ -630,11 +630,17 @@ class OpenViking(Embedded):
         *,
         stop: threading.Event | None = None,
         report: Callable[[WatchReport], None] | None = None,
+        vectors_by: Callable[[], None] | None = None,
     ) -> None:
         """Keep the watched sources of the store (``to_uris``: those only) in step until ``stop``
         is set (or, with ``to_uris``, until none of them is watched any more); ``report`` is told
         what happens (each sync with its counts, each error). Blocks: run it in a thread to watch
-        in the background. A source another process watches is taken over when that one stops."""
+        in the background. A source another process watches is taken over when that one stops.
+        Each sync commits the text, found at once; its vectors follow in a thread of the
+        watcher's own, or are left to whoever ``vectors_by`` wakes (a server's indexer)."""
+        import functools
+
+        from openviking.ingest.transaction import LATER
         from openviking.ingest.watching import Watcher
         from openviking.store.watches import claim_watch, watch_states
 
@@ -643,16 +649,28 @@ class OpenViking(Embedded):
         store = self._open(create=True)
         Watcher(
             lambda: watch_states(store),
-            self._sync_watched,
+            functools.partial(self._sync_watched, vectors=LATER),
             lambda uri: claim_watch(self.store_path, uri),
             report or _logged,
             stop or threading.Event(),
+            embed=self._embed_waiting,
+            wake=vectors_by,
             only=wanted,
             store_dir=self._local_store_dir(),
         ).run()
 
-    def _sync_watched(self, state: Mapping[str, Any], changed: Collection[Path] | None) -> Synced:
-        """Bring one watched source in (in full, or the folder of ``changed``) and record how it went."""
+    def _embed_waiting(self, progress: ProgressCallback) -> None:
+        """Make the vectors that wait, unless another process makes them already (then it makes
+        these too)."""
+        from openviking.ingest.vectors import embed_pending
+
+        embed_pending(self._open(), self.embedder(), wait=False, progress=progress)
+
+    def _sync_watched(
+        self, state: Mapping[str, Any], changed: Collection[Path] | None, vectors: Vectors = "if_free"
+    ) -> Synced:
+        """Bring one watched source in (in full, or the folder of ``changed``) and record how it
+        went; its vectors made after it as ``vectors`` says."""
         from openviking.errors import OpenVikingError
         from openviking.ingest.watching import outcome, sync_source
         from openviking.store.watches import change_watch
@@ -660,7 +678,7 @@ class OpenViking(Embedded):
         store = self._open()
         uri = state["to_uri"]
         try:
-            with self._writing(store) as w:  # sync_source finishes, or refuses, an unfinished move
+            with self._writing(store, vectors=vectors) as w:  # sync_source finishes, or refuses, an unfinished move
                 synced = sync_source(
                     store, w.embedder, state, changed, limits=w.limits, store_dir=self._local_store_dir()
                 )

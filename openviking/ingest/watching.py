@@ -299,6 +299,9 @@ def _digest(path: Path) -> str | None:
 
 Sync = Callable[[Mapping[str, Any], "Collection[Path] | None"], Synced]
 Report = Callable[[WatchReport], None]
+# Makes the vectors that wait, calling its argument with (records done, records waiting) after
+# each batch: the point where it may be stopped.
+Embed = Callable[[Callable[[int, int], None]], object]
 
 
 class Watcher:
@@ -308,6 +311,12 @@ class Watcher:
     full, or the folder of the changed paths) and records its outcome; ``claim`` takes this
     process's claim on watching a URI (None: another process holds it); ``only`` limits it to
     those URIs. It runs until ``stop`` is set.
+
+    A sync commits the text and leaves the vectors waiting, so that a save is found by its words
+    at once and the next sync never waits for an embedding: ``embed`` makes them in a thread of
+    the watcher's own, woken after each sync that changed something (and once at start: what a
+    watcher killed before it left); or, with ``wake`` instead, whoever ``wake`` wakes (a
+    server's background indexer) makes them.
     """
 
     def __init__(
@@ -318,6 +327,8 @@ class Watcher:
         report: Report,
         stop: threading.Event,
         *,
+        embed: Embed | None = None,
+        wake: Callable[[], None] | None = None,
         only: Collection[str] = (),
         store_dir: Path | None = None,
     ) -> None:
@@ -329,12 +340,16 @@ class Watcher:
         self.only = set(only)
         self.store_dir = store_dir
         self.syncing = threading.Lock()
+        self._vectors = _VectorsBehind(embed, stop) if embed is not None and wake is None else None
+        self.wake = wake or (self._vectors.woken.set if self._vectors is not None else _nothing)
         self._threads: dict[str, _SourceWatch] = {}
         self._seen: dict[str, dict[str, Any]] = {}
         self._read_at = 0.0
 
     def run(self) -> None:
         """Watch until ``stop`` is set (``only``: until none of those sources is watched)."""
+        if self._vectors is not None:
+            self._vectors.start()
         try:
             while not self.stop.is_set():
                 states = {s["to_uri"]: s for s in self.current(force=True) if not self.only or s["to_uri"] in self.only}
@@ -350,6 +365,9 @@ class Watcher:
             self.stop.set()
             for thread in self._threads.values():
                 thread.join()
+            if self._vectors is not None:
+                self._vectors.woken.set()
+                self._vectors.join()
 
     def current(self, *, force: bool = False) -> list[dict[str, Any]]:
         """The watched sources' states, read again at most every STATE_SECONDS."""
@@ -505,6 +523,8 @@ class _SourceWatch(threading.Thread):
                 self._failed(f"INTERNAL: {type(exc).__name__}: {exc}")
                 return
         self.retry_at, self.last_error = None, ""
+        if synced.changed:
+            w.wake()
         if synced.changed or changed is None:
             w.report(WatchReport(self.uri, "synced", _said(synced), synced.counts()))
 
@@ -513,6 +533,52 @@ class _SourceWatch(threading.Thread):
         if message != self.last_error:  # said once, not at every retry
             self.watcher.report(WatchReport(self.uri, "error", message))
         self.last_error = message
+
+
+class _Stopping(Exception):
+    """Raised between two batches of an embedding once the watcher stops."""
+
+
+class _VectorsBehind(threading.Thread):
+    """The thread that makes the vectors a watcher's syncs leave waiting: once at start, and
+    whenever a sync wakes it. Another process embedding already (a background index, a server)
+    takes them over; an embedder that fails is tried again after RETRY_SECONDS. It stops
+    between two batches when the watcher stops: what is left waits for the next writer."""
+
+    def __init__(self, embed: Embed, stop: threading.Event) -> None:
+        super().__init__(name="openviking-watch-vectors", daemon=True)
+        self.embed = embed
+        self.stop = stop
+        self.woken = threading.Event()
+        self.woken.set()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.woken.wait()
+            self.woken.clear()
+            if self.stop.is_set():
+                return
+            try:
+                self.embed(self._go_on)
+                continue
+            except _Stopping:
+                return
+            except OpenVikingError as exc:
+                log.warning("making the vectors failed (%s); trying again in %.0f s", exc.message, RETRY_SECONDS)
+            except Exception:  # a bug must not end the vectors silently: it is said, and retried
+                log.exception("making the vectors failed")
+            if self.stop.wait(RETRY_SECONDS):
+                return
+            self.woken.set()
+
+    def _go_on(self, done: int, total: int) -> None:
+        del done, total
+        if self.stop.is_set():
+            raise _Stopping
+
+
+def _nothing() -> None:
+    """No one to wake: each sync makes its own vectors (a sync given neither embed nor wake)."""
 
 
 def _said(synced: Synced) -> str:

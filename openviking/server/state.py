@@ -77,7 +77,7 @@ class ServerState:
         if self._watch:
             self.watching = threading.Thread(
                 target=root.keep_watching,
-                kwargs={"stop": self._stop_watching, "report": _log_report},
+                kwargs={"stop": self._stop_watching, "report": _log_report, "vectors_by": self.indexer.wake},
                 name="openviking-watching",
                 daemon=True,
             )

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from openviking_cli.runtime import CliContext, Output, command, progress_bar
+from openviking_cli.runtime import CliContext, Output, command, progress_bar, spawn_detached
 
 app = typer.Typer()
 
@@ -184,15 +183,12 @@ def index_in_background(ctx: CliContext) -> dict[str, Any]:
     if ctx.config is not None:
         argv += ["--config", str(ctx.config)]
     log = _log_path(store)
-    with open(log, "ab") as out:
-        process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    pid = spawn_detached(argv, log)
     # Behind whatever the user runs next (a find, on the same cores): the embedding is the
     # work that may wait.
     with contextlib.suppress(OSError):
-        os.setpriority(os.PRIO_PROCESS, process.pid, BACKGROUND_NICENESS)
-    return {"pid": process.pid, "log": str(log)}
+        os.setpriority(os.PRIO_PROCESS, pid, BACKGROUND_NICENESS)
+    return {"pid": pid, "log": str(log)}
 
 
 def _log_path(store: str) -> Path:

@@ -15,7 +15,7 @@ import typer
 
 from openviking.errors import FailedPreconditionError, InvalidArgumentError, UnavailableError
 from openviking_cli.console import say
-from openviking_cli.runtime import CliContext, IdleStopOption, Output, command, idle_seconds
+from openviking_cli.runtime import CliContext, IdleStopOption, Output, command, idle_seconds, spawn_detached
 
 if TYPE_CHECKING:
     from openviking.service.rendezvous import Announcement, Location
@@ -104,22 +104,7 @@ def _spawn(ctx: CliContext, location: Location, idle_stop: float | None, watch: 
         argv += ["--idle-stop", f"{idle_stop:g}s"]
     if watch:
         argv.append("--watch")
-    descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        # posix_spawn leaves no Popen object behind to warn that its child outlives it.
-        pid = os.posix_spawn(
-            sys.executable,
-            argv,
-            os.environ,
-            file_actions=[
-                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                (os.POSIX_SPAWN_DUP2, descriptor, 1),
-                (os.POSIX_SPAWN_DUP2, descriptor, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(descriptor)
+    pid = spawn_detached(argv, log)
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
         announced = read_announcement(location.store)
