@@ -25,7 +25,7 @@ from servers import FAKE_KEY, PacedEmbeddings, StubServer
 
 import openviking as ov
 from openviking.contract.results import WatchReport
-from openviking.errors import AlreadyExistsError, InvalidArgumentError, NotFoundError
+from openviking.errors import AlreadyExistsError, InvalidArgumentError, InvalidURIError, NotFoundError
 from openviking.store.tables import FAULT_AFTER_COMMITS
 
 ROOT = "viking://resources/notes"
@@ -334,6 +334,10 @@ def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
         assert isinstance(error, NotFoundError) and error.message == "Watch not found: viking://resources/nothing"
         error = unharmed(client, lambda: client.update_watch(ROOT, is_active="yes"))  # type: ignore[arg-type]
         assert isinstance(error, InvalidArgumentError)
+        for placed in ({"to": 0}, {"parent": 0}):  # a falsy non-string is refused too, not taken as none
+            error = unharmed(client, lambda placed=placed: client.watch(other, **placed))
+            name = next(iter(placed))
+            assert isinstance(error, InvalidURIError) and error.message == f"Invalid URI: 0 ({name} must be a string)"
 
 
 def test_a_missing_source_removes_nothing(tmp_path: Path) -> None:

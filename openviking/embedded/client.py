@@ -52,7 +52,6 @@ from openviking.contract.results import (
 from openviking.errors import (
     AlreadyExistsError,
     InvalidArgumentError,
-    InvalidURIError,
     NotFoundError,
     PermissionDeniedError,
 )
@@ -442,12 +441,10 @@ class OpenViking(Embedded):
         """Mirror a file or folder (a URL, an archive) under a ``viking://`` URI and index it
         (see the interface)."""
         from openviking.ingest.pipeline import ingest_tree
-        from openviking.ingest.sources import Sources
+        from openviking.ingest.sources import Sources, check_placement
         from openviking.origins.local import local_source
 
-        for value, name in ((to, "to"), (parent, "parent")):
-            if value is not None and not isinstance(value, str):
-                raise InvalidURIError(describe(value), f"{name} must be a string")
+        check_placement(to, parent)
         tag_list = normalize_tags(tags)
         include, exclude = strings(include, "include"), strings(exclude, "exclude")
         progress = callback(progress, "progress")
@@ -539,11 +536,12 @@ class OpenViking(Embedded):
         progress: ProgressCallback | None = None,
     ) -> WatchInfo:
         """Add a local folder or file and keep it in step with its files (see the interface)."""
-        from openviking.ingest.sources import Sources
+        from openviking.ingest.sources import Sources, check_placement
         from openviking.ingest.watching import Synced, new_watch, outcome
         from openviking.origins.local import watchable_path
         from openviking.store.watches import save_watch, watch_state, watch_states
 
+        check_placement(to, parent)
         self._watches_are_the_roots()
         interval = _minutes(watch_interval, "watch_interval")
         tag_list = normalize_tags(tags)

@@ -25,7 +25,22 @@ from .walk import WalkResult, looks_binary, unpack_nested, walk
 if TYPE_CHECKING:
     from openviking.store.lance import LanceStore
 
-__all__ = ["Sources"]
+__all__ = ["Sources", "check_placement"]
+
+
+def check_placement(to: object, parent: object) -> None:
+    """Refuse a ``to`` or ``parent`` that is not a string (an empty one means none), before an
+    add or a watch reads anything.
+
+    Raises:
+        InvalidURIError: either is given and is not a string.
+    """
+    from openviking.errors import InvalidURIError
+    from openviking.values.arguments import describe
+
+    for value, name in ((to, "to"), (parent, "parent")):
+        if value is not None and not isinstance(value, str):
+            raise InvalidURIError(describe(value), f"{name} must be a string")
 
 
 class Sources:
