@@ -11,7 +11,8 @@ Three costs, each cut only when the installed packages look as expected (else no
   pydantic model built at import) to annotate the methods of one abstract class. It is run with
   that one import statement left out and its annotations kept as strings (PEP 563); a model
   class its code does use is imported before it runs, and any other is resolved when first
-  asked for, from ``lance_namespace_urllib3_client.models``.
+  asked for, from ``lance_namespace_urllib3_client.models`` (so ``typing.get_type_hints`` of
+  that class's methods finds only the names asked for already).
 * On Python 3.11, lancedb decorates about 100 methods with ``overrides.override``, which reads
   the class body's bytecode and compares signatures with the base class's at every decoration.
   lancedb itself uses ``typing.override`` (a marker, no check) from Python 3.12 on; during
