@@ -214,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only",
         help="quality: one dataset (cranfield, docs, code, locomo); sessions: conversations (conv-26,conv-30); "
-        "storage: pinned (the reads as_of a snapshot alone); live: first, quality, fill or server",
+        "storage: pinned (the reads as_of a snapshot alone); live: first, quality, fill or server; "
+        "warm: per-call (the hyperfine run alone)",
     )
     parser.add_argument("--modes", default=",".join(quality.MODES), help="find modes to compare")
     parser.add_argument("--work", type=Path, help="work directory (default: a new temp dir)")
@@ -245,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     pinned_only = args.suite == "storage" and args.only == "pinned"
     live_part = args.suite == "live" and args.only in LIVE_PARTS
     watch_only = args.suite == "watch" and args.only in ("one", "checkout")
-    named_part = pinned_only or live_part or watch_only
+    per_call_only = args.suite == "warm" and args.only == "per-call"
+    named_part = pinned_only or live_part or watch_only or per_call_only
     if args.only and args.suite != "sessions" and not named_part and args.only not in QUALITY_SETS:
         parser.error(f"argument --only: invalid choice: {args.only!r} (choose from {', '.join(QUALITY_SETS)})")
     global EMBED_TOKENS
@@ -316,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.suite == "warm":  # not in `all`: it starts a local service and runs some 600 processes
         from . import warm
 
-        report["warm"] = warm.run(work, runs=args.runs)
+        report["warm"] = warm.run(work, runs=args.runs, only="per-call" if per_call_only else None)
     if args.suite == "sessions":  # not in `all`: five conversations played and asked take 20-40 minutes
         from . import sessions
 

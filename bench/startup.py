@@ -102,7 +102,7 @@ def run() -> dict[str, Any]:
             [
                 sys.executable,
                 "-c",
-                "from openviking.store._fastimport import defer_namespace_client as d; d(); import lancedb",
+                "from openviking.store._fastimport import import_lancedb; import_lancedb()",
             ],
             runs=5,
         ),

@@ -168,8 +168,9 @@ def remote_embedding(work: Path, concurrencies: tuple[int, ...] = (1, 4, 16), la
     return report
 
 
-def run(work: Path, runs: int = 30) -> dict[str, Any]:
-    """Build (or reuse) the docs store, start its local service, run the three parts."""
+def run(work: Path, runs: int = 30, only: str | None = None) -> dict[str, Any]:
+    """Build (or reuse) the docs store, start its local service, run the three parts (``only``
+    ``per-call``: the hyperfine run alone)."""
     import openviking as ov
 
     compile_bytecode()
@@ -190,6 +191,8 @@ def run(work: Path, runs: int = 30) -> dict[str, Any]:
         report: dict[str, Any] = {"load_before": _load()}
         report["per_call"] = per_call(store, conf, env, work, runs) | {"load_after": _load()}
         print_section("per call, whole processes (hyperfine, side by side)", report["per_call"])
+        if only == "per-call":
+            return report
         report["batch"] = batch(store, conf, env, work) | {"load_after": _load()}
         print_section("find --batch of 100 questions against 100 find processes", report["batch"])
         report["service"] = service | {"rss_mb_after": _rss_mb(pid)}

@@ -213,7 +213,13 @@ def console() -> None:
 
     The objects a run made all die with the process, so the interpreter's last collections
     are skipped (``gc.freeze``): they cost a find a tenth of its run, for nothing.
+
+    numpy's OpenBLAS starts a thread per core when it loads, which spins while it waits for
+    work; a command makes no matrix product big enough to share (the model runs its own
+    threads), and the spinning cost an embedded ``find`` 64 ms of its 541 ms of CPU. So one
+    BLAS thread, unless the environment says otherwise.
     """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     status = main()
     gc.freeze()
     sys.exit(status)

@@ -75,3 +75,4 @@ estimated_tokens  # unused variable (openviking/contract/results.py): SessionCon
 eval_  # unused function (openviking_cli/commands/eval.py): a command, registered by its decorator
 _._whole_numbers  # unused method (openviking/server/bodies.py): a pydantic validator, run on every body
 list_skills  # unused function (openviking/server/routes/upstream.py): a route, registered by its decorator
+_.__override__  # unused attribute (openviking/store/_fastimport.py): the marker overrides' EnforceOverrides metaclass reads

@@ -140,10 +140,9 @@ class Tables:
                 raise FailedPreconditionError(
                     f"Cannot create the store directory {path}: {exc.strerror}", details={"store": path}
                 ) from exc
-        from ._fastimport import defer_namespace_client
+        from ._fastimport import import_lancedb
 
-        defer_namespace_client()
-        import lancedb
+        lancedb = import_lancedb()
 
         chosen = storage.read_consistency_seconds if storage else None
         consistency = chosen if chosen is not None else (REMOTE_CONSISTENCY_SECONDS if location else 0.0)
