@@ -14,9 +14,16 @@ from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 from openviking.documents.kinds import kind_of
-from openviking.errors import AlreadyExistsError, FailedPreconditionError, InvalidArgumentError, NotFoundError
+from openviking.errors import (
+    AlreadyExistsError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    InvalidURIError,
+    NotFoundError,
+)
 from openviking.system.ostext import utf8_text
 from openviking.values.access import Access
+from openviking.values.arguments import describe
 from openviking.values.uri import VikingURI, parse
 
 from .naming import KEPT_CHARS, SKILL_FILES, resource_name, sanitize_segment, skill_name
@@ -35,9 +42,6 @@ def check_placement(to: object, parent: object) -> None:
     Raises:
         InvalidURIError: either is given and is not a string.
     """
-    from openviking.errors import InvalidURIError
-    from openviking.values.arguments import describe
-
     for value, name in ((to, "to"), (parent, "parent")):
         if value is not None and not isinstance(value, str):
             raise InvalidURIError(describe(value), f"{name} must be a string")
@@ -59,8 +63,6 @@ class Sources:
         root; ``viking://user`` alone is the user's resources folder."""
         self.access.writable(uri)
         if uri.is_root:
-            from openviking.errors import InvalidURIError
-
             raise InvalidURIError(str(uri), "cannot add to the root; name a scope such as viking://resources")
         if uri.scope == "user" and uri.depth == 1:
             return VikingURI(("user", self.user, "resources"))
